@@ -1,0 +1,129 @@
+"""The one rooted error tree; each class knows its exit code, the CLI turns them into exits.
+
+    AgentAppsError                      exit 1  (root; "the skill failed")
+    ├── UsageError                      exit 2  bad flags, bad input
+    │   ├── ArgsError                   exit 2  args refused (schema, size, depth)
+    │   ├── SkillNotFoundError          exit 2  unknown name, with close names
+    │   ├── SkillLoadError              exit 2  a skill file that cannot be loaded (file:line)
+    │   └── ConfigError                 exit 2  project/metadata configuration is wrong
+    ├── SkillError                      exit 1  a skill raised or returned something invalid
+    │   ├── ReturnsError                exit 1  result does not match `returns`
+    │   ├── ChainError                  exit 1  middleware broke the onion's rules
+    │   ├── ProviderError               exit 1  the model provider failed
+    │   ├── ConflictError               exit 1  compare-and-swap lost (state-set expect)
+    │   └── StoreCorruptError           exit 1  a state/session file is unreadable
+    ├── DeniedError                     exit 3  allowed-tools, file confinement, SSRF, trust
+    ├── LimitError                      exit 4  depth, turns, steps, timeouts, sizes
+    │   └── LockTimeoutError            exit 4  a state lock could not be taken in time
+    └── InterruptedError_               exit 130 Ctrl-C / SIGTERM (143)
+
+Messages are one line, name the skill (and file:line where there is one) and say the remedy.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class AgentAppsError(Exception):
+    """Root of every error agentapps raises on purpose."""
+
+    exit_code = 1
+    kind = "error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        skill: str | None = None,
+        file: str | Path | None = None,
+        line: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.skill = skill
+        self.file = str(file) if file is not None else None
+        self.line = line
+
+    def location(self) -> str:
+        if self.file is None:
+            return ""
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+    def __str__(self) -> str:
+        loc = self.location()
+        return f"{loc}: {self.message}" if loc else self.message
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "type": type(self).__name__,
+            "message": str(self),
+            "exit_code": self.exit_code,
+            "skill": self.skill,
+            "file": self.file,
+            "line": self.line,
+        }
+
+
+class UsageError(AgentAppsError):
+    exit_code = 2
+
+
+class ArgsError(UsageError):
+    pass
+
+
+class SkillNotFoundError(UsageError):
+    pass
+
+
+class SkillLoadError(UsageError):
+    pass
+
+
+class ConfigError(UsageError):
+    pass
+
+
+class SkillError(AgentAppsError):
+    exit_code = 1
+
+
+class ReturnsError(SkillError):
+    pass
+
+
+class ChainError(SkillError):
+    pass
+
+
+class ProviderError(SkillError):
+    pass
+
+
+class ConflictError(SkillError):
+    pass
+
+
+class StoreCorruptError(SkillError):
+    pass
+
+
+class DeniedError(AgentAppsError):
+    exit_code = 3
+
+
+class LimitError(AgentAppsError):
+    exit_code = 4
+
+
+class LockTimeoutError(LimitError):
+    pass
+
+
+class InterruptedError_(AgentAppsError):  # noqa: N801 - avoid shadowing the builtin
+    exit_code = 130
+
+    def __init__(self, message: str = "Interrupted.", *, signal_number: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = 128 + signal_number
