@@ -1,0 +1,164 @@
+"""Crash-safe file primitives: atomic writes, stray temp cleanup, an inter-process lock, JSON reads."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import secrets
+import threading
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from agentapps.errors import LockTimeoutError, StoreCorruptError
+
+_DIR_MODE = 0o700
+
+
+def _make_dirs(directory: Path) -> None:
+    """Create `directory` and any missing ancestors, each with mode 0o700 (umask ignored)."""
+    missing: list[Path] = []
+    current = directory
+    while not current.exists():
+        missing.append(current)
+        current = current.parent
+    for path in reversed(missing):
+        try:
+            path.mkdir(mode=_DIR_MODE)
+        except FileExistsError:
+            continue  # another writer created it first
+        os.chmod(path, _DIR_MODE)
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        # Some file systems cannot fsync a directory; the rename is still atomic there.
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP):
+            raise
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, data: bytes, *, mode: int = 0o600) -> None:
+    """Replace `path` with `data` so a crash leaves either the old or the new bytes, never a mix."""
+    path = Path(path)
+    _make_dirs(path.parent)
+    # Keep the temp name within NAME_MAX even for long target names.
+    tmp = path.parent / f".{path.name[:200]}.{secrets.token_hex(6)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+    try:
+        try:
+            os.fchmod(fd, mode)
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def cleanup_temp_files(directory: Path, older_than: float = 60.0) -> int:
+    """Remove `.*.tmp` files left in `directory` by killed writers; return how many were removed.
+
+    Only files older than `older_than` seconds go, so a live writer's temp file survives.
+    """
+    directory = Path(directory)
+    try:
+        entries = list(os.scandir(directory))
+    except FileNotFoundError:
+        return 0
+    cutoff = time.time() - older_than
+    removed = 0
+    for entry in entries:
+        if not (entry.name.startswith(".") and entry.name.endswith(".tmp")):
+            continue
+        try:
+            if not entry.is_file(follow_symlinks=False) or entry.stat().st_mtime > cutoff:
+                continue
+            os.unlink(entry.path)
+        except FileNotFoundError:
+            continue  # someone else cleaned it up or the writer renamed it
+        removed += 1
+    return removed
+
+
+class FileLock:
+    """An exclusive `flock` on a dedicated lock file (never the data file, which gets replaced).
+
+    Each acquisition opens its own descriptor, so threads of one process exclude each other too.
+    """
+
+    def __init__(self, path: Path, timeout: float = 30.0, poll: float = 0.005) -> None:
+        self.path = Path(path)
+        self.timeout = timeout
+        self.poll = poll
+        self._held = threading.local()
+
+    def acquire(self) -> None:
+        _make_dirs(self.path.parent)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        deadline = time.monotonic() + self.timeout
+        delay = min(0.001, self.poll)
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise LockTimeoutError(
+                        f"Could not take the lock {self.path} within {self.timeout:g} s; another "
+                        "agentapps process holds it — wait for it to finish or stop it, then retry."
+                    ) from None
+                time.sleep(delay)
+                delay = min(delay * 2, self.poll)
+            except BaseException:
+                os.close(fd)
+                raise
+        stack: list[int] = getattr(self._held, "fds", [])
+        stack.append(fd)
+        self._held.fds = stack
+
+    def release(self) -> None:
+        fd = self._held.fds.pop()
+        try:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def __enter__(self) -> Self:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.release()
+
+
+def read_json(path: Path) -> Any:
+    """Parse the JSON file at `path`; a corrupt file is reported and left exactly as it is."""
+    data = Path(path).read_bytes()
+    try:
+        return json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise StoreCorruptError(
+            f"is not valid JSON ({exc}); the file was left untouched — fix the JSON by hand "
+            "or remove the file to start over.",
+            file=path,
+        ) from None

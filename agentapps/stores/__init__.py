@@ -1,0 +1,1 @@
+"""Persistent stores: key-value state (and, later, sessions)."""

@@ -1,0 +1,67 @@
+"""Child process for the state-store tests: `python state_worker.py MODE ROOT KEY [ARGS...]`."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from agentapps.core.atomic import FileLock
+from agentapps.errors import ConflictError
+from agentapps.stores.state import FileStateStore
+
+PAD = 200_000
+
+
+def big_value(counter: int) -> dict[str, object]:
+    """A ~200 KB value whose padding is tied to its counter, so a mixed file cannot pass."""
+    return {"counter": counter, "pad": chr(ord("a") + counter % 26) * PAD}
+
+
+def cas(store: FileStateStore, key: str, increments: int, go: Path) -> None:
+    while not go.exists():  # start together so the processes really contend
+        time.sleep(0.001)
+    conflicts = 0
+    done = 0
+    while done < increments:
+        current = store.get(key)
+        value = 0 if current is None else current
+        try:
+            store.set(key, value + 1, expect=current)
+        except ConflictError:
+            conflicts += 1
+            continue
+        done += 1
+    print(conflicts, flush=True)
+
+
+def hammer(store: FileStateStore, key: str) -> None:
+    current = store.get(key)
+    counter = -1 if current is None else current["counter"]
+    print("ready", flush=True)
+    while True:
+        counter += 1
+        store.set(key, big_value(counter))
+
+
+def main(argv: list[str]) -> None:
+    mode, root, key, *rest = argv
+    store = FileStateStore(Path(root))
+    if mode == "cas":
+        cas(store, key, int(rest[0]), Path(rest[1]))
+    elif mode == "hammer":
+        hammer(store, key)
+    elif mode == "set-after":
+        time.sleep(float(rest[0]))
+        store.set(key, json.loads(rest[1]))
+    elif mode == "hold-lock":
+        with FileLock(Path(root) / ".lock"):
+            print("locked", flush=True)
+            sys.stdin.read()  # hold until the parent closes our stdin
+    else:
+        raise SystemExit(f"unknown mode {mode!r}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
