@@ -1,0 +1,132 @@
+"""Bootstrap, the one builtin: find the project and its main skill, build the search path and globals."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from agentapps.context.context import Config, Context, Globals
+from agentapps.errors import ConfigError, SkillLoadError
+from agentapps.tools.loader import load_file
+from agentapps.tools.lookup import Lookup
+from agentapps.types import PathEntry, ToolDef
+
+DATA_DIR = ".agent-apps"
+NO_PROJECT_DEPTH = 1
+
+
+def bundled_skills_dir() -> Path:
+    """Where the bundled skills live: inside the installed package, or beside it in a checkout."""
+    package = Path(__file__).resolve().parent
+    installed = package / "_bundled" / "skills"
+    return installed if installed.is_dir() else package.parent / "skills"
+
+
+def user_skills_dir() -> Path:
+    return Path(os.environ.get("AGENTAPPS_HOME") or Path.home() / DATA_DIR) / "skills"
+
+
+def _main_candidates(directory: Path) -> list[ToolDef]:
+    found: list[ToolDef] = []
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return found
+    for name in names:
+        if not (name.endswith(".skill.md") or name == "SKILL.md"):
+            continue
+        try:
+            tool = load_file(directory / name, root=directory, root_kind="project")
+        except SkillLoadError:
+            continue  # reported when listed or invoked, never fatal to bootstrap
+        if tool.is_main:
+            found.append(tool)
+    return found
+
+
+def find_project(cwd: Path) -> tuple[Path | None, ToolDef | None]:
+    """Walk up from cwd to the first folder with a `role: main` skill or a `.agent-apps/` folder."""
+    home = Path.home().resolve()
+    for directory in (cwd, *cwd.parents):
+        mains = _main_candidates(directory)
+        if len(mains) > 1:
+            files = ", ".join(str(m.path) for m in mains)
+            raise ConfigError(f"More than one main skill (role: main) in {directory}: {files}. Keep one.")
+        if mains:
+            return directory, mains[0]
+        if (directory / DATA_DIR).is_dir() and directory != home:
+            return directory, None
+    return None, None
+
+
+def _project_entries(project: Path, main: ToolDef | None, bundled: Path) -> list[PathEntry]:
+    extra: list[PathEntry] = []
+    ignore: list[str] = []
+    paths: Any = main.metadata.get("paths") if main else None
+    for item in paths if isinstance(paths, list) else []:
+        if isinstance(item, str):
+            extra.append(PathEntry((project / item).resolve(), "project"))
+        elif isinstance(item, dict) and isinstance(item.get("ignore"), str):
+            ignore.append(item["ignore"])
+        elif isinstance(item, dict) and isinstance(item.get("external"), str):
+            extra.append(PathEntry((project / item["external"]).resolve(), "env"))
+        else:
+            raise ConfigError(
+                f"Main skill '{main.name if main else ''}' has a `paths` entry {item!r}; use a folder, "
+                "{ignore: pattern} or {external: folder}.",
+                file=main.path if main else None,
+            )
+    if bundled.is_relative_to(project):
+        ignore.append(str(bundled.relative_to(project)))
+    entries = [PathEntry(project / DATA_DIR / "skills", "project-skills")]
+    entries += extra
+    entries.append(PathEntry(project, "project", ignore=tuple(ignore)))
+    return entries
+
+
+def search_path(cwd: Path, project: Path | None, main: ToolDef | None) -> list[PathEntry]:
+    bundled = bundled_skills_dir()
+    entries: list[PathEntry] = []
+    for item in (os.environ.get("AGENTAPPS_PATH") or "").split(os.pathsep):
+        if item.strip():
+            entries.append(PathEntry(Path(item).expanduser().resolve(), "env"))
+    if project is not None:
+        entries += _project_entries(project, main, bundled)
+    else:
+        ignore = (str(bundled.relative_to(cwd)),) if bundled.is_relative_to(cwd) else ()
+        entries.append(PathEntry(cwd, "project", max_depth=NO_PROJECT_DEPTH, ignore=ignore))
+    entries.append(PathEntry(user_skills_dir(), "user"))
+    entries.append(PathEntry(bundled, "bundled"))
+    seen: set[Path] = set()
+    unique: list[PathEntry] = []
+    for entry in entries:
+        if entry.directory not in seen:
+            seen.add(entry.directory)
+            unique.append(entry)
+    return unique
+
+
+BOOTSTRAP = ToolDef("bootstrap", "memory", {"name": "bootstrap", "metadata": {"$inherit": False}}, uri="inline://bootstrap")
+
+
+def bootstrap(cwd: Path | None = None, overrides: dict[str, Any] | None = None) -> Context:
+    """Return the root context every invocation of this process descends from."""
+    cwd = (cwd or Path.cwd()).resolve()
+    project, main = find_project(cwd)
+    config = Config(
+        cwd=cwd,
+        project=project,
+        bundled=bundled_skills_dir(),
+        user=user_skills_dir(),
+        main_tool=main,
+        overrides=dict(overrides or {}),
+    )
+    depth = os.environ.get("AGENTAPPS_MAX_DEPTH")
+    if depth and depth.isdigit():
+        config.max_depth = int(depth)
+    lookup = Lookup(search_path(cwd, project, main))
+    g = Globals(config=config, lookup=lookup)
+    root = Context(tool=BOOTSTRAP, args=dict(overrides or {}), parent=None, globals_=g)
+    root.locals.config.update(cwd=str(cwd), project=str(project) if project else None)
+    return root

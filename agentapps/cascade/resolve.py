@@ -1,0 +1,103 @@
+"""The metadata cascade: skill -> authority -> $inherit chain (C3) -> default, with $merge and $private."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentapps.cascade.c3 import linearize
+from agentapps.cascade.interpolate import needs_interpolation
+from agentapps.cascade.merge import merge_levels
+from agentapps.errors import ConfigError, SkillNotFoundError
+from agentapps.tools.lookup import Lookup
+from agentapps.types import ToolDef
+
+DEFAULT = "default"
+INTERFACE_KEYS = frozenset({"params", "returns", "allowed-tools", "role", "tags", "visibility", "main"})
+NOT_INHERITED = frozenset({"role", "tags", "visibility", "main"})
+ANNOTATIONS = frozenset({"$inherit", "$private", "$merge"})
+
+
+@dataclass
+class Cascaded:
+    meta: dict[str, Any]
+    contributors: list[ToolDef]
+    dynamic: bool
+
+
+def _parents(meta: dict[str, Any]) -> list[str] | None:
+    """None means `$inherit: false` (no cascade at all)."""
+    value = meta.get("$inherit")
+    if value is False:
+        return None
+    if value is None or value is True:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise ConfigError("`$inherit` must be a skill name, a list of names, or false.")
+
+
+def _level(meta: dict[str, Any], drop: frozenset[str]) -> dict[str, Any]:
+    private = meta.get("$private") or []
+    hidden = set(private if isinstance(private, list) else [private])
+    return {k: v for k, v in meta.items() if k not in drop and k not in hidden and k not in ANNOTATIONS}
+
+
+def applies_authority(tool: ToolDef, authority: ToolDef | None, project: Path | None) -> bool:
+    if authority is None or project is None or tool.path is None or tool is authority:
+        return False
+    if tool.root_kind not in ("project", "project-skills", "env"):
+        return False
+    return tool.path.is_relative_to(project)
+
+
+def cascade(tool: ToolDef, lookup: Lookup, authority: ToolDef | None, project: Path | None) -> Cascaded:
+    own = tool.metadata
+    parents = _parents(own)
+    levels: list[dict[str, Any]] = [{k: v for k, v in own.items() if k not in ANNOTATIONS}]
+    contributors: list[ToolDef] = [tool]
+    merges: list[dict[str, Any]] = [own.get("$merge") or {}]
+    if parents is not None:
+        if applies_authority(tool, authority, project):
+            assert authority is not None
+            levels.append(_level(authority.metadata, INTERFACE_KEYS))
+            merges.append(authority.metadata.get("$merge") or {})
+            contributors.append(authority)
+        found: dict[str, ToolDef] = {tool.name: tool}
+
+        def parents_of(name: str) -> list[str]:
+            if name not in found:
+                try:
+                    found[name] = lookup.find(name)
+                except SkillNotFoundError:
+                    raise ConfigError(
+                        f"Skill '{tool.name}' inherits from '{name}', which does not exist.",
+                        skill=tool.name,
+                        file=tool.path,
+                    ) from None
+            got = _parents(found[name].metadata)
+            return [p for p in (got or []) if p != DEFAULT]
+
+        for name in linearize(tool.name, parents_of)[1:]:
+            parent = found[name]
+            levels.append(_level(parent.metadata, NOT_INHERITED))
+            merges.append(parent.metadata.get("$merge") or {})
+            contributors.append(parent)
+        if tool.name != DEFAULT:
+            try:
+                default = lookup.find(DEFAULT)
+            except SkillNotFoundError:
+                default = None
+            if default is not None:
+                levels.append(_level(default.metadata, INTERFACE_KEYS))
+                merges.append(default.metadata.get("$merge") or {})
+                contributors.append(default)
+    strategies: dict[str, str] = {"$order": "deep"}
+    for declared in reversed(merges):
+        if isinstance(declared, dict):
+            strategies.update({str(k): str(v) for k, v in declared.items()})
+    meta = merge_levels(levels, strategies)
+    return Cascaded(meta, contributors, needs_interpolation(meta))

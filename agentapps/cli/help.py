@@ -1,0 +1,55 @@
+"""Help text generated from a skill's params schema (`agentapps run SKILL --help`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agentapps.cli.skillargs import kebab
+from agentapps.types import ToolDef
+
+
+def _type_label(schema: dict[str, Any]) -> str:
+    t = schema.get("type")
+    if "enum" in schema:
+        return "{" + ",".join(str(v) for v in schema["enum"]) + "}"
+    if isinstance(t, list):
+        return "|".join(str(x) for x in t)
+    if t == "array":
+        return f"{_type_label(schema.get('items') or {}) or 'value'}..."
+    return str(t) if t else "value"
+
+
+def skill_help(tool: ToolDef) -> str:
+    lines = [f"Usage: agentapps run {tool.name} [--param value ...]", ""]
+    if tool.description:
+        lines += [tool.description, ""]
+    params = tool.params
+    if not params:
+        lines.append("This skill takes no params.")
+    else:
+        props: dict[str, Any] = params.get("properties") or {}
+        required = set(params.get("required") or [])
+        lines.append("Params:")
+        for name, schema in props.items():
+            schema = schema if isinstance(schema, dict) else {}
+            flag = f"--{kebab(name)}"
+            label = _type_label(schema)
+            if label == "boolean":
+                flag = f"--{kebab(name)} / --no-{kebab(name)}"
+            else:
+                flag = f"{flag} {label.upper() if label.isalpha() else label}"
+            notes = []
+            if name in required:
+                notes.append("required")
+            if "default" in schema:
+                notes.append(f"default: {json.dumps(schema['default'])}")
+            desc = str(schema.get("description") or "")
+            tail = f" [{', '.join(notes)}]" if notes else ""
+            lines.append(f"  {flag:<28} {desc}{tail}".rstrip())
+        if params.get("additionalProperties") is not False:
+            lines.append("  (other --key value pairs are passed through as strings)")
+    lines += ["", "Also: --arg KEY=VALUE, --arg-json JSON; before the skill name: --args-file FILE|-, --json, --dry-run."]
+    if tool.path:
+        lines.append(f"Defined in {tool.path}")
+    return "\n".join(lines) + "\n"

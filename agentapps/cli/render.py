@@ -1,0 +1,70 @@
+"""Everything the CLI writes: the result on stdout, one-line diagnostics on stderr."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from typing import Any, TextIO
+
+from agentapps.errors import AgentAppsError
+
+
+def color_enabled(stream: TextIO) -> bool:
+    return not os.environ.get("NO_COLOR") and hasattr(stream, "isatty") and stream.isatty()
+
+
+def _paint(text: str, code: str, stream: TextIO) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if color_enabled(stream) else text
+
+
+def to_text(result: Any) -> str | None:
+    """Strings print as they are; anything else prints as JSON; None prints nothing."""
+    if result is None:
+        return None
+    if isinstance(result, str):
+        return result
+    return json.dumps(result, indent=2, ensure_ascii=False, default=str)
+
+
+def emit_result(result: Any) -> None:
+    text = to_text(result)
+    if text is None:
+        return
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    sys.stdout.flush()
+
+
+def emit_json(payload: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def warn(message: str) -> None:
+    sys.stderr.write(_paint("warning:", "33", sys.stderr) + " " + message + "\n")
+
+
+def info(message: str) -> None:
+    sys.stderr.write(message + "\n")
+
+
+def error_line(exc: BaseException) -> str:
+    if isinstance(exc, AgentAppsError):
+        return " ".join(str(exc).split("\n"))
+    return f"internal error: {type(exc).__name__}: {exc} (this is a bug; run with -v for the traceback)"
+
+
+def emit_error(exc: BaseException, *, verbose: bool) -> None:
+    if verbose and (not isinstance(exc, AgentAppsError) or exc.__cause__ is not None):
+        traceback.print_exception(exc, file=sys.stderr)
+    sys.stderr.write(_paint("error:", "31;1", sys.stderr) + " " + error_line(exc) + "\n")
+    sys.stderr.flush()
+
+
+def exit_code(exc: BaseException) -> int:
+    if isinstance(exc, AgentAppsError):
+        return exc.exit_code
+    if isinstance(exc, KeyboardInterrupt):
+        return 130
+    return 1

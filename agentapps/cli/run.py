@@ -1,0 +1,184 @@
+"""`agentapps run`: runner options, then the skill ref, then the skill's own params."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentapps.cli import render
+from agentapps.cli.help import skill_help
+from agentapps.cli.skillargs import parse_skill_args, property_for
+from agentapps.errors import AgentAppsError, ArgsError, InterruptedError_, UsageError
+
+RUN_USAGE = """Usage: agentapps run [OPTIONS] SKILL [--param value ...]
+
+Run a skill by name or path. Runner options go before SKILL; the skill's params go after it.
+
+Options:
+  --json               Print one JSON object: {ok, skill, result, error, duration_ms}.
+  --dry-run            Validate the args and show what would run, without running it.
+  --args-file FILE     Read the skill's args as a JSON object from FILE ('-' for stdin).
+  --arg KEY=VALUE      Set one arg (a string; repeatable).
+  --arg-json JSON      Merge a JSON object into the args.
+  -v, --verbose        Show tracebacks and debug logs on stderr.
+  -q, --quiet          Show nothing on stderr but errors.
+  -h, --help           Show this message. 'agentapps run SKILL --help' shows the skill's params.
+
+Exit codes: 0 ok, 1 the skill failed, 2 bad input, 3 denied, 4 a limit was reached, 130 interrupted.
+"""
+
+
+@dataclass
+class RunOptions:
+    json: bool = False
+    dry_run: bool = False
+    verbose: bool = False
+    quiet: bool = False
+    args_file: str | None = None
+    arg_tokens: list[str] = field(default_factory=list)
+    ref: str | None = None
+    rest: list[str] = field(default_factory=list)
+
+
+def parse_run_options(tokens: list[str]) -> RunOptions | None:
+    """None means: print the usage and stop."""
+    opts = RunOptions()
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        name, eq, inline = token.partition("=")
+
+        def value() -> str:
+            nonlocal i
+            if eq:
+                return inline
+            if i + 1 >= len(tokens):
+                raise UsageError(f"{name} needs a value.")
+            i += 1
+            return tokens[i]
+
+        if token in ("-h", "--help"):
+            return None
+        if token == "--json":
+            opts.json = True
+        elif token == "--dry-run":
+            opts.dry_run = True
+        elif token in ("-v", "--verbose"):
+            opts.verbose = True
+        elif token in ("-q", "--quiet"):
+            opts.quiet = True
+        elif name == "--args-file":
+            opts.args_file = value()
+        elif name in ("--arg", "--arg-json"):
+            opts.arg_tokens += [name, value()]
+        elif token.startswith("-") and token != "-":
+            raise UsageError(f"Unknown runner option {name!r}; see 'agentapps run --help'. "
+                             "Skill params go after the skill name.")
+        else:
+            opts.ref, opts.rest = token, tokens[i + 1 :]
+            return opts
+        i += 1
+    return opts
+
+
+def _read_args_file(spec: str) -> dict[str, Any]:
+    try:
+        text = sys.stdin.read() if spec == "-" else Path(spec).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"Cannot read --args-file {spec}: {exc.strerror}.") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ArgsError(f"--args-file {spec} is not valid JSON: {exc.msg} at line {exc.lineno}.") from None
+    if not isinstance(data, dict):
+        raise ArgsError(f"--args-file {spec} must hold a JSON object.")
+    return data
+
+
+def _stdin_input(params: dict[str, Any] | None, args: dict[str, Any], used_stdin: bool) -> None:
+    props = (params or {}).get("properties") or {}
+    key = property_for("input", props)
+    if key is None or key in args or used_stdin:
+        return
+    try:
+        if sys.stdin is None or sys.stdin.isatty():
+            return
+        data = sys.stdin.read()
+    except (OSError, ValueError):
+        return
+    if data:
+        args[key] = data
+
+
+class _Terminated(BaseException):
+    pass
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated()
+
+
+def run_command(tokens: list[str]) -> int:
+    try:
+        opts = parse_run_options(tokens)
+    except AgentAppsError as exc:
+        render.emit_error(exc, verbose=False)
+        return exc.exit_code
+    if opts is None:
+        sys.stdout.write(RUN_USAGE)
+        return 0
+    started = time.perf_counter()
+    skill_name: str | None = opts.ref
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        from agentapps.boot import bootstrap
+        from agentapps.context.manager import invoke_root
+
+        root = bootstrap()
+        g = root.globals
+        if opts.ref is None:
+            if g.config.main_tool is None:
+                raise UsageError("Name a skill to run: agentapps run SKILL [--param value ...]; "
+                                 "'agentapps list' shows what is available.")
+            tool = g.config.main_tool
+        else:
+            tool = g.lookup.resolve(opts.ref)
+        skill_name = tool.name
+        if "--help" in opts.rest or "-h" in opts.rest:
+            sys.stdout.write(skill_help(tool))
+            return 0
+        args: dict[str, Any] = _read_args_file(opts.args_file) if opts.args_file else {}
+        args.update(parse_skill_args(opts.arg_tokens + opts.rest, tool.params, skill=tool.name))
+        _stdin_input(tool.params, args, used_stdin=opts.args_file == "-")
+        g.internals["dry_run"] = opts.dry_run
+        result: Any = asyncio.run(invoke_root(root, tool, args))
+    except (KeyboardInterrupt, _Terminated) as exc:
+        number = 15 if isinstance(exc, _Terminated) else 2
+        return _fail(InterruptedError_("Interrupted.", signal_number=number), opts, skill_name, started)
+    except Exception as exc:  # noqa: BLE001 - the one place errors become exit codes
+        return _fail(exc, opts, skill_name, started)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if opts.json:
+        render.emit_json({"ok": True, "skill": skill_name, "result": result, "error": None,
+                          "duration_ms": round((time.perf_counter() - started) * 1000, 1)})
+    else:
+        render.emit_result(result)
+    return 0
+
+
+def _fail(exc: BaseException, opts: RunOptions, skill: str | None, started: float) -> int:
+    render.emit_error(exc, verbose=opts.verbose)
+    code = render.exit_code(exc)
+    if opts.json:
+        error = exc.to_dict() if isinstance(exc, AgentAppsError) else {
+            "type": type(exc).__name__, "message": render.error_line(exc), "exit_code": code}
+        render.emit_json({"ok": False, "skill": skill, "result": None, "error": error,
+                          "duration_ms": round((time.perf_counter() - started) * 1000, 1)})
+    return code

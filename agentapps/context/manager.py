@@ -1,0 +1,127 @@
+"""The onion: `invoke` resolves a ref and runs its chain; `next` runs the rest of the target's chain."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agentapps.context.calls import call_tool
+from agentapps.context.plan import prepare
+from agentapps.errors import ChainError, DeniedError, LimitError
+from agentapps.tools.names import ref_kind
+from agentapps.tools.schema import check_limits
+from agentapps.types import ToolDef
+
+if TYPE_CHECKING:
+    from agentapps.context.context import Context
+
+
+class ContextManager:
+    __slots__ = ("ctx", "_next_called")
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self._next_called = False
+
+    async def invoke(self, ref: str | ToolDef, args: dict[str, Any] | None = None, *, untrusted: bool = False) -> Any:
+        """Call a skill through the full pipeline and return its result."""
+        return await _invoke(self.ctx, ref, args if args is not None else {}, None, untrusted)
+
+    async def next(self) -> None:
+        """Run the rest of the served context's chain (once per middleware call)."""
+        if self._next_called:
+            raise ChainError(
+                f"Middleware '{self.ctx.tool.name}' called next() twice; call it at most once.",
+                skill=self.ctx.tool.name,
+            )
+        self._next_called = True
+        target = self.ctx.envelope.target
+        if target is self.ctx:
+            raise ChainError(
+                f"Skill '{self.ctx.tool.name}' called next() but is not running as middleware.",
+                skill=self.ctx.tool.name,
+            )
+        await _dispatch(target, self.ctx.run.chain_index + 1)
+
+
+async def _invoke(
+    caller: Context | None, ref: str | ToolDef, args: dict[str, Any], target: Context | None, untrusted: bool,
+) -> Any:
+    from agentapps.context.context import Context
+
+    if caller is None:
+        raise ChainError("invoke() needs a calling context.")
+    g = caller.globals
+    g.signal.raise_if_aborted()
+    untrusted = untrusted or caller.envelope.untrusted
+    if isinstance(ref, str):
+        if untrusted and ref_kind(ref) != "name":
+            raise DeniedError(
+                f"Agent code may only call skills by bare name; '{ref[:80]}' is a path or URI.",
+                skill=caller.tool.name,
+            )
+        tool = g.lookup.resolve(ref)
+    else:
+        tool = ref
+    if target is None:
+        if caller.envelope.depth + 1 > g.config.max_depth:
+            raise LimitError(
+                f"Calling '{tool.name}' would nest deeper than {g.config.max_depth} skill calls; "
+                "look for a skill that calls itself.",
+                skill=tool.name,
+            )
+        if not isinstance(args, dict):
+            from agentapps.errors import ArgsError
+
+            raise ArgsError(f"Arguments for '{tool.name}' must be an object.", skill=tool.name)
+        check_limits(args, skill=tool.name)
+    ctx = Context(tool=tool, args=args, parent=caller, globals_=g, target=target, untrusted=untrusted)
+    try:
+        prepare(ctx)
+        if ctx.run.chain.static:
+            value = await call_tool(ctx)
+            if value is not None:
+                ctx.locals.result = value
+        else:
+            await _dispatch(ctx, 0)
+    except BaseException as exc:
+        ctx.locals.error = exc
+        raise
+    return ctx.locals.result
+
+
+async def _dispatch(owner: Context, index: int) -> None:
+    """Run chain entry `index` of `owner`; entries returning None without calling next() continue."""
+    entries = owner.run.chain.entries
+    while index < len(entries) and not owner._chain_state[0]:
+        owner.globals.signal.raise_if_aborted()
+        entry = owner.globals.lookup.find(entries[index])
+        ctx = _entry_context(owner, entry, index)
+        value = await _run_entry(ctx)
+        if value is not None:
+            owner.locals.result = value
+            owner._chain_state[0] = 1
+            return
+        if ctx.manager._next_called:
+            return
+        index += 1
+
+
+def _entry_context(owner: Context, entry: ToolDef, index: int) -> Context:
+    from agentapps.context.context import Context
+
+    ctx = Context(tool=entry, args={}, parent=owner, globals_=owner.globals, target=owner,
+                  untrusted=owner.envelope.untrusted)
+    ctx.run.chain_index = index
+    return ctx
+
+
+async def _run_entry(ctx: Context) -> Any:
+    prepare(ctx)
+    if ctx.run.chain.static:
+        return await call_tool(ctx)
+    await _dispatch(ctx, 0)
+    return ctx.locals.result
+
+
+async def invoke_root(root: Context, ref: str | ToolDef, args: dict[str, Any]) -> Any:
+    return await _invoke(root, ref, args, None, False)

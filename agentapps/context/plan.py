@@ -1,0 +1,100 @@
+"""Per-tool plans, cached per search path: cascaded metadata and the resolved middleware chain."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agentapps.cascade.chain import candidate_entries, order_entries, reaches
+from agentapps.cascade.interpolate import interpolate
+from agentapps.cascade.resolve import Cascaded, cascade
+from agentapps.errors import AgentAppsError
+from agentapps.types import ChainPlan, ToolDef
+
+if TYPE_CHECKING:
+    from agentapps.context.context import Context, Globals
+
+
+def _key(tool: ToolDef) -> tuple[Any, ...]:
+    return (tool.name, str(tool.path), tool.uri, tool.mtime_ns, id(tool))
+
+
+def cascaded(tool: ToolDef, g: Globals) -> Cascaded:
+    cache = g.cache_for("cascade")
+    key = _key(tool)
+    hit: Cascaded | None = cache.get(key)
+    if hit is not None and _still_current(hit, g):
+        return hit
+    result = cascade(tool, g.lookup, g.config.main_tool, g.config.project)
+    cache[key] = result
+    return result
+
+
+def _still_current(hit: Cascaded, g: Globals) -> bool:
+    for contributor in hit.contributors[1:]:
+        if contributor is g.config.main_tool:
+            continue
+        try:
+            if g.lookup.find(contributor.name) is not contributor:
+                return False
+        except AgentAppsError:
+            return False
+    return True
+
+
+def _exists(name: str, g: Globals) -> bool:
+    try:
+        found = g.lookup.candidates(name)
+    except AgentAppsError:
+        return True  # a broken definition still occupies the name: invoking it reports the problem
+    return bool(found)
+
+
+def _entries_of(name: str, g: Globals) -> list[str]:
+    cache = g.cache_for("entries")
+    if name in cache:
+        return cache[name]  # type: ignore[no-any-return]
+    cache[name] = []  # guards recursion while computing
+    try:
+        tool = g.lookup.find(name)
+        meta = cascaded(tool, g).meta
+        entries = candidate_entries(meta, lambda n: _exists(n, g))
+    except AgentAppsError:
+        entries = []
+    cache[name] = entries
+    return entries
+
+
+def chain_plan(tool: ToolDef, meta: dict[str, Any], g: Globals) -> ChainPlan:
+    cache = g.cache_for("chain")
+    key = _key(tool)
+    hit: tuple[dict[str, Any], ChainPlan] | None = cache.get(key)
+    if hit is not None and hit[0] is meta:
+        return hit[1]
+    g.cache.pop("entries", None)
+    entries = candidate_entries(meta, lambda n: _exists(n, g))
+    # A middleware whose own chain leads back to itself runs statically: its function is called
+    # directly, without a chain of its own (this is how the standard middleware avoid recursion).
+    static = tool.name in entries or any(reaches(e, tool.name, lambda n: _entries_of(n, g)) for e in entries)
+    if static:
+        plan = ChainPlan([], static=True)
+    else:
+        order = meta.get("$order") if isinstance(meta.get("$order"), dict) else {}
+
+        def own_order(name: str) -> dict[str, Any]:
+            try:
+                return g.lookup.find(name).metadata
+            except AgentAppsError:
+                return {}
+
+        plan = ChainPlan(order_entries(entries, order or {}, own_order), static=False)
+    cache[key] = (meta, plan)
+    return plan
+
+
+def prepare(ctx: Context) -> None:
+    """Fill ctx.run.meta and ctx.run.chain for the tool it serves."""
+    g = ctx.globals
+    result = cascaded(ctx.tool, g)
+    meta = interpolate(result.meta, ctx) if result.dynamic else result.meta
+    ctx.run.meta = meta
+    ctx.run.chain = chain_plan(ctx.tool, result.meta, g)

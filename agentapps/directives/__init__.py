@@ -1,0 +1,1 @@
+"""Markdown text directives: scanning `:name[label]{attrs}` out of skill bodies."""

@@ -1,0 +1,1 @@
+"""Outbound network access: address policy and a pinned, capped HTTP client."""

@@ -1,0 +1,172 @@
+"""What to retry and what one line to say when a Bedrock call fails; botocore is imported lazily."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from agentapps.errors import AgentAppsError, ConfigError, DeniedError, ProviderError
+
+# Error codes compared lowercased: mid-stream exception frames say `throttlingException`, HTTP
+# errors say `ThrottlingException`.
+RETRYABLE_CODES = frozenset(
+    {
+        "throttlingexception",
+        "throttling",
+        "toomanyrequestsexception",
+        "serviceunavailableexception",
+        "internalserverexception",
+        "internalfailure",
+        "modelstreamerrorexception",
+        "modelnotreadyexception",
+        "modeltimeoutexception",
+        "requesttimeout",
+        "requesttimeoutexception",
+    }
+)
+THROTTLING_CODES = frozenset({"throttlingexception", "throttling", "toomanyrequestsexception"})
+BAD_CREDENTIAL_CODES = frozenset(
+    {
+        "unrecognizedclientexception",
+        "invalidsignatureexception",
+        "signaturedoesnotmatch",
+        "incompletesignature",
+        "invalidclienttokenid",
+        "expiredtokenexception",
+        "expiredtoken",
+    }
+)
+SECRET_ENV = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
+              "AWS_BEARER_TOKEN_BEDROCK", "AWS_ACCESS_KEY_ID")  # fmt: skip
+_ACCESS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{12,}\b")
+_CREDENTIALS_HELP = (
+    "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, run `aws configure` "
+    "(or `aws sso login`), or select a configured profile with AWS_PROFILE"
+)
+
+
+class IncompleteStreamError(Exception):
+    """The stream ended without `messageStop`: transient, retried, then explained."""
+
+
+def error_code(exc: BaseException) -> str:
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):
+        return str(response.get("Error", {}).get("Code") or "")
+    return ""
+
+
+def scrub(text: str, limit: int = 300) -> str:
+    """One line, no credential values, bounded length: safe to show and to log."""
+    for name in SECRET_ENV:
+        value = os.environ.get(name)
+        if value and len(value) >= 4:
+            text = text.replace(value, "***")
+    text = _ACCESS_KEY_ID.sub("***", " ".join(text.split()))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def aws_message(exc: BaseException) -> str:
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):
+        message = str(response.get("Error", {}).get("Message") or "")
+        if message:
+            return scrub(message)
+    return scrub(str(exc)) or type(exc).__name__
+
+
+def _is_transport_failure(exc: BaseException) -> bool:
+    """A connection that broke or stalled while the stream was being read."""
+    from botocore.exceptions import ConnectionClosedError, ReadTimeoutError, ResponseStreamingError
+    from urllib3.exceptions import ProtocolError
+    from urllib3.exceptions import ReadTimeoutError as RawReadTimeoutError
+
+    transport = (ConnectionClosedError, ReadTimeoutError, ResponseStreamingError, ProtocolError,
+                 RawReadTimeoutError, IncompleteStreamError)  # fmt: skip
+    return isinstance(exc, transport)
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Throttling, 5xx-style and broken-stream failures; never validation, access or not-found."""
+    code = error_code(exc).lower()
+    if code:
+        return code in RETRYABLE_CODES
+    return _is_transport_failure(exc)
+
+
+def profile_prefix(region: str | None) -> str:
+    """The cross-region inference-profile prefix that serves a region (us., eu., apac.)."""
+    area = (region or "us").split("-", 1)[0]
+    return {"eu": "eu", "ap": "apac", "us": "us", "ca": "us"}.get(area, "us")
+
+
+def explain_error(
+    exc: BaseException, *, model_id: str, region: str | None, retries: int = 0
+) -> AgentAppsError:
+    """Turn a botocore/boto3 failure into one actionable line with the right exit code."""
+    if isinstance(exc, AgentAppsError):
+        return exc
+    from botocore.exceptions import (
+        ConnectTimeoutError,
+        CredentialRetrievalError,
+        EndpointConnectionError,
+        NoCredentialsError,
+        PartialCredentialsError,
+        ProfileNotFound,
+    )
+
+    where = f"in region {region}" if region else "(no region set)"
+    model = f"Bedrock model '{model_id}' {where}"
+    if isinstance(exc, (NoCredentialsError, PartialCredentialsError, CredentialRetrievalError)):
+        return ConfigError(f"No usable AWS credentials for {model}: {_CREDENTIALS_HELP}.")
+    if isinstance(exc, ProfileNotFound):
+        return ConfigError(f"{aws_message(exc)}: fix AWS_PROFILE or add the profile to ~/.aws/config.")
+    if isinstance(exc, (EndpointConnectionError, ConnectTimeoutError)):
+        url = scrub(str(getattr(exc, "kwargs", {}).get("endpoint_url") or "the Bedrock endpoint"))
+        return ProviderError(
+            f"Could not connect to {url} for {model}: check the network, the region name and "
+            "AWS_ENDPOINT_URL_BEDROCK_RUNTIME if you set it."
+        )
+    code = error_code(exc)
+    lowered, said = code.lower(), aws_message(exc)
+    tried = f" (retried {retries} times)" if retries else ""
+    if lowered == "accessdeniedexception":
+        return DeniedError(
+            f"AWS denied access to {model}: allow bedrock:InvokeModelWithResponseStream on it in "
+            f"your IAM policy and enable access to the model in the Bedrock console (AWS said: {said})"
+        )
+    if lowered in BAD_CREDENTIAL_CODES:
+        return ConfigError(
+            f"AWS rejected the credentials for {model} ({code}): they are invalid or expired; "
+            f"refresh them: {_CREDENTIALS_HELP}."
+        )
+    if lowered == "resourcenotfoundexception":
+        return ConfigError(
+            f"{model} was not found or is not enabled (AWS said: {said}); check the model id with "
+            f"`aws bedrock list-foundation-models --region {region or '<region>'}` and enable it in "
+            "the Bedrock console."
+        )
+    if lowered == "validationexception" and "on-demand throughput" in said.lower():
+        return ConfigError(
+            f"{model} cannot be invoked with on-demand throughput: use an inference profile id "
+            f"such as '{profile_prefix(region)}.{model_id}' as the model id."
+        )
+    if lowered == "validationexception" and "model identifier is invalid" in said.lower():
+        return ConfigError(f"{model}: Bedrock does not know this model id; check its spelling.")
+    if lowered in THROTTLING_CODES:
+        return ProviderError(
+            f"Bedrock kept throttling {model}{tried}: wait and run again, ask for a higher quota "
+            "(Service Quotas), or use a cross-region inference profile."
+        )
+    if lowered in RETRYABLE_CODES:
+        return ProviderError(f"Bedrock failed for {model}{tried}: {code}: {said}; try again later.")
+    if lowered == "servicequotaexceededexception":
+        return ProviderError(f"Bedrock quota exceeded for {model}: {said}; ask for a higher quota.")
+    if code:
+        return ProviderError(f"Bedrock refused the request for {model}: {code}: {said}")
+    if _is_transport_failure(exc):
+        return ProviderError(
+            f"The connection to Bedrock broke while streaming from {model}{tried}: "
+            f"{type(exc).__name__}: {said}; try again later."
+        )
+    return ProviderError(f"Bedrock call failed for {model}: {type(exc).__name__}: {said}")

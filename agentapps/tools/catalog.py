@@ -1,0 +1,70 @@
+"""What `list`, `describe` and `which` show: summaries of skills as plain data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentapps.errors import SkillLoadError
+from agentapps.tools.index import Broken
+from agentapps.tools.lookup import Lookup
+from agentapps.types import ToolDef
+
+
+def summary(tool: ToolDef) -> dict[str, Any]:
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "kind": tool.kind,
+        "source": tool.root_kind or ("memory" if tool.kind == "memory" else "path"),
+        "path": str(tool.path) if tool.path else tool.uri,
+        "tags": list(tool.tags),
+        "hidden": tool.hidden,
+    }
+
+
+def _matches(tool: ToolDef, query: str | None, tags: list[str]) -> bool:
+    if tags and not all(t in tool.tags for t in tags):
+        return False
+    if query:
+        q = query.lower()
+        return q in tool.name.lower() or q in tool.description.lower()
+    return True
+
+
+def list_tools(
+    lookup: Lookup, *, query: str | None = None, tags: list[str] | None = None, include_hidden: bool = False
+) -> tuple[list[dict[str, Any]], list[SkillLoadError]]:
+    tools, problems = lookup.list_all()
+    items = [
+        summary(t) for t in tools
+        if (include_hidden or not t.hidden) and _matches(t, query, tags or [])
+    ]
+    return items, problems
+
+
+def describe(tool: ToolDef, meta: dict[str, Any], chain: list[str], static: bool) -> dict[str, Any]:
+    info = summary(tool)
+    info.update(
+        {
+            "allowed_tools": tool.allowed_tools,
+            "params": tool.params,
+            "returns": tool.metadata.get("returns"),
+            "metadata": {k: v for k, v in meta.items() if not k.startswith("$")},
+            "chain": chain,
+            "static": static,
+        }
+    )
+    if tool.kind == "markdown":
+        info["body_line"] = tool.body_line
+    return info
+
+
+def which(lookup: Lookup, name: str) -> list[dict[str, Any]]:
+    """The winner first, then every definition it shadows."""
+    rows: list[dict[str, Any]] = []
+    for item in lookup.candidates(name, force_check=True):
+        if isinstance(item, Broken):
+            rows.append({"name": name, "path": str(item.path), "source": "broken", "error": str(item.error)})
+        else:
+            rows.append(summary(item))
+    return rows

@@ -1,0 +1,142 @@
+"""Reading frontmatter safely: YAML in markdown skills, a literal dict in Python skills (never executed)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+from agentapps.errors import SkillLoadError
+
+MAX_FRONTMATTER_BYTES = 64 * 1024
+MAX_DEPTH = 64
+
+
+def split_markdown(text: str, file: Path) -> tuple[str | None, str, int, int]:
+    """Return (yaml text or None, body, line where the YAML starts, line where the body starts)."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.split("\n")
+    first = 0
+    if lines and lines[0].startswith("#!"):  # shebang line: `#!/usr/bin/env -S agentapps run`
+        first = 1
+    if len(lines) <= first or lines[first].rstrip() != "---":
+        return None, "\n".join(lines[first:]), 1, first + 1
+    size = 0
+    for i in range(first + 1, len(lines)):
+        if lines[i].rstrip() in ("---", "..."):
+            yaml_text = "\n".join(lines[first + 1 : i])
+            return yaml_text, "\n".join(lines[i + 1 :]), first + 2, i + 2
+        size += len(lines[i]) + 1
+        if size > MAX_FRONTMATTER_BYTES:
+            raise SkillLoadError(
+                f"Frontmatter is larger than {MAX_FRONTMATTER_BYTES // 1024} KiB; "
+                "move long text into the body.",
+                file=file,
+                line=first + 1,
+            )
+    raise SkillLoadError(
+        "Frontmatter starts with '---' but never ends; add a closing '---' line.",
+        file=file,
+        line=first + 1,
+    )
+
+
+def load_yaml(yaml_text: str, file: Path, first_line: int) -> dict[str, Any]:
+    """Parse frontmatter YAML: safe types only, no aliases, no duplicate keys, bounded size."""
+    import yaml
+
+    if len(yaml_text.encode("utf-8", "replace")) > MAX_FRONTMATTER_BYTES:
+        raise SkillLoadError(
+            f"Frontmatter is larger than {MAX_FRONTMATTER_BYTES // 1024} KiB.", file=file, line=first_line
+        )
+    loader_base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    if "&" in yaml_text or "*" in yaml_text:
+        loader_base = yaml.SafeLoader  # the pure-Python composer lets us refuse aliases before expansion
+
+    def fail(message: str, mark: Any) -> SkillLoadError:
+        line = first_line + (mark.line if mark is not None else 0)
+        return SkillLoadError(message, file=file, line=line)
+
+    class Loader(loader_base):  # type: ignore[misc, valid-type]
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                raise fail("YAML aliases (*name) are not allowed in frontmatter.", self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                if isinstance(key, (list, dict)):
+                    raise fail("Frontmatter keys must be plain scalars.", key_node.start_mark)
+                if key in seen:
+                    raise fail(f"Duplicate key '{key}' in frontmatter.", key_node.start_mark)
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    try:
+        data = yaml.load(yaml_text, Loader=Loader)  # noqa: S506 - Loader derives from SafeLoader
+    except SkillLoadError:
+        raise
+    except yaml.MarkedYAMLError as exc:
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise fail(f"Invalid YAML in frontmatter: {problem}.", exc.problem_mark) from None
+    except yaml.YAMLError as exc:
+        raise SkillLoadError(f"Invalid YAML in frontmatter: {exc}.", file=file, line=first_line) from None
+    except RecursionError:
+        raise SkillLoadError("Frontmatter is nested too deeply.", file=file, line=first_line) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise SkillLoadError("Frontmatter must be a YAML mapping (key: value).", file=file, line=first_line)
+    _check_depth(data, file, first_line)
+    return data
+
+
+def _check_depth(value: Any, file: Path, line: int, depth: int = 0) -> None:
+    if depth > MAX_DEPTH:
+        raise SkillLoadError(f"Frontmatter is nested deeper than {MAX_DEPTH} levels.", file=file, line=line)
+    if isinstance(value, dict):
+        for item in value.values():
+            _check_depth(item, file, line, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _check_depth(item, file, line, depth + 1)
+
+
+def read_python_frontmatter(source: str, file: Path) -> tuple[dict[str, Any], int]:
+    """Find `frontmatter = {...}` at module level and evaluate it as a literal, without running the module."""
+    try:
+        tree = ast.parse(source, filename=str(file))
+    except SyntaxError as exc:
+        raise SkillLoadError(f"Python syntax error: {exc.msg}.", file=file, line=exc.lineno) from None
+    has_run = False
+    found: tuple[dict[str, Any], int] | None = None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "run":
+            has_run = True
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets = [node.target]
+        if any(isinstance(t, ast.Name) and t.id == "frontmatter" for t in targets):
+            value_node = node.value  # type: ignore[union-attr]
+            try:
+                value = ast.literal_eval(value_node)  # type: ignore[arg-type]
+            except (ValueError, TypeError, SyntaxError, RecursionError):
+                raise SkillLoadError(
+                    "`frontmatter` must be a literal dict (no names, calls or f-strings).",
+                    file=file,
+                    line=node.lineno,
+                ) from None
+            if not isinstance(value, dict):
+                raise SkillLoadError("`frontmatter` must be a dict.", file=file, line=node.lineno)
+            _check_depth(value, file, node.lineno)
+            found = (value, node.lineno)
+    if not has_run:
+        raise SkillLoadError(
+            "A code skill needs a module-level function `run(ctx, args)`.", file=file, line=1
+        )
+    return found if found is not None else ({}, 1)

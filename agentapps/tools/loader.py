@@ -1,0 +1,131 @@
+"""Loading one skill file into a ToolDef; importing a code skill's module only when it runs."""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from agentapps.errors import SkillLoadError
+from agentapps.tools.frontmatter import load_yaml, read_python_frontmatter, split_markdown
+from agentapps.tools.names import FOLDER_SKILL_FILE, is_valid_name, name_from_file
+from agentapps.types import RootKind, ToolDef, ToolFn
+
+MAX_SKILL_FILE_BYTES = 4 * 1024 * 1024
+
+
+def _read_text(path: Path) -> str:
+    try:
+        size = path.stat().st_size
+        if size > MAX_SKILL_FILE_BYTES:
+            raise SkillLoadError(
+                f"Skill file is larger than {MAX_SKILL_FILE_BYTES // (1024 * 1024)} MiB.", file=path
+            )
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise SkillLoadError("Skill file is not valid UTF-8.", file=path) from None
+    except OSError as exc:
+        raise SkillLoadError(f"Cannot read skill file: {exc.strerror}.", file=path) from None
+
+
+def _normalize(fm: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
+    """Check the top-level keys we rely on; unknown keys are kept (Agent Skills compatibility)."""
+    fm = dict(fm)
+    name = fm.get("name")
+    if name is None:
+        name = name_from_file(path.name, path.parent.name)
+        fm["name"] = name
+    if not isinstance(name, str) or not is_valid_name(name):
+        raise SkillLoadError(
+            f"Invalid skill name {name!r}: use 1-64 characters of a-z, 0-9 and '-', "
+            "starting with a letter or digit.",
+            file=path,
+            line=line,
+        )
+    tools = fm.get("allowed-tools")
+    if isinstance(tools, list):
+        fm["allowed-tools"] = " ".join(str(t) for t in tools)
+    elif tools is not None and not isinstance(tools, str):
+        raise SkillLoadError("`allowed-tools` must be a string or a list of strings.", file=path, line=line)
+    meta = fm.get("metadata")
+    if meta is None:
+        fm["metadata"] = {}
+    elif not isinstance(meta, dict):
+        raise SkillLoadError("`metadata` must be a mapping.", file=path, line=line)
+    for key in ("params", "returns"):
+        value = fm["metadata"].get(key)
+        if value is not None and not isinstance(value, dict):
+            raise SkillLoadError(f"`metadata.{key}` must be a JSON Schema object.", file=path, line=line)
+    return fm
+
+
+def load_file(path: Path, *, root: Path | None = None, root_kind: RootKind | None = None) -> ToolDef:
+    """Load a `.skill.md`, `SKILL.md` or `.skill.py` file. Python code is parsed, not executed."""
+    text = _read_text(path)
+    try:
+        mtime = path.stat().st_mtime_ns
+    except OSError:
+        mtime = 0
+    if path.name.endswith(".py"):
+        fm, line = read_python_frontmatter(text, path)
+        fm = _normalize(fm, path, line)
+        return ToolDef(fm["name"], "code", fm, path, "", 1, None, path.as_uri(), root, root_kind, mtime)
+    yaml_text, body, yaml_line, body_line = split_markdown(text, path)
+    fm = load_yaml(yaml_text, path, yaml_line) if yaml_text is not None else {}
+    fm = _normalize(fm, path, yaml_line)
+    if path.name == FOLDER_SKILL_FILE:
+        fm["metadata"].setdefault("role", "context")
+    return ToolDef(fm["name"], "markdown", fm, path, body, body_line, None, path.as_uri(), root, root_kind, mtime)
+
+
+def load_function(tool: ToolDef) -> ToolFn:
+    """Import a code skill's module (once) and return its `run` function."""
+    if tool.fn is not None:
+        return tool.fn
+    if tool.path is None:
+        raise SkillLoadError(f"Skill '{tool.name}' has no code to run.", skill=tool.name)
+    module_name = f"agentapps_skill_{abs(hash(str(tool.path))):x}_{tool.mtime_ns}"
+    module = sys.modules.get(module_name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(module_name, tool.path)
+        if spec is None or spec.loader is None:
+            raise SkillLoadError("Cannot import this file as Python.", skill=tool.name, file=tool.path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:  # the skill's own import-time failure
+            sys.modules.pop(module_name, None)
+            line = _error_line(exc, tool.path)
+            raise SkillLoadError(
+                f"Importing skill '{tool.name}' failed: {type(exc).__name__}: {exc}",
+                skill=tool.name,
+                file=tool.path,
+                line=line,
+            ) from exc
+    fn = getattr(module, "run", None)
+    if not callable(fn):
+        raise SkillLoadError("A code skill needs a function `run(ctx, args)`.", skill=tool.name, file=tool.path)
+    tool.fn = fn
+    return fn
+
+
+def _error_line(exc: BaseException, path: Path) -> int | None:
+    tb = exc.__traceback__
+    line = None
+    while tb is not None:
+        if os.path.samefile(tb.tb_frame.f_code.co_filename, path) if os.path.exists(
+            tb.tb_frame.f_code.co_filename
+        ) else False:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    if line is None and isinstance(exc, SyntaxError):
+        line = exc.lineno
+    return line
+
+
+def is_coroutine_fn(fn: Any) -> bool:
+    return inspect.iscoroutinefunction(fn)

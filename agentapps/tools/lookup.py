@@ -1,0 +1,147 @@
+"""Resolution: a ref (bare name, path or URI) to a ToolDef along the search path, shadowing included."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentapps.errors import SkillLoadError, SkillNotFoundError
+from agentapps.tools.index import Broken, RootIndex
+from agentapps.tools.loader import load_file
+from agentapps.tools.names import did_you_mean, is_skill_file, ref_kind
+from agentapps.types import PathEntry, ToolDef
+
+
+@dataclass
+class Lookup:
+    """Everything findable from one search path plus the in-memory tools (checked first)."""
+
+    roots: list[PathEntry]
+    memory: dict[str, ToolDef] = field(default_factory=dict)
+    check_interval: float = 1.0
+    _indexes: list[RootIndex] = field(default_factory=list)
+    _by_path: dict[str, ToolDef] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._indexes = [RootIndex(entry) for entry in self.roots]
+
+    @property
+    def key(self) -> str:
+        """Identifies this search path in caches."""
+        return "\0".join(f"{r.kind}:{r.directory}" for r in self.roots)
+
+    def register(self, tool: ToolDef) -> None:
+        self.memory[tool.name] = tool
+        if tool.uri:
+            self.memory[tool.uri] = tool
+
+    def unregister(self, name: str) -> None:
+        tool = self.memory.pop(name, None)
+        if tool is not None and tool.uri:
+            self.memory.pop(tool.uri, None)
+
+    def resolve(self, ref: str, *, base: Path | None = None) -> ToolDef:
+        kind = ref_kind(ref)
+        if kind == "uri":
+            tool = self.memory.get(ref)
+            if tool is None and ref.startswith("file://"):
+                return self.load_path(Path(ref[len("file://") :]))
+            if tool is None:
+                raise SkillNotFoundError(f"No in-memory skill is registered as '{ref}'.")
+            return tool
+        if kind == "path":
+            path = Path(ref).expanduser()
+            if not path.is_absolute():
+                path = (base or Path.cwd()) / path
+            return self.load_path(path)
+        return self.find(ref)
+
+    def load_path(self, path: Path) -> ToolDef:
+        if path.is_dir() and (path / "SKILL.md").is_file():
+            path = path / "SKILL.md"
+        if not path.is_file():
+            raise SkillNotFoundError(f"No skill file at '{path}'.", file=path)
+        if not is_skill_file(path.name):
+            raise SkillNotFoundError(
+                f"'{path}' is not a skill file: use NAME.skill.md, NAME.skill.py or NAME/SKILL.md."
+            )
+        real = str(path.resolve())
+        cached = self._by_path.get(real)
+        mtime = os.stat(real).st_mtime_ns
+        if cached is not None and cached.mtime_ns == mtime:
+            return cached
+        tool = self._from_roots(Path(real)) or load_file(Path(real))
+        self._by_path[real] = tool
+        return tool
+
+    def _from_roots(self, path: Path) -> ToolDef | None:
+        for index in self._indexes:
+            if path.is_relative_to(index.entry.directory):
+                return load_file(path, root=index.entry.directory, root_kind=index.entry.kind)
+        return None
+
+    def candidates(self, name: str, *, force_check: bool = False) -> list[ToolDef | Broken]:
+        """Every definition of `name`, in search-path order (the first one wins)."""
+        found: list[ToolDef | Broken] = []
+        if name in self.memory:
+            found.append(self.memory[name])
+        for index in self._indexes:
+            index.ensure(force_check=force_check, interval=self.check_interval)
+            items = index.get(name)
+            if len(items) > 1:
+                files = " and ".join(str(i.path) for i in items)
+                raise SkillLoadError(
+                    f"Two skills are named '{name}' in the same folder tree: {files}. Rename one.",
+                    skill=name,
+                    file=items[0].path,
+                )
+            found.extend(items)
+        return found
+
+    def find(self, name: str) -> ToolDef:
+        found = self.candidates(name)
+        if not found:
+            found = self.candidates(name, force_check=True)  # a miss re-reads before giving up
+        if not found:
+            raise SkillNotFoundError(
+                f"Unknown skill '{name}'.{did_you_mean(name, self.all_names())}"
+                + ("" if did_you_mean(name, self.all_names()) else " Run 'agentapps list' to see what is available."),
+                skill=name,
+            )
+        winner = found[0]
+        if isinstance(winner, Broken):
+            winner.error.skill = winner.error.skill or name
+            raise winner.error
+        return winner
+
+    def all_names(self) -> list[str]:
+        names = set(k for k in self.memory if "://" not in k)
+        for index in self._indexes:
+            index.ensure(force_check=False, interval=self.check_interval)
+            names.update(index.names())
+        return sorted(names)
+
+    def list_all(self) -> tuple[list[ToolDef], list[SkillLoadError]]:
+        """Winners in name order, and the load problems met on the way (never fatal here)."""
+        winners: dict[str, ToolDef] = {}
+        taken: set[str] = set()
+        problems: list[SkillLoadError] = []
+        for name, tool in self.memory.items():
+            if "://" not in name:
+                winners[name] = tool
+        for index in self._indexes:
+            index.ensure(force_check=False, interval=self.check_interval)
+            for name, items in index.by_name.items():
+                for item in items:
+                    if isinstance(item, Broken):
+                        problems.append(item.error)
+                if len(items) > 1:
+                    files = " and ".join(str(i.path) for i in items)
+                    problems.append(
+                        SkillLoadError(f"Two skills are named '{name}': {files}.", file=items[0].path)
+                    )
+                if name not in winners and name not in taken and isinstance(items[0], ToolDef):
+                    winners[name] = items[0]
+                taken.add(name)
+        return [winners[n] for n in sorted(winners)], problems

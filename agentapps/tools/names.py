@@ -1,0 +1,53 @@
+"""Skill names and refs: what is a bare name, a path or a URI, and which files are skills."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from typing import Literal
+
+NAME_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,63})$")
+URI_RE = re.compile(r"^[a-z][a-z0-9+.-]*://")
+SKILL_SUFFIXES = (".skill.md", ".skill.py")
+FOLDER_SKILL_FILE = "SKILL.md"
+
+RefKind = Literal["name", "path", "uri"]
+
+
+def is_valid_name(name: str) -> bool:
+    return bool(NAME_RE.match(name)) and len(name) <= 64
+
+
+def ref_kind(ref: str) -> RefKind:
+    """Classify a ref the way $PATH lookup does: anything that is not a bare name is a path."""
+    if URI_RE.match(ref):
+        return "uri"
+    if is_valid_name(ref) and not ref.endswith(SKILL_SUFFIXES):
+        return "name"
+    return "path"
+
+
+def is_skill_file(filename: str) -> bool:
+    return filename == FOLDER_SKILL_FILE or filename.endswith(SKILL_SUFFIXES)
+
+
+def name_from_file(path_name: str, parent_name: str) -> str:
+    """The name a skill file has when its frontmatter names none."""
+    if path_name == FOLDER_SKILL_FILE:
+        return parent_name
+    for suffix in SKILL_SUFFIXES:
+        if path_name.endswith(suffix):
+            return path_name[: -len(suffix)]
+    return path_name
+
+
+def close_names(name: str, known: Iterable[str], limit: int = 3) -> list[str]:
+    return difflib.get_close_matches(name, list(known), n=limit, cutoff=0.6)
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    close = close_names(name, known)
+    if not close:
+        return ""
+    return " Did you mean " + " or ".join(f"'{c}'" for c in close) + "?"

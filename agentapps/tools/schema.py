@@ -1,0 +1,106 @@
+"""JSON Schema (2020-12) for params and returns: size limits first, cached validators, no remote $ref."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from agentapps.errors import AgentAppsError, ArgsError, ConfigError
+
+MAX_ARGS_BYTES = 1024 * 1024
+MAX_DEPTH = 64
+MAX_STRING = 64_000
+MAX_PATTERN = 1000
+
+# A nested quantifier such as (a+)+ or (a*)* backtracks exponentially in Python's re engine.
+_NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*}]\)\s*[+*{]")
+
+
+def check_limits(args: Any, *, skill: str) -> None:
+    """Refuse oversized or over-deep args before any schema work runs."""
+    stack: list[tuple[Any, int]] = [(args, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ArgsError(f"Arguments for '{skill}' are nested deeper than {MAX_DEPTH} levels.", skill=skill)
+        if isinstance(value, str):
+            if len(value) > MAX_STRING:
+                raise ArgsError(
+                    f"An argument string for '{skill}' has {len(value)} characters; the limit is {MAX_STRING}. "
+                    "Pass large text as a file path instead.",
+                    skill=skill,
+                )
+        elif isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend((v, depth + 1) for v in value)
+    try:
+        size = len(json.dumps(args, default=str))
+    except (TypeError, ValueError, RecursionError):
+        raise ArgsError(f"Arguments for '{skill}' are not JSON data.", skill=skill) from None
+    if size > MAX_ARGS_BYTES:
+        raise ArgsError(f"Arguments for '{skill}' are {size} bytes of JSON; the limit is 1 MiB.", skill=skill)
+
+
+def _safe_patterns(schema: Any, skill: str, where: str) -> None:
+    if isinstance(schema, dict):
+        pattern = schema.get("pattern")
+        if isinstance(pattern, str) and (len(pattern) > MAX_PATTERN or _NESTED_QUANTIFIER.search(pattern)):
+            raise ConfigError(
+                f"Skill '{skill}' {where} schema has a 'pattern' that can backtrack catastrophically "
+                f"({pattern[:40]!r}); rewrite it without nested quantifiers.",
+                skill=skill,
+            )
+        for value in schema.values():
+            _safe_patterns(value, skill, where)
+    elif isinstance(schema, list):
+        for value in schema:
+            _safe_patterns(value, skill, where)
+
+
+def validator_for(schema: dict[str, Any], cache: dict[str, Any], *, skill: str, where: str) -> Any:
+    key = json.dumps(schema, sort_keys=True, default=str)
+    found = cache.get(key)
+    if found is not None:
+        return found
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+    from referencing import Registry
+
+    _safe_patterns(schema, skill, where)
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        raise ConfigError(f"Skill '{skill}' has an invalid {where} schema: {exc.message}.", skill=skill) from None
+    validator = Draft202012Validator(schema, registry=Registry())  # empty registry: never fetch a $ref
+    cache[key] = validator
+    return validator
+
+
+def describe_error(error: Any) -> str:
+    path = "/".join(str(p) for p in error.absolute_path)
+    where = f"'{path}'" if path else "arguments"
+    if error.validator == "required":
+        return error.message.replace("is a required property", "is required")
+    if error.validator == "additionalProperties":
+        return error.message.replace("were unexpected", "are not accepted").replace(
+            "was unexpected", "is not accepted"
+        )
+    return f"{where}: {error.message}"
+
+
+def validate(
+    value: Any, schema: dict[str, Any], cache: dict[str, Any], *, skill: str, where: str,
+    error_cls: type[AgentAppsError] = ArgsError,
+) -> None:
+    validator = validator_for(schema, cache, skill=skill, where=where)
+    try:
+        errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+    except Exception as exc:  # a $ref we refuse to fetch, and similar schema-time failures
+        raise ConfigError(f"Skill '{skill}' {where} schema cannot be applied: {exc}", skill=skill) from None
+    if errors:
+        details = "; ".join(describe_error(e) for e in errors[:3])
+        more = f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""
+        noun = "arguments" if where == "params" else "result"
+        raise error_cls(f"Invalid {noun} for skill '{skill}': {details}{more}.", skill=skill)

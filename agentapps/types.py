@@ -1,0 +1,113 @@
+"""The shared vocabulary of the kernel: tool definitions, refs, frames, path entries. No logic."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from agentapps.context.context import Context
+
+ToolKind = Literal["markdown", "code", "memory"]
+RootKind = Literal["env", "project", "project-skills", "user", "bundled"]
+
+
+class ToolFn(Protocol):
+    """What every tool is: `fn(ctx, args)`, sync or async; a non-None return sets the result."""
+
+    def __call__(self, ctx: Context, args: dict[str, Any], /) -> Any | Awaitable[Any]: ...
+
+
+@dataclass
+class ToolDef:
+    """One skill as loaded from disk (or registered in memory)."""
+
+    name: str
+    kind: ToolKind
+    frontmatter: dict[str, Any]
+    path: Path | None = None
+    body: str = ""
+    body_line: int = 1
+    fn: ToolFn | None = None
+    uri: str | None = None
+    root: Path | None = None
+    root_kind: RootKind | None = None
+    mtime_ns: int = 0
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        meta = self.frontmatter.get("metadata")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def description(self) -> str:
+        return str(self.frontmatter.get("description") or "")
+
+    @property
+    def allowed_tools(self) -> str | None:
+        value = self.frontmatter.get("allowed-tools")
+        return None if value is None else str(value)
+
+    @property
+    def params(self) -> dict[str, Any] | None:
+        params = self.metadata.get("params")
+        return params if isinstance(params, dict) else None
+
+    @property
+    def hidden(self) -> bool:
+        return self.metadata.get("visibility") == "hidden"
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        tags = self.metadata.get("tags") or ()
+        return tuple(str(t) for t in tags) if isinstance(tags, list) else (str(tags),)
+
+    @property
+    def is_main(self) -> bool:
+        return self.metadata.get("role") == "main" or bool(self.metadata.get("main"))
+
+    @property
+    def where(self) -> str:
+        return str(self.path) if self.path else (self.uri or self.name)
+
+
+@dataclass(frozen=True)
+class PathEntry:
+    """One root of the search path."""
+
+    directory: Path
+    kind: RootKind
+    recursive: bool = True
+    max_depth: int | None = None
+    ignore: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class HistoryFrame:
+    tool: str
+    args: dict[str, Any]
+    timestamp: float
+
+
+@dataclass(frozen=True)
+class Event:
+    id: str
+    topic: str
+    type: str
+    timestamp: float
+    source: str | None = None
+    data: Any = None
+    root_context_id: str | None = None
+
+
+@dataclass
+class ChainPlan:
+    """The resolved middleware chain of one tool: names in order, or static (fn called directly)."""
+
+    entries: list[str] = field(default_factory=list)
+    static: bool = False
+
+
+Reporter = Callable[[str, dict[str, Any]], None]

@@ -1,0 +1,24 @@
+"""execute: the leaf for code skills — call the served skill's `run(ctx, args)`."""
+
+from agentapps.context.calls import call_tool
+
+frontmatter = {
+    "name": "execute",
+    "description": "Middleware: run a code skill's function (the execution leaf for .skill.py files).",
+    "metadata": {"role": "middleware", "tags": ["pipeline"]},
+}
+
+
+async def run(ctx, args):
+    target = ctx.target
+    if target.tool.kind == "markdown":
+        return None  # markdown skills are served by agent-execute
+    if ctx.globals.internals.get("dry_run"):
+        return {
+            "dryRun": True,
+            "skill": target.tool.name,
+            "path": str(target.tool.path or target.tool.uri),
+            "args": dict(target.args),
+            "chain": list(target.run.chain.entries),
+        }
+    return await call_tool(target)
