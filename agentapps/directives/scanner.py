@@ -74,25 +74,21 @@ def _scan(text: str, first_line: int, *, directives: bool) -> list[Segment]:
     def line_at(offset: int) -> int:
         return bisect.bisect_right(starts, offset) - 1 + first_line
 
-    pieces: list[Segment] = []
+    out: list[Segment] = []
+    buf: list[str] = []  # literal text not yet flushed to `out`
     for begin, end, verbatim in _units(text, starts):
         if verbatim or not _SPECIAL.search(text, begin, end):
-            pieces.append(text[begin:end])
+            buf.append(text[begin:end])
         else:
-            _Prose(text[begin:end], begin, directives, line_at).scan(pieces)
-    merged: list[Segment] = []
-    run: list[str] = []
-    for piece in pieces:
-        if isinstance(piece, str):
-            run.append(piece)
-            continue
-        if run and (joined := "".join(run)):
-            merged.append(joined)
-        run = []
-        merged.append(piece)
-    if run and (joined := "".join(run)):
-        merged.append(joined)
-    return merged
+            _Prose(text[begin:end], begin, directives, line_at).scan(buf, out)
+    _flush(buf, out)
+    return out
+
+
+def _flush(buf: list[str], out: list[Segment]) -> None:
+    if joined := "".join(buf):
+        out.append(joined)
+    buf.clear()
 
 
 def _units(text: str, starts: list[int]) -> list[tuple[int, int, bool]]:
@@ -148,9 +144,8 @@ class _Prose:
         self._comment_end = (len(text) + 1, -1)  # (searched from, first "-->" found)
         self._dead: set[int] = set()  # attribute positions already known to lead nowhere
 
-    def scan(self, out: list[Segment]) -> None:
+    def scan(self, buf: list[str], out: list[Segment]) -> None:
         text, i = self.text, 0
-        buf: list[str] = []
         while (m := _SPECIAL.search(text, i)) is not None:
             j = m.start()
             buf.append(text[i:j])
@@ -168,15 +163,13 @@ class _Prose:
             elif char == "<":
                 i = self._comment(j, buf)
             elif self.directives and (found := self._directive(j)) is not None:
-                out.append("".join(buf))
-                buf = []
+                _flush(buf, out)
                 out.append(found)
                 i = j + len(found.raw)
             else:
                 buf.append(":")
                 i = j + 1
         buf.append(text[i:])
-        out.append("".join(buf))
 
     def _code_span(self, j: int, buf: list[str]) -> int:
         if self._ticks is None:
