@@ -121,7 +121,7 @@ def _regex(units: Expansion) -> str:
             segments[-1] += unit
     if len(segments) == 1:
         return segments[0]
-    middle = "".join(f".*{s}" for s in segments[1:-1] if s)
+    middle = "".join(f"(?>.*?{s})" for s in segments[1:-1] if s)
     return f"{segments[0]}{middle}.*{segments[-1]}"
 
 
