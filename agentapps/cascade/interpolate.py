@@ -1,4 +1,4 @@
-"""`${path}` interpolation of metadata strings against the context; `\${...}` stays literal."""
+r"""`${path}` interpolation of metadata strings against the context; `\${...}` stays literal."""
 
 from __future__ import annotations
 

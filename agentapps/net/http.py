@@ -92,7 +92,7 @@ class _PinnedConnection(http.client.HTTPConnection):
             sock = _DeadlineSocket(family, socket.SOCK_STREAM)
             try:
                 sock.settimeout(min(self._connect_timeout, _remaining(self._deadline, "Connect")))
-                sock.connect((self.host, self.port))
+                sock.connect(sockaddr)
             except OSError as exc:
                 sock.close()
                 error = exc
@@ -161,6 +161,7 @@ def _once(
     policy: HostPolicy, connect_timeout: float, deadline: float, max_bytes: int,
 ) -> tuple[HttpResponse, str | None]:  # fmt: skip
     scheme, host, port, target = _split(url)
+    where = f"{scheme}://{host}:{port}{urlsplit(url).path}"  # no query: it may hold a token
     addresses = policy.check(host, port)
     conn = _PinnedConnection(
         host, port, tls=scheme == "https", addresses=addresses,
@@ -171,19 +172,19 @@ def _once(
         try:
             conn.request(method, target, body=body, headers=headers)
         except (ValueError, http.client.InvalidURL) as exc:  # bad method, path or header text
-            raise UsageError(f"Cannot send {method} {url}: {exc}.") from None
+            raise UsageError(f"Cannot send {method} {where}: {exc}.") from None
         response = conn.getresponse()
         names = {name.lower() for name in response.headers}
         got = {name: ", ".join(response.headers.get_all(name) or []) for name in names}
         location = got.get("location") if response.status in REDIRECT_STATUSES else None
-        data = b"" if location else _read_body(response, url, max_bytes, deadline)
+        data = b"" if location else _read_body(response, where, max_bytes, deadline)
         return HttpResponse(response.status, got, data, url), location
     except TimeoutError:  # every socket timeout after connecting is capped by the deadline
-        raise LimitError(f"Request to {url} took longer than the time limit.") from None
+        raise LimitError(f"Request to {where} took longer than the time limit.") from None
     except ssl.SSLError as exc:
-        raise SkillError(f"TLS failed for {url}: {exc}.") from None
+        raise SkillError(f"TLS failed for {where}: {exc}.") from None
     except (OSError, http.client.HTTPException) as exc:
-        raise SkillError(f"Request to {url} failed: {type(exc).__name__}: {exc}.") from None
+        raise SkillError(f"Request to {where} failed: {type(exc).__name__}: {exc}.") from None
     finally:
         if response is not None:
             response.close()  # holds its own reference to the socket
@@ -216,7 +217,8 @@ def fetch(
         if location is None:
             return response
         if redirects == max_redirects:
-            raise LimitError(f"Too many redirects (more than {max_redirects}), last at {url}.")
+            host = urlsplit(url).hostname
+            raise LimitError(f"Too many redirects (more than {max_redirects}), last from {host}.")
         redirects += 1
         next_url = urljoin(url, location)
         if _split(next_url)[:3] != _split(url)[:3]:  # another origin: don't hand it our secrets

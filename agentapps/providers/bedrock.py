@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
-import random
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentapps.errors import AgentAppsError, ConfigError, InterruptedError_, ProviderError
+from agentapps.errors import ConfigError, InterruptedError_, ProviderError
 from agentapps.providers.bedrock_errors import (
     IncompleteStreamError,
+    StreamFailed,
     aws_message,
+    backoff_delay,
     explain_error,
     is_retryable,
+    pause,
 )
 
 __all__ = ["TurnResult", "explain_error", "make_client", "stream_turn"]
@@ -44,9 +47,9 @@ def make_client(
     read_timeout: float = 600,
 ) -> Any:
     """A `bedrock-runtime` client from the standard AWS chain, standard retries, our timeouts."""
-    import boto3
-    from botocore.config import Config
-    from botocore.exceptions import BotoCoreError
+    import boto3  # type: ignore[import-untyped,unused-ignore]
+    from botocore.config import Config  # type: ignore[import-untyped,unused-ignore]
+    from botocore.exceptions import BotoCoreError  # type: ignore[import-untyped,unused-ignore]
 
     try:
         session = boto3.session.Session()
@@ -67,7 +70,10 @@ def make_client(
             "bedrock-runtime", region_name=resolved, endpoint_url=endpoint_url, config=config
         )
     except BotoCoreError as exc:  # unknown profile, malformed region, unreadable config file
-        raise ConfigError(f"Cannot set up the Bedrock client: {aws_message(exc)}") from exc
+        raise ConfigError(
+            f"Cannot set up the Bedrock client: {aws_message(exc)}; check AWS_PROFILE, "
+            "AWS_REGION and ~/.aws/config."
+        ) from exc
 
 
 def build_request(
@@ -149,7 +155,9 @@ class _TurnAssembler:
         if self.stop_reason is None:
             raise IncompleteStreamError("the stream ended before messageStop")
         if self.bad_tool is not None:
-            hint = "; the answer hit maxTokens, raise it" if self.stop_reason == "max_tokens" else ""
+            hint = (
+                "; the answer hit maxTokens, raise it" if self.stop_reason == "max_tokens" else ""
+            )
             raise ProviderError(
                 f"Model '{model_id}' sent input for tool '{self.bad_tool}' that is not a JSON "
                 f"object{hint}."
@@ -159,10 +167,8 @@ class _TurnAssembler:
 
 
 def _close_quietly(stream: Any) -> None:
-    try:
+    with contextlib.suppress(Exception):  # best effort: the connection may already be gone
         stream.close()
-    except Exception:  # noqa: BLE001 - best effort: the connection may already be gone
-        pass
 
 
 def _pump(client: Any, request: dict[str, Any], out: queue.Queue[tuple[str, Any]],
@@ -208,26 +214,16 @@ def _attempt(
             elif kind == "event":
                 assembler.feed(value)
             elif kind == "error":
-                raise value
+                raise StreamFailed(value)
             else:
-                return assembler.result(request["modelId"])
+                try:
+                    return assembler.result(request["modelId"])
+                except IncompleteStreamError as exc:
+                    raise StreamFailed(exc) from None
     finally:
         stop.set()
         if stream is not None:
             _close_quietly(stream)
-
-
-def _pause(delay: float, sleep: Callable[[float], None], cancelled: Callable[[], bool] | None) -> None:
-    """Sleep in short slices so an interrupt during backoff is noticed promptly."""
-    left = delay
-    while True:
-        if cancelled is not None and cancelled():
-            raise InterruptedError_("Interrupted while waiting to retry Bedrock.")
-        if left <= 0:
-            return
-        step = min(left, 0.25)
-        sleep(step)
-        left -= step
 
 
 def stream_turn(
@@ -258,15 +254,16 @@ def stream_turn(
     while True:
         try:
             return _attempt(client, request, _TurnAssembler(on_text), cancelled)
-        except AgentAppsError:  # interrupted, or already explained
-            raise
-        except Exception as exc:
+        except StreamFailed as failed:
             # Retrying the whole turn is safe: tool calls are only returned once the stream is
             # complete, so no tool of this turn has run yet and no side effect can repeat.
+            # (Failures before the stream starts were already retried by botocore's standard
+            # mode; errors inside the stream never are, so this loop is the only retry for them.)
+            exc = failed.error
             if not is_retryable(exc) or attempt >= max_stream_retries:
                 raise explain_error(exc, model_id=model_id, region=region, retries=attempt) from exc
-            delay = random.uniform(0, min(backoff_cap, backoff_base * 2**attempt))  # full jitter
+            delay = backoff_delay(attempt, backoff_base, backoff_cap)
             attempt += 1
             if on_retry is not None:
                 on_retry(attempt, delay, aws_message(exc))
-            _pause(delay, sleep, cancelled)
+            pause(delay, sleep, cancelled)

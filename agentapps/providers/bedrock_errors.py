@@ -1,11 +1,19 @@
-"""What to retry and what one line to say when a Bedrock call fails; botocore is imported lazily."""
+"""Bedrock retry policy and error wording: what to retry, how long to wait, what one line to say."""
 
 from __future__ import annotations
 
 import os
+import random
 import re
+from collections.abc import Callable
 
-from agentapps.errors import AgentAppsError, ConfigError, DeniedError, ProviderError
+from agentapps.errors import (
+    AgentAppsError,
+    ConfigError,
+    DeniedError,
+    InterruptedError_,
+    ProviderError,
+)
 
 # Error codes compared lowercased: mid-stream exception frames say `throttlingException`, HTTP
 # errors say `ThrottlingException`.
@@ -49,6 +57,14 @@ class IncompleteStreamError(Exception):
     """The stream ended without `messageStop`: transient, retried, then explained."""
 
 
+class StreamFailed(Exception):
+    """Wraps a failure of the Bedrock call itself, told apart from errors raised by callbacks."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 def error_code(exc: BaseException) -> str:
     response = getattr(exc, "response", None)
     if isinstance(response, dict):
@@ -77,7 +93,11 @@ def aws_message(exc: BaseException) -> str:
 
 def _is_transport_failure(exc: BaseException) -> bool:
     """A connection that broke or stalled while the stream was being read."""
-    from botocore.exceptions import ConnectionClosedError, ReadTimeoutError, ResponseStreamingError
+    from botocore.exceptions import (  # type: ignore[import-untyped,unused-ignore]
+        ConnectionClosedError,
+        ReadTimeoutError,
+        ResponseStreamingError,
+    )
     from urllib3.exceptions import ProtocolError
     from urllib3.exceptions import ReadTimeoutError as RawReadTimeoutError
 
@@ -94,6 +114,26 @@ def is_retryable(exc: BaseException) -> bool:
     return _is_transport_failure(exc)
 
 
+def backoff_delay(attempt: int, base: float, cap: float) -> float:
+    """Exponential backoff with full jitter: uniform in [0, min(cap, base * 2**attempt)]."""
+    return random.uniform(0, min(cap, base * 2**attempt))
+
+
+def pause(
+    delay: float, sleep: Callable[[float], None], cancelled: Callable[[], bool] | None
+) -> None:
+    """Sleep in short slices so an interrupt during backoff is noticed promptly."""
+    left = delay
+    while True:
+        if cancelled is not None and cancelled():
+            raise InterruptedError_("Interrupted while waiting to retry Bedrock.")
+        if left <= 0:
+            return
+        step = min(left, 0.25)
+        sleep(step)
+        left -= step
+
+
 def profile_prefix(region: str | None) -> str:
     """The cross-region inference-profile prefix that serves a region (us., eu., apac.)."""
     area = (region or "us").split("-", 1)[0]
@@ -106,7 +146,7 @@ def explain_error(
     """Turn a botocore/boto3 failure into one actionable line with the right exit code."""
     if isinstance(exc, AgentAppsError):
         return exc
-    from botocore.exceptions import (
+    from botocore.exceptions import (  # type: ignore[import-untyped,unused-ignore]
         ConnectTimeoutError,
         CredentialRetrievalError,
         EndpointConnectionError,
@@ -120,7 +160,9 @@ def explain_error(
     if isinstance(exc, (NoCredentialsError, PartialCredentialsError, CredentialRetrievalError)):
         return ConfigError(f"No usable AWS credentials for {model}: {_CREDENTIALS_HELP}.")
     if isinstance(exc, ProfileNotFound):
-        return ConfigError(f"{aws_message(exc)}: fix AWS_PROFILE or add the profile to ~/.aws/config.")
+        return ConfigError(
+            f"{aws_message(exc)}: fix AWS_PROFILE or add the profile to ~/.aws/config."
+        )
     if isinstance(exc, (EndpointConnectionError, ConnectTimeoutError)):
         url = scrub(str(getattr(exc, "kwargs", {}).get("endpoint_url") or "the Bedrock endpoint"))
         return ProviderError(

@@ -54,8 +54,10 @@ def load_yaml(yaml_text: str, file: Path, first_line: int) -> dict[str, Any]:
     if "&" in yaml_text or "*" in yaml_text:
         loader_base = yaml.SafeLoader  # the pure-Python composer lets us refuse aliases before expansion
 
+    last_line = first_line + max(yaml_text.count("\n"), 0)
+
     def fail(message: str, mark: Any) -> SkillLoadError:
-        line = first_line + (mark.line if mark is not None else 0)
+        line = min(first_line + (mark.line if mark is not None else 0), last_line)
         return SkillLoadError(message, file=file, line=line)
 
     class Loader(loader_base):  # type: ignore[misc, valid-type]

@@ -1,0 +1,5 @@
+"""`python -m agentapps`."""
+
+from agentapps.cli import main
+
+main()

@@ -1,0 +1,217 @@
+"""`agentapps run` end to end in real processes: exit codes, stdout/stderr, coercion, stdin, --json, help."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+TYPED = '''
+frontmatter = {
+    "name": "typed",
+    "description": "Echo typed params.",
+    "metadata": {"params": {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "A name."},
+            "times": {"type": "integer", "minimum": 1},
+            "ratio": {"type": "number"},
+            "loud": {"type": "boolean"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "counts": {"type": "array", "items": {"type": "integer"}},
+            "opts": {"type": "object"},
+            "sessionId": {"type": "string"},
+            "input": {"type": "string"},
+        },
+        "required": ["name"],
+        "additionalProperties": False,
+    }},
+}
+
+def run(ctx, args):
+    return args
+'''
+
+
+@pytest.fixture
+def typed(project):
+    project.write("typed.skill.py", TYPED)
+    return project
+
+
+def run_json(project, *argv, **kw):
+    result = project.cli("run", *argv, **kw)
+    return result, (json.loads(result.stdout) if result.stdout.strip() else None)
+
+
+def test_hello_prints_only_the_result_on_stdout(project):
+    result = project.cli("run", "hello", "--name", "Ada")
+    assert (result.returncode, result.stdout, result.stderr) == (0, "Hello, Ada!\n", "")
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--name", "A"], {"name": "A"}),
+        (["--name=A", "--times", "3"], {"name": "A", "times": 3}),
+        (["--name", "A", "--ratio", "0.5"], {"name": "A", "ratio": 0.5}),
+        (["--name", "A", "--loud"], {"name": "A", "loud": True}),
+        (["--name", "A", "--no-loud"], {"name": "A", "loud": False}),
+        (["--name", "A", "--loud=false"], {"name": "A", "loud": False}),
+        (["--name", "A", "--tags", "x", "--tags", "y"], {"name": "A", "tags": ["x", "y"]}),
+        (["--name", "A", "--tags", '["x","y"]'], {"name": "A", "tags": ["x", "y"]}),
+        (["--name", "A", "--counts", "1", "--counts", "2"], {"name": "A", "counts": [1, 2]}),
+        (["--name", "A", "--opts", '{"k": 1}'], {"name": "A", "opts": {"k": 1}}),
+        (["--name", "A", "--session-id", "s1"], {"name": "A", "sessionId": "s1"}),
+        (["--arg", "name=B", "--arg-json", '{"times": 2}'], {"name": "B", "times": 2}),
+        (["--name", "-5"], {"name": "-5"}),
+    ],
+)
+def test_params_are_coerced_by_the_schema(typed, argv, expected):
+    result, out = run_json(typed, "typed", *argv)
+    assert result.returncode == 0, result.stderr
+    assert out == expected
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "message"),
+    [
+        (["typed"], 2, "'name' is required"),
+        (["typed", "--name", "A", "--times", "zero"], 2, "--times for skill 'typed' expects integer"),
+        (["typed", "--name", "A", "--times", "0"], 2, "times"),
+        (["typed", "--name", "A", "--nmae", "x"], 2, "Did you mean --name?"),
+        (["typed", "--name"], 2, "--name needs a value"),
+        (["typed", "--name", "A", "stray"], 2, "Unexpected argument 'stray'"),
+        (["typed", "--name", "A", "--opts", "{bad"], 2, "--opts for skill 'typed' expects object"),
+        (["nosuch"], 2, "Unknown skill 'nosuch'"),
+        (["--bogus", "typed"], 2, "Unknown runner option '--bogus'"),
+        (["hello", "--name", "A", "--x", "1"], 2, "has no param --x"),
+        (["./missing.skill.md"], 2, "No skill file at"),
+    ],
+)
+def test_bad_input_is_one_line_on_stderr_with_exit_2(typed, argv, code, message):
+    result = typed.cli("run", *argv)
+    assert result.returncode == code
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert message in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_failing_skill_exits_1_and_verbose_shows_the_traceback(project):
+    project.write("fail.skill.py", 'frontmatter = {"name": "fail"}\n\ndef run(ctx, args):\n    raise ValueError("nope")\n')
+    quiet = project.cli("run", "fail")
+    assert quiet.returncode == 1
+    assert quiet.stderr.strip().endswith("Skill 'fail' failed: ValueError: nope")
+    assert "fail.skill.py:4" in quiet.stderr
+    assert "Traceback" not in quiet.stderr
+    loud = project.cli("run", "-v", "fail")
+    assert loud.returncode == 1 and "Traceback" in loud.stderr
+
+
+def test_json_output_for_success_and_failure(typed):
+    ok, out = run_json(typed, "--json", "typed", "--name", "A")
+    assert ok.returncode == 0
+    assert out["ok"] is True and out["skill"] == "typed" and out["result"] == {"name": "A"}
+    assert out["error"] is None and isinstance(out["duration_ms"], float)
+    bad, out = run_json(typed, "--json", "typed")
+    assert bad.returncode == 2
+    assert out["ok"] is False and out["error"]["exit_code"] == 2 and "required" in out["error"]["message"]
+
+
+def test_args_file_from_stdin_and_from_a_file(typed):
+    result, out = run_json(typed, "--args-file", "-", "typed", input='{"name": "Ada", "times": 2}')
+    assert out == {"name": "Ada", "times": 2}
+    (typed.root / "a.json").write_text('{"name": "F"}')
+    result, out = run_json(typed, "--args-file", "a.json", "typed", "--times", "4")
+    assert out == {"name": "F", "times": 4}
+    bad = typed.cli("run", "--args-file", "-", "typed", input="[1]")
+    assert bad.returncode == 2 and "must hold a JSON object" in bad.stderr
+
+
+def test_piped_stdin_fills_the_input_param(typed):
+    result, out = run_json(typed, "typed", "--name", "A", input="diff text\n")
+    assert out == {"name": "A", "input": "diff text\n"}
+
+
+def test_stdin_is_ignored_by_skills_without_an_input_param(project):
+    result = project.cli("run", "hello", input="ignored")
+    assert result.stdout == "Hello, world!\n"
+
+
+def test_non_string_results_print_as_json(project):
+    project.write("n.skill.py", 'frontmatter = {"name": "n"}\n\ndef run(ctx, args):\n    return {"n": [1, 2]}\n')
+    assert json.loads(project.cli("run", "n").stdout) == {"n": [1, 2]}
+
+
+def test_skill_help_is_generated_from_params(typed):
+    result = typed.cli("run", "typed", "--help")
+    assert result.returncode == 0
+    assert "Usage: agentapps run typed" in result.stdout
+    assert "--name STRING" in result.stdout and "[required]" in result.stdout
+    assert "--loud / --no-loud" in result.stdout and "--session-id STRING" in result.stdout
+
+
+def test_run_help_and_top_level_help(project):
+    assert "Runner options go before SKILL" in project.cli("run", "--help").stdout
+    top = project.cli("--help")
+    assert top.returncode == 0 and "describe" in top.stdout and "which" in top.stdout
+
+
+def test_markdown_skill_without_an_agent_says_so(project):
+    project.write("ask.skill.md", "---\nname: ask\n---\nSay hi.\n")
+    result = project.cli("run", "ask")
+    if "no agent provider" not in result.stderr:
+        pytest.skip("an agent skill is installed")
+    assert result.returncode == 2
+
+
+def test_shebang_skill_runs_when_executed_directly(project, tmp_path):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    import sys
+
+    shim = bindir / "agentapps"
+    shim.write_text(f"#!/bin/sh\nexec {sys.executable} -m agentapps \"$@\"\n")
+    shim.chmod(0o755)
+    script = project.write("tool.skill.py", '#!/usr/bin/env -S agentapps run\nfrontmatter = {"name": "tool"}\n\n'
+                           'def run(ctx, args):\n    return "ran directly"\n')
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    import subprocess
+
+    env = project.env(PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    result = subprocess.run([str(script)], cwd=project.root, env=env, capture_output=True, text=True, timeout=60)
+    assert result.stdout == "ran directly\n", result.stderr
+
+
+def test_dry_run_validates_and_shows_the_chain_without_running(project):
+    marker = project.root / "ran"
+    project.write("side.skill.py", f'frontmatter = {{"name": "side", "metadata": {{"params": {{"type": "object"}}}}}}\n\n'
+                  f'def run(ctx, args):\n    open({str(marker)!r}, "w")\n')
+    result = project.cli("run", "--dry-run", "side", "--x", "1")
+    out = json.loads(result.stdout)
+    assert out["dryRun"] is True and out["args"] == {"x": "1"} and "execute" in out["chain"]
+    assert not marker.exists()
+
+
+def test_list_describe_which_and_init(project):
+    init = project.cli("init")
+    assert init.returncode == 0 and "created" in init.stdout
+    again = project.cli("init")
+    assert "kept" in again.stdout and "created" not in again.stdout
+    assert project.cli("run", "greet", "--name", "Ada", "--times", "2").stdout == "Hello, Ada!\nHello, Ada!\n"
+    assert project.cli("run", "./skills/greet.skill.py", "--name", "Ada").stdout == "Hello, Ada!\n"
+    listed = json.loads(project.cli("list", "--json").stdout)["skills"]
+    names = {s["name"] for s in listed}
+    assert {"greet", "hello", "skill-list"} <= names and "default" not in names
+    assert [s["name"] for s in json.loads(project.cli("list", "--json", "--query", "greet").stdout)["skills"]] == ["greet"]
+    assert {s["name"] for s in json.loads(project.cli("list", "--json", "--tag", "discovery").stdout)["skills"]} == {
+        "skill-list", "skill-describe"}
+    described = json.loads(project.cli("describe", "greet", "--json").stdout)
+    assert described["params"]["required"] == ["name"] and described["chain"][-2:] == ["execute", "agent-execute"]
+    assert project.cli("which", "greet").stdout.startswith(str(project.root / "skills" / "greet.skill.py"))
+    missing = project.cli("which", "gret")
+    assert missing.returncode == 2 and "Did you mean 'greet'" in missing.stderr

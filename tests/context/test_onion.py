@@ -1,0 +1,169 @@
+"""The onion: order pinned by a recorder, and the rules of next(), return values and exceptions."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentapps.errors import ChainError, LimitError, SkillError
+
+RECORDER = '''
+frontmatter = {{"name": "{name}", "metadata": {{"after": {after}, "before": {before}}}}}
+
+async def run(ctx, args):
+    trace = ctx.globals.internals.setdefault("trace", [])
+    trace.append("{name}>")
+    {body}
+    trace.append("{name}<")
+'''
+
+
+def middleware(project, name, *, after, before, body="await ctx.manager.next()"):
+    project.write(
+        f"mw/{name}.skill.py",
+        RECORDER.format(name=name, after=after, before=before, body=body),
+    )
+
+
+def leaf(project, keys, body='ctx.globals.internals.setdefault("trace", []).append("execute"); return "done"'):
+    meta = ", ".join(f'"{k}": True' for k in keys)
+    project.write(
+        "s.skill.py",
+        f'frontmatter = {{"name": "s", "metadata": {{{meta}}}}}\n\n'
+        f"def run(ctx, args):\n    {body}\n",
+    )
+
+
+def run_and_trace(project):
+    root = project.boot()
+    try:
+        result = project.invoke("s", {}, root)
+    finally:
+        trace = root.globals.internals.get("trace", [])
+    return result, trace
+
+
+def test_onion_runs_middleware_in_order_around_execute(project):
+    middleware(project, "a", after='["$pre-execute"]', before='["b"]')
+    middleware(project, "b", after='["a"]', before='["$execute"]')
+    leaf(project, ["b", "a"])
+    result, trace = run_and_trace(project)
+    assert result == "done"
+    assert trace == ["a>", "b>", "execute", "b<", "a<"]
+
+
+def test_middleware_returning_a_value_sets_result_and_stops_the_chain(project):
+    middleware(project, "a", after='["$pre-execute"]', before='["$execute"]', body='return "short-circuit"')
+    leaf(project, ["a"])
+    result, trace = run_and_trace(project)
+    assert result == "short-circuit"
+    assert trace == ["a>"]
+
+
+def test_middleware_returning_none_without_next_lets_the_chain_continue(project):
+    middleware(project, "a", after='["$pre-execute"]', before='["$execute"]', body="pass")
+    leaf(project, ["a"])
+    result, trace = run_and_trace(project)
+    assert result == "done"
+    assert trace == ["a>", "a<", "execute"]
+
+
+def test_exception_unwinds_through_every_middleware_finally(project):
+    middleware(
+        project, "a", after='["$pre-execute"]', before='["$execute"]',
+        body='try:\n        await ctx.manager.next()\n    finally:\n        trace.append("a-finally")',
+    )
+    leaf(project, ["a"], body='raise RuntimeError("boom")')
+    root = project.boot()
+    with pytest.raises(SkillError, match="Skill 's' failed: RuntimeError: boom"):
+        project.invoke("s", {}, root)
+    assert root.globals.internals["trace"] == ["a>", "a-finally"]
+
+
+def test_calling_next_twice_is_an_error(project):
+    middleware(
+        project, "a", after='["$pre-execute"]', before='["$execute"]',
+        body="await ctx.manager.next()\n    await ctx.manager.next()",
+    )
+    leaf(project, ["a"])
+    with pytest.raises(ChainError, match="called next\\(\\) twice"):
+        project.invoke("s", {})
+
+
+def test_metadata_key_set_to_false_switches_a_middleware_off(project):
+    middleware(project, "a", after='["$pre-execute"]', before='["$execute"]')
+    project.write("s.skill.py", 'frontmatter = {"name": "s", "metadata": {"a": False}}\n\n'
+                  'def run(ctx, args):\n    ctx.globals.internals.setdefault("trace", []).append("execute")\n')
+    _, trace = run_and_trace(project)
+    assert trace == ["execute"]
+
+
+def test_middleware_acts_on_the_target_context(project):
+    project.write("mw/tagger.skill.py", '''
+        frontmatter = {"name": "tagger", "metadata": {"after": ["$pre-execute"], "before": ["$execute"]}}
+
+        async def run(ctx, args):
+            ctx.target.locals.tagged = ctx.target.tool.name
+        ''')
+    project.write("s.skill.py", 'frontmatter = {"name": "s", "metadata": {"tagger": True}}\n\n'
+                  "def run(ctx, args):\n    return ctx.locals.tagged\n")
+    assert project.invoke("s") == "s"
+
+
+def test_nested_invoke_depth_is_limited(project, monkeypatch):
+    monkeypatch.setenv("AGENTAPPS_MAX_DEPTH", "5")
+    project.write("loop.skill.py", '''
+        frontmatter = {"name": "loop"}
+
+        async def run(ctx, args):
+            return await ctx.manager.invoke("loop", {})
+        ''')
+    with pytest.raises(LimitError, match="deeper than 5 skill calls"):
+        project.invoke("loop")
+
+
+def test_history_frames_record_each_call_and_nonlocals_flow_to_children(project):
+    project.write("parent.skill.py", '''
+        frontmatter = {"name": "parent"}
+
+        async def run(ctx, args):
+            ctx.nonlocals.marker = "from-parent"
+            return await ctx.manager.invoke("child", {})
+        ''')
+    project.write("child.skill.py", '''
+        frontmatter = {"name": "child"}
+
+        def run(ctx, args):
+            ctx.nonlocals.marker2 = "child-only"
+            return {"history": [f.tool for f in ctx.locals.history], "marker": ctx.nonlocals.marker}
+        ''')
+    result = project.invoke("parent")
+    assert result == {"history": ["bootstrap", "parent", "child"], "marker": "from-parent"}
+
+
+def test_args_are_set_once(project):
+    project.write("s.skill.py", '''
+        frontmatter = {"name": "s"}
+
+        def run(ctx, args):
+            ctx.args = {"x": 1}
+        ''')
+    with pytest.raises(SkillError, match="AttributeError"):
+        project.invoke("s")
+
+
+def test_sync_and_async_run_functions_both_work(project):
+    project.write("a.skill.py", 'frontmatter = {"name": "sync-one"}\n\ndef run(ctx, args):\n    return 1\n')
+    project.write("b.skill.py", 'frontmatter = {"name": "async-one"}\n\nasync def run(ctx, args):\n    return 2\n')
+    assert project.invoke("sync-one") == 1
+    assert project.invoke("async-one") == 2
+
+
+def test_shadowing_a_standard_middleware_replaces_it(project):
+    project.write("validate-args.skill.py", '''
+        frontmatter = {"name": "validate-args"}
+
+        def run(ctx, args):
+            ctx.target.locals.checked_by = "project"
+        ''')
+    project.write("s.skill.py", 'frontmatter = {"name": "s"}\n\ndef run(ctx, args):\n    return ctx.locals.checked_by\n')
+    assert project.invoke("s") == "project"

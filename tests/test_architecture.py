@@ -1,0 +1,39 @@
+"""Architecture rules: the kernel never imports skills/, and the hot path stays free of heavy imports."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+HEAVY = ("boto3", "botocore", "py_mini_racer", "markdown_it", "jinja2", "mcp", "rich", "typer")
+
+
+def test_kernel_never_imports_from_skills():
+    offenders = []
+    for path in (REPO / "agentapps").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            offenders += [f"{path}: {n}" for n in names if n == "skills" or n.startswith("skills.")]
+    assert offenders == []
+
+
+def test_running_a_code_skill_imports_no_heavy_dependency(project):
+    project.write("noop.skill.py", 'frontmatter = {"name": "noop"}\n\ndef run(ctx, args):\n    return "ok"\n')
+    code = (
+        "import sys, json\n"
+        "from agentapps.cli import main\n"
+        "try:\n    main(['run', 'noop'])\nexcept SystemExit:\n    pass\n"
+        f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=project.root, env=project.env(),
+                            capture_output=True, text=True, timeout=60)
+    assert result.stdout.splitlines()[0] == "ok"
+    assert json.loads(result.stdout.splitlines()[-1]) == []
