@@ -118,6 +118,9 @@ class Context:
         history = [] if parent is None else list(parent.locals.get("history", ()))
         history.append(HistoryFrame(tool.name, args, time.time()))
         self.locals = Namespace(result=None, error=None, history=history, config=Namespace())
+        if tool.kind == "markdown":
+            # directives rewrite `expanded`; agent-execute sends it to the model
+            self.locals.prompt = Namespace(raw=tool.body, expanded=tool.body, line=tool.body_line)
         self.nonlocals = Namespace(parent.nonlocals) if parent is not None else Namespace()
         if parent is None:
             self.nonlocals.setdefault("rootContextId", self.envelope.id)
