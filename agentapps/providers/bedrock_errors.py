@@ -109,6 +109,8 @@ def _is_transport_failure(exc: BaseException) -> bool:
 def is_retryable(exc: BaseException) -> bool:
     """Throttling, 5xx-style and broken-stream failures; never validation, access or not-found."""
     code = error_code(exc).lower()
+    if code.isdigit():  # botocore's code for an error reply that named no type: the HTTP status
+        return code == "429" or code.startswith("5")
     if code:
         return code in RETRYABLE_CODES
     return _is_transport_failure(exc)
@@ -156,9 +158,9 @@ def explain_error(
     )
 
     where = f"in region {region}" if region else "(no region set)"
-    model = f"Bedrock model '{model_id}' {where}"
+    model = f"model '{model_id}' {where}"
     if isinstance(exc, (NoCredentialsError, PartialCredentialsError, CredentialRetrievalError)):
-        return ConfigError(f"No usable AWS credentials for {model}: {_CREDENTIALS_HELP}.")
+        return ConfigError(f"No usable AWS credentials for Bedrock {model}: {_CREDENTIALS_HELP}.")
     if isinstance(exc, ProfileNotFound):
         return ConfigError(
             f"{aws_message(exc)}: fix AWS_PROFILE or add the profile to ~/.aws/config."
@@ -166,41 +168,42 @@ def explain_error(
     if isinstance(exc, (EndpointConnectionError, ConnectTimeoutError)):
         url = scrub(str(getattr(exc, "kwargs", {}).get("endpoint_url") or "the Bedrock endpoint"))
         return ProviderError(
-            f"Could not connect to {url} for {model}: check the network, the region name and "
-            "AWS_ENDPOINT_URL_BEDROCK_RUNTIME if you set it."
+            f"Could not connect to {url} for Bedrock {model}: check the network, the region "
+            "name and AWS_ENDPOINT_URL_BEDROCK_RUNTIME if you set it."
         )
     code = error_code(exc)
     lowered, said = code.lower(), aws_message(exc)
-    tried = f" (retried {retries} times)" if retries else ""
+    tried = f" (retried {retries} time{'' if retries == 1 else 's'})" if retries else ""
     if lowered == "accessdeniedexception":
         return DeniedError(
-            f"AWS denied access to {model}: allow bedrock:InvokeModelWithResponseStream on it in "
-            f"your IAM policy and enable access to the model in the Bedrock console (AWS said: {said})"
+            f"AWS denied access to Bedrock {model}: allow bedrock:InvokeModelWithResponseStream "
+            "on it in your IAM policy and enable access to the model in the Bedrock console "
+            f"(AWS said: {said})"
         )
     if lowered in BAD_CREDENTIAL_CODES:
         return ConfigError(
-            f"AWS rejected the credentials for {model} ({code}): they are invalid or expired; "
-            f"refresh them: {_CREDENTIALS_HELP}."
+            f"AWS rejected the credentials for Bedrock {model} ({code}): they are invalid or "
+            f"expired; refresh them: {_CREDENTIALS_HELP}."
         )
     if lowered == "resourcenotfoundexception":
         return ConfigError(
-            f"{model} was not found or is not enabled (AWS said: {said}); check the model id with "
-            f"`aws bedrock list-foundation-models --region {region or '<region>'}` and enable it in "
-            "the Bedrock console."
+            f"Bedrock {model} was not found or is not enabled (AWS said: {said}); check the model "
+            f"id with `aws bedrock list-foundation-models --region {region or '<region>'}` and "
+            "enable it in the Bedrock console."
         )
     if lowered == "validationexception" and "on-demand throughput" in said.lower():
         return ConfigError(
-            f"{model} cannot be invoked with on-demand throughput: use an inference profile id "
-            f"such as '{profile_prefix(region)}.{model_id}' as the model id."
+            f"Bedrock {model} cannot be invoked with on-demand throughput: use an inference "
+            f"profile id such as '{profile_prefix(region)}.{model_id}' as the model id."
         )
     if lowered == "validationexception" and "model identifier is invalid" in said.lower():
-        return ConfigError(f"{model}: Bedrock does not know this model id; check its spelling.")
+        return ConfigError(f"Bedrock does not know {model}; check the model id's spelling.")
     if lowered in THROTTLING_CODES:
         return ProviderError(
             f"Bedrock kept throttling {model}{tried}: wait and run again, ask for a higher quota "
             "(Service Quotas), or use a cross-region inference profile."
         )
-    if lowered in RETRYABLE_CODES:
+    if lowered in RETRYABLE_CODES or (code.isdigit() and is_retryable(exc)):
         return ProviderError(f"Bedrock failed for {model}{tried}: {code}: {said}; try again later.")
     if lowered == "servicequotaexceededexception":
         return ProviderError(f"Bedrock quota exceeded for {model}: {said}; ask for a higher quota.")

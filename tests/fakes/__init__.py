@@ -1,0 +1,1 @@
+"""Loopback fakes of external services (Bedrock) that real clients talk to in tests."""
