@@ -98,6 +98,10 @@ class Run:
     chain: ChainPlan
     entry: bool = False
     chain_index: int = -1
+    # allowed-tools: what the callers above allowed (checked for this call), and what applies to the
+    # calls this context makes (callers' policies + any restriction + this skill's own allowed-tools)
+    caller_policies: tuple[Any, ...] = ()
+    policies: tuple[Any, ...] = ()
 
     @property
     def origin(self) -> dict[str, Any]:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentapps.context.calls import call_tool
 from agentapps.context.plan import prepare
 from agentapps.errors import ChainError, DeniedError, LimitError
 from agentapps.tools.names import ref_kind
+from agentapps.tools.policy import Policy
 from agentapps.tools.schema import check_limits
 from agentapps.types import ToolDef
 
@@ -22,9 +24,20 @@ class ContextManager:
         self.ctx = ctx
         self._next_called = False
 
-    async def invoke(self, ref: str | ToolDef, args: dict[str, Any] | None = None, *, untrusted: bool = False) -> Any:
-        """Call a skill through the full pipeline and return its result."""
-        return await _invoke(self.ctx, ref, args if args is not None else {}, None, untrusted)
+    async def invoke(
+        self, ref: str | ToolDef, args: dict[str, Any] | None = None, *, untrusted: bool = False,
+        restrict: Sequence[Policy] = (),
+    ) -> Any:
+        """Call a skill through the full pipeline and return its result.
+
+        `untrusted` (agent code) allows bare names only; `restrict` adds allowed-tools policies that
+        bind everything the callee calls (they can only narrow, never widen).
+        """
+        return await _invoke(self.ctx, ref, args if args is not None else {}, None, untrusted, tuple(restrict))
+
+    def narrow(self, allowed_tools: str | None, owner: str) -> None:
+        """Restrict the calls this context makes from now on (a skill may only narrow itself)."""
+        self.ctx.run.policies = (*self.ctx.run.policies, policy_for(self.ctx.globals, allowed_tools, owner))
 
     async def next(self) -> None:
         """Run the rest of the served context's chain (once per middleware call)."""
@@ -43,8 +56,18 @@ class ContextManager:
         await _dispatch(target, self.ctx.run.chain_index + 1)
 
 
+def policy_for(g: Any, text: str | None, owner: str) -> Policy:
+    cache = g.cache_for("policy")
+    key = (text, owner)
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = Policy.parse(text, owner)
+    return found  # type: ignore[no-any-return]
+
+
 async def _invoke(
     caller: Context | None, ref: str | ToolDef, args: dict[str, Any], target: Context | None, untrusted: bool,
+    restrict: tuple[Policy, ...] = (),
 ) -> Any:
     from agentapps.context.context import Context
 
@@ -75,6 +98,10 @@ async def _invoke(
             raise ArgsError(f"Arguments for '{tool.name}' must be an object.", skill=tool.name)
         check_limits(args, skill=tool.name)
     ctx = Context(tool=tool, args=args, parent=caller, globals_=g, target=target, untrusted=untrusted)
+    if target is None:
+        # middleware (chain entries) are trusted pipeline code: their own calls start unrestricted
+        ctx.run.caller_policies = caller.run.policies if not caller.run.entry else ()
+        ctx.run.policies = (*ctx.run.caller_policies, *restrict, policy_for(g, tool.allowed_tools, tool.name))
     try:
         prepare(ctx)
         if ctx.run.chain.static:

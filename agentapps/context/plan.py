@@ -64,6 +64,15 @@ def _entries_of(name: str, g: Globals) -> list[str]:
     return entries
 
 
+def _locked(g: Globals) -> list[str]:
+    """`$locked` is read from the `default` skill itself, never from the cascade a skill controls."""
+    try:
+        locked = g.lookup.find("default").metadata.get("$locked") or []
+    except AgentAppsError:
+        return []
+    return [str(n) for n in locked] if isinstance(locked, list) else []
+
+
 def chain_plan(tool: ToolDef, meta: dict[str, Any], g: Globals) -> ChainPlan:
     cache = g.cache_for("chain")
     key = _key(tool)
@@ -72,6 +81,9 @@ def chain_plan(tool: ToolDef, meta: dict[str, Any], g: Globals) -> ChainPlan:
         return hit[1]
     g.cache.pop("entries", None)
     entries = candidate_entries(meta, lambda n: _exists(n, g))
+    for name in _locked(g):  # middleware no skill may switch off (e.g. validate-allowed-tools)
+        if name not in entries and name != tool.name and _exists(name, g):
+            entries.append(name)
     # A middleware whose own chain leads back to itself runs statically: its function is called
     # directly, without a chain of its own (this is how the standard middleware avoid recursion).
     static = tool.name in entries or any(reaches(e, tool.name, lambda n: _entries_of(n, g)) for e in entries)

@@ -112,7 +112,7 @@ def test_middleware_acts_on_the_target_context(project):
 def test_nested_invoke_depth_is_limited(project, monkeypatch):
     monkeypatch.setenv("AGENTAPPS_MAX_DEPTH", "5")
     project.write("loop.skill.py", '''
-        frontmatter = {"name": "loop"}
+        frontmatter = {"name": "loop", "allowed-tools": "loop"}
 
         async def run(ctx, args):
             return await ctx.manager.invoke("loop", {})
