@@ -110,6 +110,11 @@ class Run:
 
 class Context:
     __slots__ = ("envelope", "_args", "run", "locals", "nonlocals", "globals", "manager", "_chain_state")
+    envelope: Envelope
+    run: Run
+    locals: Namespace
+    nonlocals: Namespace
+    globals: Globals
 
     def __init__(
         self, *, tool: ToolDef, args: dict[str, Any], parent: Context | None, globals_: Globals,

@@ -60,7 +60,7 @@ def load_yaml(yaml_text: str, file: Path, first_line: int) -> dict[str, Any]:
         line = min(first_line + (mark.line if mark is not None else 0), last_line)
         return SkillLoadError(message, file=file, line=line)
 
-    class Loader(loader_base):  # type: ignore[misc, valid-type]
+    class Loader(loader_base):  # type: ignore[misc]
         def compose_node(self, parent: Any, index: Any) -> Any:
             if self.check_event(yaml.AliasEvent):
                 raise fail("YAML aliases (*name) are not allowed in frontmatter.", self.peek_event().start_mark)
@@ -119,14 +119,14 @@ def read_python_frontmatter(source: str, file: Path) -> tuple[dict[str, Any], in
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "run":
             has_run = True
         targets: list[ast.expr] = []
+        value_node: ast.expr | None = None
         if isinstance(node, ast.Assign):
-            targets = node.targets
+            targets, value_node = node.targets, node.value
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            targets = [node.target]
-        if any(isinstance(t, ast.Name) and t.id == "frontmatter" for t in targets):
-            value_node = node.value  # type: ignore[union-attr]
+            targets, value_node = [node.target], node.value
+        if value_node is not None and any(isinstance(t, ast.Name) and t.id == "frontmatter" for t in targets):
             try:
-                value = ast.literal_eval(value_node)  # type: ignore[arg-type]
+                value = ast.literal_eval(value_node)
             except (ValueError, TypeError, SyntaxError, RecursionError):
                 raise SkillLoadError(
                     "`frontmatter` must be a literal dict (no names, calls or f-strings).",

@@ -106,11 +106,11 @@ def load_function(tool: ToolDef) -> ToolFn:
                 file=tool.path,
                 line=line,
             ) from exc
-    fn = getattr(module, "run", None)
+    fn: ToolFn | None = getattr(module, "run", None)
     if not callable(fn):
         raise SkillLoadError("A code skill needs a function `run(ctx, args)`.", skill=tool.name, file=tool.path)
     tool.fn = fn
-    return fn
+    return tool.fn
 
 
 def _error_line(exc: BaseException, path: Path) -> int | None:

@@ -79,15 +79,16 @@ def validator_for(schema: dict[str, Any], cache: dict[str, Any], *, skill: str, 
 
 
 def describe_error(error: Any) -> str:
+    message = str(error.message)
     path = "/".join(str(p) for p in error.absolute_path)
     where = f"'{path}'" if path else "arguments"
     if error.validator == "required":
-        return error.message.replace("is a required property", "is required")
+        return message.replace("is a required property", "is required")
     if error.validator == "additionalProperties":
-        return error.message.replace("were unexpected", "are not accepted").replace(
+        return message.replace("were unexpected", "are not accepted").replace(
             "was unexpected", "is not accepted"
         )
-    return f"{where}: {error.message}"
+    return f"{where}: {message}"
 
 
 def validate(
@@ -97,7 +98,7 @@ def validate(
     validator = validator_for(schema, cache, skill=skill, where=where)
     try:
         errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
-    except Exception as exc:  # a $ref we refuse to fetch, and similar schema-time failures
+    except Exception as exc:  # noqa: BLE001 - a $ref we refuse to fetch, and similar schema-time failures
         raise ConfigError(f"Skill '{skill}' {where} schema cannot be applied: {exc}", skill=skill) from None
     if errors:
         details = "; ".join(describe_error(e) for e in errors[:3])
