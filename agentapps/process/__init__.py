@@ -1,0 +1,1 @@
+"""Child processes run on behalf of skills."""
