@@ -1,0 +1,1 @@
+"""File skills confined to the project."""
