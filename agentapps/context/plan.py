@@ -58,6 +58,7 @@ def _entries_of(name: str, g: Globals) -> list[str]:
         tool = g.lookup.find(name)
         meta = cascaded(tool, g).meta
         entries = candidate_entries(meta, lambda n: _exists(n, g))
+        entries += [n for n in _locked(g) if n not in entries and n != name and _exists(n, g)]
     except AgentAppsError:
         entries = []
     cache[name] = entries

@@ -101,3 +101,9 @@ def test_trust_cannot_be_switched_off_by_the_callee(project):
                   'def run(ctx, args):\n    return "ran"\n')
     assert subprocess.run([sys.executable, "-m", "agentapps", "run", "writer"], cwd=project.root,
                           env=project.env(), capture_output=True, stdin=subprocess.DEVNULL).returncode == 3
+
+
+def test_locked_middleware_run_statically(project):
+    for name in ("trust", "validate-allowed-tools", "validate-args", "execute"):
+        described = json.loads(project.cli("describe", name, "--json").stdout)
+        assert described["static"] is True, name
