@@ -1,4 +1,10 @@
-"""agent-execute: the leaf for markdown skills — hand the expanded prompt to the `agent` skill."""
+"""agent-execute: the leaf for markdown skills — hand the expanded prompt to the `agent` skill.
+
+With --dry-run the agent gets `dryRun: true` and returns its system prompt and user message.
+The agent is called with `restrict` = the served skill's policies, so agent code is bound by the
+served skill's callers and its own allowed-tools. A relative `model.script` is resolved against
+the skill file's folder. The agent reaches the served context as `ctx.envelope.parent.target`.
+"""
 
 from agentapps.errors import ConfigError, SkillNotFoundError
 
@@ -14,28 +20,37 @@ async def run(ctx, args):
     if target.tool.kind != "markdown":
         return None
     prompt = target.locals.get("prompt") or {}
-    if ctx.globals.internals.get("dry_run") and not _has_agent(ctx):
-        return prompt.get("expanded", target.tool.body)
-    try:
-        ctx.globals.lookup.find("agent")
-    except SkillNotFoundError:
+    if not _has_agent(ctx):
+        if ctx.globals.internals.get("dry_run"):
+            return prompt.get("expanded", target.tool.body)
         raise ConfigError(
             f"Skill '{target.tool.name}' is a markdown skill, but no agent provider is available: "
             "no skill named 'agent' is on the search path.",
             skill=target.tool.name,
             file=target.tool.path,
-        ) from None
-    return await ctx.manager.invoke(
-        "agent",
-        {
-            "prompt": prompt.get("expanded", target.tool.body),
-            "config": target.meta.get("model") or {},
-            "allowedTools": target.tool.allowed_tools,
-            "returns": target.tool.metadata.get("returns"),
-            "args": dict(target.args),
-            "skillName": target.tool.name,
-        },
-    )
+        )
+    config = dict(target.meta.get("model") or {})
+    script = config.get("script")
+    if isinstance(script, str) and target.tool.path is not None:
+        config["script"] = str(target.tool.path.parent / script)
+    agent_args = {
+        "prompt": prompt.get("expanded", target.tool.body),
+        "config": config,
+        "allowedTools": target.tool.allowed_tools,
+        "returns": target.tool.metadata.get("returns"),
+        "args": dict(target.args),
+        "skillName": target.tool.name,
+    }
+    internals = ctx.globals.internals
+    if not internals.get("dry_run"):
+        return await ctx.manager.invoke("agent", agent_args, restrict=target.run.policies)
+    # --dry-run: the agent itself must run (to show the system prompt) but call no model
+    internals["dry_run"] = False
+    try:
+        return await ctx.manager.invoke("agent", {**agent_args, "dryRun": True},
+                                        restrict=target.run.policies)
+    finally:
+        internals["dry_run"] = True
 
 
 def _has_agent(ctx):

@@ -1,0 +1,14 @@
+"""The agent: the policy layer behind the `agent` skill and the loops behind the bundled providers.
+
+    config      model config: defaults, CLI/env overrides, limits, what sub-agents inherit
+    scope       which contexts the agent serves and which policies bind agent code
+    discovery   which skills the model is told about (constrained vs discovery mode)
+    prompt      the system prompt (a Jinja2 template shipped with the skill) and the user message
+    trace       hook events: `locals.agent.trace`, `agent-*` events, the CLI reporter
+    state       the run's state and the hook policy (turns, steps, loop guard, returns)
+    code        the `invoke` tool: agent code in the V8 sandbox, results shaped for the model
+    script      the scripted-provider file format, its per-process cursor and the recorder
+    runner      one agent run end to end: sandbox, callback refs, provider call, result
+    scripted    the `agent-scripted` provider loop (no network)
+    converse    the `agent-bedrock` provider loop (Converse streaming via agentapps.providers)
+"""

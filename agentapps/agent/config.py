@@ -1,0 +1,95 @@
+"""Model config for one agent run: defaults, CLI/env overrides, limits, and what sub-agents inherit."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agentapps.errors import ConfigError
+
+DEFAULT_MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+DEFAULT_PROVIDER = "agent-bedrock"
+SCRIPTED_PROVIDER = "agent-scripted"
+# keys agent code may not choose when it starts a sub-agent: they come from the parent agent
+INHERITED_KEYS = ("agent", "script", "guard", "requests")
+LIMIT_KEYS = ("maxTurns", "maxSteps", "snippetTimeout", "maxResultChars", "loopGuard", "maxReminders")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What bounds one run (see SECURITY.md "Loops end")."""
+
+    max_turns: float = 30
+    max_steps: float = 30
+    snippet_timeout: float = 30.0
+    max_result_chars: int = 30_000
+    loop_guard: int = 3
+    max_reminders: int = 3
+    persistent: bool = False
+    retry_base: float = 1.0
+    retry_cap: float = 30.0
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], skill: str) -> Limits:
+        persistent = config.get("persistent") is True
+
+        def number(key: str, default: float, *, minimum: float = 0, integer: bool = False) -> Any:
+            value = config.get(key)
+            if value is None:  # persistent runs loop until stopped unless bounded explicitly
+                return math.inf if persistent and key in ("maxTurns", "maxSteps") else default
+            if value == "Infinity" or value == math.inf:
+                return math.inf
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
+                raise ConfigError(
+                    f"Skill '{skill}' model.{key} must be a number >= {minimum:g}, not {value!r}.",
+                    skill=skill)
+            return int(value) if integer else value
+
+        return cls(
+            max_turns=number("maxTurns", 30, minimum=1),
+            max_steps=number("maxSteps", 30),
+            snippet_timeout=number("snippetTimeout", 30.0, minimum=0.05),
+            max_result_chars=number("maxResultChars", 30_000, minimum=200, integer=True),
+            loop_guard=number("loopGuard", 3, minimum=2, integer=True),
+            max_reminders=number("maxReminders", 3, integer=True),
+            persistent=persistent,
+            retry_base=number("retryBase", 1.0),
+            retry_cap=number("retryCap", 30.0),
+        )
+
+
+def effective_config(config: Mapping[str, Any] | None, overrides: Mapping[str, Any],
+                     environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The cascaded `model` config with `--model`/AGENTAPPS_MODEL and `--replay` applied.
+
+    Precedence for the model id: `--model`, then AGENTAPPS_MODEL, then `model.id`, then the default.
+    """
+    env = os.environ if environ is None else environ
+    out = dict(config or {})
+    model = overrides.get("model") or env.get("AGENTAPPS_MODEL") or out.get("id") or DEFAULT_MODEL
+    out["id"] = str(model)
+    if overrides.get("replay"):
+        out["agent"] = SCRIPTED_PROVIDER
+        out["script"] = str(overrides["replay"])
+    out.setdefault("agent", DEFAULT_PROVIDER)
+    if not isinstance(out["agent"], str) or not out["agent"]:
+        raise ConfigError(f"model.agent must name a provider skill, not {out['agent']!r}.")
+    return out
+
+
+def confine(config: Mapping[str, Any], parent: Mapping[str, Any]) -> dict[str, Any]:
+    """Config for a sub-agent started by agent code: it cannot pick its provider, script or guard,
+    cannot loosen the parent's limits, and cannot be persistent."""
+    out = {k: v for k, v in config.items() if k not in INHERITED_KEYS and k != "persistent"}
+    for key in INHERITED_KEYS:
+        if key in parent:
+            out[key] = parent[key]
+    for key in LIMIT_KEYS:
+        mine, theirs = out.get(key), parent.get(key)
+        if isinstance(theirs, (int, float)) and not isinstance(theirs, bool):
+            if not isinstance(mine, (int, float)) or isinstance(mine, bool) or mine > theirs:
+                out[key] = theirs
+    return out

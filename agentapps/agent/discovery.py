@@ -1,0 +1,129 @@
+"""Which skills the model is told about, in constrained or discovery mode, as template-ready data.
+
+Constrained mode (explicit allowed-tools, no bare `*`): every admitted skill with its params.
+Discovery mode (no allowed-tools, or a bare `*`): only explicitly named skills, plus
+`skill-list` and `skill-describe` so the model can look the rest up. Either way a skill shows
+only if every policy binding agent code could admit some call of it (hidden skills only when
+named, the served skill itself only when named), and `agent`, providers and callback refs never
+show. Middleware with params are listed separately: they configure pipelines, agent code does
+not call them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentapps.tools.lookup import Lookup
+from agentapps.tools.policy import Candidate, Policy
+from agentapps.types import ToolDef
+
+DISCOVERY_TOOLS = ("skill-list", "skill-describe")
+NEVER_SHOWN = ("agent", "default")
+PROVIDER_TAG = "agent-provider"
+
+
+@dataclass
+class Discovered:
+    mode: str  # "constrained" | "discovery"
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    middleware: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _reachable(policy: Policy, c: Candidate) -> tuple[bool, str | None]:
+    """Whether some call of `c` passes `policy` (argument values aside), and the specifier
+    that constrains its arguments, if any."""
+    special = c.name == policy.owner or c.hidden
+    if policy.rules is None:
+        return not special, None
+    if any(r.deny and not r.constraints and r.selects(c) for r in policy.rules):
+        return False, None
+    for rule in policy.rules:
+        if rule.deny or not rule.selects(c):
+            continue
+        if special and not (rule.literal and rule.selector == c.name):
+            continue
+        return True, rule.text if rule.constraints else None
+    return False, None
+
+
+def is_constrained(allowed_tools: str | None) -> bool:
+    if allowed_tools is None:
+        return False
+    return "*" not in allowed_tools.split()
+
+
+def _excluded(tool: ToolDef, provider: str) -> bool:
+    return (tool.name in NEVER_SHOWN or tool.name == provider or PROVIDER_TAG in tool.tags
+            or "callback" in tool.tags or (tool.uri or "").startswith("callback://"))
+
+
+def discover(lookup: Lookup, policies: Sequence[Policy], allowed_tools: str | None,
+             provider: str) -> Discovered:
+    """The skills to document for agent code bound by `policies` (the last one is the served
+    skill's allowed-tools)."""
+    constrained = is_constrained(allowed_tools)
+    named = {t for t in (allowed_tools or "").split() if "(" not in t} | {
+        t.split("(", 1)[0] for t in (allowed_tools or "").split() if "(" in t}
+    found = Discovered("constrained" if constrained else "discovery")
+    tools, _ = lookup.list_all()
+    for tool in tools:
+        if _excluded(tool, provider):
+            continue
+        if not constrained and tool.name not in named and tool.name not in DISCOVERY_TOOLS:
+            continue
+        candidate = Candidate(tool.name, tool.tags, tool.hidden)
+        notes = []
+        for policy in policies:
+            ok, note = _reachable(policy, candidate)
+            if not ok:
+                break
+            if note:
+                notes.append(note)
+        else:
+            doc = document(tool, notes)
+            if tool.metadata.get("role") == "middleware":
+                if tool.params:
+                    found.middleware.append(doc)
+            else:
+                found.tools.append(doc)
+    return found
+
+
+def _type(schema: Any) -> str:
+    if not isinstance(schema, dict):
+        return "any"
+    if "enum" in schema and isinstance(schema["enum"], list):
+        return " | ".join(json.dumps(v) for v in schema["enum"][:12])
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return " | ".join(str(k) for k in kind)
+    if kind == "array":
+        return f"{_type(schema.get('items'))}[]"
+    return str(kind or "any")
+
+
+def document(tool: ToolDef, notes: Sequence[str] = ()) -> dict[str, Any]:
+    """One skill as the template shows it: signature, param lines, returns, constraints."""
+    params = tool.params or {}
+    props = params.get("properties") if isinstance(params.get("properties"), dict) else {}
+    required = set(params.get("required") or ())
+    lines = []
+    for name, schema in (props or {}).items():
+        schema = schema if isinstance(schema, dict) else {}
+        lines.append({"name": name, "type": _type(schema), "required": name in required,
+                      "description": str(schema.get("description") or "").strip(),
+                      "default": json.dumps(schema["default"]) if "default" in schema else None})
+    shown = ", ".join(f"{p['name']}{'' if p['required'] else '?'}: {p['type']}" for p in lines)
+    returns = tool.metadata.get("returns")
+    return {
+        "name": tool.name,
+        "description": tool.description.strip(),
+        "signature": f"{{{shown}}}" if lines else ("{...}" if params else "{}"),
+        "params": lines,
+        "accepts_args": bool(params),
+        "returns": json.dumps(returns, separators=(",", ":")) if isinstance(returns, dict) else None,
+        "constraints": list(notes),
+    }

@@ -1,0 +1,171 @@
+"""One agent run end to end: config, discovery, prompt, sandbox, callback refs, provider, result.
+
+The provider gets only serialisable args — `prompt, config, invokeRef, hookRef, userMessage,
+skillName` — and reaches code execution and hooks through `ctx.manager.invoke(ref, ...)`.
+State for the run lives on the served context as `locals.agent` (`trace`, `usage`, `turns`,
+`steps`, `stopReason`, `provider`, `model`); the scope agent code and sub-agents see is
+`nonlocals.agent` (`events`, `contextId`, `ancestorContextId`, `config`, `depth`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentapps.agent.code import run_code
+from agentapps.agent.config import Limits, confine, effective_config
+from agentapps.agent.discovery import discover
+from agentapps.agent.prompt import render_system_prompt, user_message
+from agentapps.agent.scope import (code_context, code_policies, is_within, make_infrastructure,
+                                   scope_of, served_context)
+from agentapps.agent.script import recorder_for
+from agentapps.agent.state import AgentRun
+from agentapps.agent.trace import Trace
+from agentapps.context.context import Namespace
+from agentapps.errors import ConfigError, DeniedError, ReturnsError
+from agentapps.tools.policy import Policy
+
+if TYPE_CHECKING:
+    from agentapps.context.context import Context
+
+
+@dataclass
+class Plan:
+    """Everything decided before the model is called (and all that --dry-run shows)."""
+
+    skill: str
+    config: dict[str, Any]
+    limits: Limits
+    policies: tuple[Policy, ...]
+    prompt: str
+    message: str
+
+
+def plan(ctx: Context, args: dict[str, Any], template: Path) -> Plan:
+    """Config (with CLI overrides, confined for sub-agents), code policies, prompt, user message."""
+    skill = str(args.get("skillName") or args.get("name") or "agent")
+    parent = scope_of(ctx)
+    config = effective_config(args.get("config"), ctx.globals.config.overrides)
+    if ctx.envelope.untrusted and parent:  # started by agent code
+        config = confine(config, parent.get("config") or {})
+    limits = Limits.from_config(config, skill)
+    if limits.persistent and args.get("returns") is not None:
+        raise ConfigError(f"Skill '{skill}' sets model.persistent and `returns`; a persistent agent "
+                          "never returns, so drop one of them.", skill=skill)
+    allowed = args.get("allowedTools")
+    policies = code_policies(ctx, allowed, skill)
+    found = discover(ctx.globals.lookup, policies, allowed, config["agent"])
+    prompt = render_system_prompt(
+        template, ctx.globals.cache_for("agent.templates"), task=str(args.get("prompt") or ""),
+        skill=skill, discovered=found, returns=args.get("returns"), persistent=limits.persistent,
+        max_steps=limits.max_steps)
+    message = user_message(args.get("args"), args.get("userMessage"))
+    return Plan(skill, config, limits, policies, prompt, message)
+
+
+async def run_agent(ctx: Context, args: dict[str, Any], template: Path) -> Any:
+    """Run the agent for `args` (the `agent` skill's args) and return its result."""
+    g = ctx.globals
+    p = plan(ctx, args, template)
+    if args.get("dryRun") or g.internals.get("dry_run"):
+        return f"{p.prompt}\n--- user message ---\n{p.message}\n"
+    skill, config, limits = p.skill, p.config, p.limits
+    parent, served = scope_of(ctx), served_context(ctx)
+    depth = int(parent.get("depth", -1)) + 1
+    name = str(args.get("name") or skill)
+    topic = args.get("events") or parent.get("events")
+    info = served.locals["agent"] = Namespace(
+        trace=[], usage={"inputTokens": 0, "outputTokens": 0}, turns=0, steps=0, stopReason=None,
+        provider=config["agent"], model=config["id"], name=name)
+    trace = Trace(g, info.trace, name=name, topic=topic if isinstance(topic, str) else None,
+                  root_context_id=ctx.nonlocals.get("rootContextId"), depth=depth)
+    run = AgentRun(skill, limits, args.get("returns"), trace, g.cache_for("schema"),
+                   recorder_for(g, g.config.overrides.get("record")))
+    ctx.nonlocals["agent"] = {"events": topic, "contextId": served.envelope.id, "depth": depth,
+                              "ancestorContextId": parent.get("contextId"), "config": config}
+    code_ctx = code_context(ctx, p.policies)
+    make_infrastructure(ctx)
+    from agentapps.sandbox import Sandbox, SandboxLimits
+    from agentapps.tools.callbacks import create_callback_ref, release_callback_ref
+
+    def refuse_from_code(cb_ctx: Context) -> None:
+        if is_within(cb_ctx, code_ctx):
+            raise DeniedError("Agent code may not call its own agent's callback refs.", skill=skill)
+
+    async def on_invoke(cb_ctx: Context, cb_args: dict[str, Any]) -> Any:
+        refuse_from_code(cb_ctx)
+        return await run_code(run, sandbox, code_ctx, cb_args)
+
+    async def on_hook(cb_ctx: Context, event: dict[str, Any]) -> Any:
+        refuse_from_code(cb_ctx)
+        directive = run.handle(event)
+        if directive is None and event.get("type") == "tool-call" and config.get("guard"):
+            directive = await _guard(ctx, str(config["guard"]), skill, event)
+        return directive
+
+    refs: list[str] = []
+    trace.emit("agent-start", {"skill": skill, "model": config["id"], "provider": config["agent"]})
+    trace.report("agent-start", {"skill": skill, "model": config["id"], "provider": config["agent"]})
+    sandbox = Sandbox(SandboxLimits(timeout_s=limits.snippet_timeout), memory=args.get("memory"))
+    try:
+        refs.append(create_callback_ref(g, on_invoke, label="agent-invoke"))
+        refs.append(create_callback_ref(g, on_hook, label="agent-hook"))
+        value = await ctx.manager.invoke(config["agent"], {
+            "prompt": p.prompt, "config": config, "invokeRef": refs[0], "hookRef": refs[1],
+            "userMessage": p.message, "skillName": skill})
+        return _final(run, value)
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        run.stop_reason = "interrupted"
+        raise
+    except BaseException as exc:
+        run.stop_reason = run.stop_reason or ("interrupted" if getattr(exc, "exit_code", 0) >= 128
+                                              else "error")
+        raise
+    finally:
+        for ref in refs:
+            release_callback_ref(g, ref)
+        sandbox.close()
+        _settle(g, info, run, depth)
+        trace.emit("agent-complete", {"stopReason": run.stop_reason, "usage": dict(run.usage)})
+        trace.report("agent-complete", {"stopReason": run.stop_reason, "usage": dict(run.usage),
+                                        "turns": run.turn, "steps": run.steps})
+        if run.recorder is not None:
+            run.recorder.info = {"skill": skill, "model": config["id"], "provider": config["agent"]}
+            run.recorder.write()
+
+
+def _final(run: AgentRun, value: Any) -> Any:
+    if run.finished:
+        run.stop_reason = "finished"
+        return run.result
+    if run.returns is not None:
+        run.stop_reason = "returns"
+        raise ReturnsError(f"The agent for '{run.skill}' ended without calling "
+                           "ctx.manager.finish(value) with a value matching `returns`.", skill=run.skill)
+    run.stop_reason = run.stop_reason or "answered"
+    return value
+
+
+def _settle(g: Any, info: Namespace, run: AgentRun, depth: int) -> None:
+    """Copy the run's counters to `locals.agent` and add them to the process totals (--json)."""
+    info.update(usage=dict(run.usage), turns=run.turn, steps=run.steps, stopReason=run.stop_reason)
+    totals = g.internals.setdefault("agent.totals", {
+        "usage": {"inputTokens": 0, "outputTokens": 0}, "turns": 0, "steps": 0, "stop_reason": None})
+    for key, value in run.usage.items():
+        totals["usage"][key] = totals["usage"].get(key, 0) + value
+    totals["turns"] += run.turn
+    totals["steps"] += run.steps
+    if depth == 0:
+        totals["stop_reason"] = run.stop_reason
+
+
+async def _guard(ctx: Context, guard: str, skill: str, event: dict[str, Any]) -> dict[str, Any] | None:
+    """Ask the configured guard skill about a tool call; `{"deny": reason}` blocks it."""
+    args = event.get("args") if isinstance(event.get("args"), dict) else {}
+    verdict = await ctx.manager.invoke(guard, {"tool": event.get("tool"), "code": args.get("code"),
+                                               "skillName": skill})
+    if isinstance(verdict, dict) and verdict.get("deny"):
+        return {"deny": str(verdict["deny"])}
+    return None

@@ -1,0 +1,68 @@
+"""Which context an agent run serves, and the context (with its policies) agent code calls from.
+
+The agent skill is infrastructure, like middleware: it calls its provider and the guard skill
+without the allowed-tools of its callers (a provider is never something the served skill lists).
+Agent code is different: every call it makes goes through a dedicated child context whose
+policies are the agent's callers' (and any `restrict` agent-execute passed, i.e. the served
+skill's callers and its own allowed-tools) plus `allowedTools` owned by the served skill.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentapps.context.context import Context
+from agentapps.context.manager import policy_for
+from agentapps.tools.policy import Policy
+from agentapps.types import ToolDef
+
+CODE_TOOL = ToolDef("agent-code", "memory", {"name": "agent-code", "metadata": {"$inherit": False}},
+                    uri="inline://agent-code")
+
+
+def served_context(ctx: Context) -> Context:
+    """The context whose `locals.agent` gets the trace: the markdown skill agent-execute serves
+    (reached as `ctx.envelope.parent.target`), else the agent's own context (a direct call)."""
+    parent = ctx.envelope.parent
+    if parent is not None and parent.run.entry:
+        return parent.envelope.target
+    return ctx
+
+
+def code_policies(ctx: Context, allowed_tools: str | None, owner: str) -> tuple[Policy, ...]:
+    """Everything that binds the agent (callers + restrict) except the agent skill's own
+    allowed-tools, narrowed by `allowed_tools` owned by the served skill."""
+    own = policy_for(ctx.globals, ctx.tool.allowed_tools, ctx.tool.name)
+    bound = tuple(p for p in ctx.run.policies if p is not own)
+    narrowed = policy_for(ctx.globals, allowed_tools, owner)
+    return bound if narrowed in bound else (*bound, narrowed)
+
+
+def code_context(ctx: Context, policies: tuple[Policy, ...]) -> Context:
+    """A child of the agent context that agent code calls from: untrusted (bare names only)."""
+    child = Context(tool=CODE_TOOL, args={}, parent=ctx, globals_=ctx.globals, untrusted=True)
+    child.run.caller_policies = ctx.run.caller_policies
+    child.run.policies = policies
+    return child
+
+
+def make_infrastructure(ctx: Context) -> None:
+    """From now on the agent context's own calls (provider, guard) are not bound by its callers."""
+    ctx.run.policies = ()
+
+
+def is_within(ctx: Context, ancestor: Context) -> bool:
+    """Whether `ancestor` is `ctx` or one of its parents (used to refuse agent code calling the
+    agent's own callback refs)."""
+    node: Context | None = ctx
+    while node is not None:
+        if node is ancestor:
+            return True
+        node = node.envelope.parent
+    return False
+
+
+def scope_of(ctx: Context) -> dict[str, Any]:
+    """The nearest enclosing agent run's scope (`nonlocals.agent`), or {}."""
+    found = ctx.nonlocals.get("agent")
+    return found if isinstance(found, dict) else {}

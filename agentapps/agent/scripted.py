@@ -1,0 +1,96 @@
+"""The `agent-scripted` provider loop: plays a script's turns instead of calling a model.
+
+It speaks the same provider contract as any other provider (hooks, invokeRef), so a scripted
+run exercises the whole agent. With `config.requests` (a file path) it appends what the model
+would have received each turn as one JSON line: `{"skill", "turn", "system"?, "input": [...]}`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentapps.agent.script import Cursor, cursor_for
+from agentapps.errors import ConfigError, ProviderError
+
+if TYPE_CHECKING:
+    from agentapps.context.context import Context
+
+
+def _requests_log(path: Any, entry: dict[str, Any]) -> None:
+    if not isinstance(path, str) or not path:
+        return
+    with Path(path).open("a", encoding="utf-8") as out:
+        out.write(json.dumps(entry, ensure_ascii=False, default=str) + "\n")
+
+
+def _cursor(ctx: Context, config: dict[str, Any], skill: str) -> Cursor:
+    script = config.get("script")
+    if not isinstance(script, str) or not script:
+        raise ConfigError(
+            f"Skill '{skill}' uses the agent-scripted provider but names no script: set "
+            "model.script (a path relative to the skill file) or pass --replay FILE.", skill=skill)
+    cursor = cursor_for(ctx.globals, Path(script))
+    cursor.begin_run()
+    return cursor
+
+
+async def run_scripted(ctx: Context, args: dict[str, Any]) -> Any:
+    """Play turns until the agent's hook says stop, or a turn without code ends the run."""
+    config = args.get("config") or {}
+    skill = str(args.get("skillName") or "agent")
+    invoke_ref, hook_ref = args["invokeRef"], args["hookRef"]
+    cursor = _cursor(ctx, config, skill)
+
+    async def hook(event: dict[str, Any]) -> dict[str, Any]:
+        answer = await ctx.manager.invoke(hook_ref, event)
+        return answer if isinstance(answer, dict) else {}
+
+    pending: list[Any] = [args.get("userMessage") or ""]
+    turn = 0
+    while True:
+        turn += 1
+        await hook({"type": "turn-start", "turnNumber": turn})
+        _requests_log(config.get("requests"), {
+            "skill": skill, "turn": turn, "input": pending,
+            **({"system": args.get("prompt")} if turn == 1 else {})})
+        step = cursor.take()
+        if step is None:
+            asked = next((p for p in reversed(pending) if isinstance(p, str) and p), "")
+            raise ProviderError(
+                f"Script {cursor.path} has no turn left for '{skill}' (turn {turn}); the agent "
+                f"wanted another model reply{': ' + asked[:200] if asked else ''}. "
+                "Record a fresh script with --record.", skill=skill)
+        if step.delay:
+            await asyncio.sleep(step.delay)
+        if step.error is not None:
+            directive = await hook({"type": "error", "error": step.error, "attempt": 1})
+            if directive.get("retry"):
+                await asyncio.sleep(float(directive.get("delay") or 0))
+                pending = []
+                continue
+            raise ProviderError(f"Scripted model error: {step.error}", skill=skill)
+        if step.text:
+            await hook({"type": "message", "text": step.text})
+        pending = []
+        for code in step.code:
+            call = {"type": "tool-call", "tool": "invoke", "args": {"code": code}}
+            directive = await hook(call)
+            if directive.get("deny"):
+                pending.append({"status": "error", "text": f"Denied: {directive['deny']}"})
+                continue
+            result = await ctx.manager.invoke(invoke_ref, {"code": code})
+            await hook({**call, "type": "tool-result", "result": result})
+            pending.append(result)
+        directive = await hook({"type": "turn-end", "turnNumber": turn, "result": step.text,
+                                "usage": step.usage, "toolCalls": len(step.code)})
+        if directive.get("stop"):
+            return directive.get("result", step.text)
+        if directive.get("continue"):
+            if directive.get("message"):
+                pending.append(directive["message"])
+            continue
+        if not step.code:
+            return step.text

@@ -1,0 +1,201 @@
+"""One agent run's state and the hook policy: turns, steps, the loop guard, returns enforcement.
+
+Directives a hook answers: `{"stop": True, "result": ...}` ends the run, `{"continue": True,
+"message": ...}` asks the provider for another model turn, `{"deny": reason}` blocks a tool call,
+`{"retry": True, "delay": s}` retries a failed model call, `None` means "as you were".
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentapps.agent.config import Limits
+from agentapps.agent.script import Recorder
+from agentapps.agent.trace import Trace
+from agentapps.errors import LimitError, ReturnsError
+from agentapps.tools.schema import validate
+
+CONTINUE = "Continue with the task."
+
+
+@dataclass
+class TurnBuffer:
+    """What the model said in the current turn (deltas are joined; a full message replaces them)."""
+
+    slot: int | None = None
+    deltas: list[str] = field(default_factory=list)
+    full: str | None = None
+    codes: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return self.full if self.full is not None else "".join(self.deltas)
+
+
+@dataclass
+class AgentRun:
+    skill: str
+    limits: Limits
+    returns: dict[str, Any] | None
+    trace: Trace
+    schema_cache: dict[str, Any]
+    recorder: Recorder | None = None
+    turn: int = 0
+    steps: int = 0
+    usage: dict[str, int] = field(default_factory=lambda: {"inputTokens": 0, "outputTokens": 0})
+    finished: bool = False
+    result: Any = None
+    returns_failures: int = 0
+    steps_exhausted: bool = False
+    stop_reason: str | None = None
+    buffer: TurnBuffer = field(default_factory=TurnBuffer)
+    _last_code: str | None = None
+    _repeats: int = 0
+    _call_started: float = 0.0
+
+    # -- hook events --------------------------------------------------------------------------
+
+    def handle(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        """Record `event` in the trace and answer it."""
+        kind = str(event.get("type") or "")
+        fields = {k: v for k, v in event.items() if k != "type"}
+        handler = getattr(self, "on_" + kind.replace("-", "_"), None)
+        if handler is None or kind.startswith("_"):
+            self.trace.record(kind or "unknown", **fields)
+            return None
+        return handler(fields)  # type: ignore[no-any-return]
+
+    def on_turn_start(self, fields: dict[str, Any]) -> None:
+        self.turn += 1
+        if self.turn > self.limits.max_turns:
+            self.stop_reason = "max_turns"
+            raise LimitError(
+                f"The agent for '{self.skill}' used all {self.turn - 1} turns (model.maxTurns) "
+                "without finishing; raise maxTurns or narrow the task.", skill=self.skill)
+        self.buffer = TurnBuffer(self.recorder.reserve() if self.recorder else None)
+        self.trace.record("turn-start", **{"turnNumber": self.turn, **fields})
+
+    def on_message(self, fields: dict[str, Any]) -> None:
+        text = str(fields.get("text") or "")
+        if fields.get("delta"):
+            self.buffer.deltas.append(text)
+        else:
+            self.buffer.full = text
+        self.trace.record("message", **fields)
+
+    def on_reasoning(self, fields: dict[str, Any]) -> None:
+        self.trace.record("reasoning", **fields)
+
+    def on_retry(self, fields: dict[str, Any]) -> None:
+        self.buffer.deltas.clear()  # the retried turn streams its text again
+        self.buffer.full = None
+        self.trace.record("retry", **fields)
+
+    def on_tool_call(self, fields: dict[str, Any]) -> dict[str, Any] | None:
+        tool, args = fields.get("tool"), fields.get("args")
+        code = args.get("code") if isinstance(args, dict) else None
+        self.buffer.codes.append(code if isinstance(code, str) else json.dumps(args))
+        self._call_started = time.perf_counter()
+        self.trace.record("tool-call", **fields)
+        if tool != "invoke":
+            return {"deny": f"There is no tool '{tool}'; the only tool is `invoke`."}
+        return None
+
+    def on_tool_result(self, fields: dict[str, Any]) -> None:
+        ms = round((time.perf_counter() - self._call_started) * 1000, 1) if self._call_started else None
+        result = fields.get("result")
+        status = result.get("status") if isinstance(result, dict) else None
+        self.trace.record("tool-result", **{**fields, "ms": ms, "status": status or "success"})
+
+    def on_error(self, fields: dict[str, Any]) -> dict[str, Any]:
+        self.trace.record("error", **fields)
+        attempt = fields.get("attempt") if isinstance(fields.get("attempt"), int) else 1
+        if self.limits.persistent and fields.get("retryable") is not False:
+            delay = min(self.limits.retry_cap, self.limits.retry_base * 2 ** max(attempt - 1, 0))
+            return {"retry": True, "delay": delay}
+        self.stop_reason = "error"
+        return {"stop": True}
+
+    def on_turn_end(self, fields: dict[str, Any]) -> dict[str, Any]:
+        text = fields.get("result") if isinstance(fields.get("result"), str) else self.buffer.text
+        usage = fields.get("usage") if isinstance(fields.get("usage"), dict) else {}
+        for key in self.usage:
+            value = usage.get(key)
+            self.usage[key] += value if isinstance(value, int) else 0
+        self.trace.record("turn-end", **{"turnNumber": self.turn, **fields, "result": text})
+        if self.recorder is not None and self.buffer.slot is not None:
+            self.recorder.fill(self.buffer.slot, text, self.buffer.codes, usage)
+        return self._directive(text)
+
+    def _directive(self, text: str) -> dict[str, Any]:
+        if self.steps_exhausted:
+            self.stop_reason = "max_steps"
+            raise LimitError(
+                f"The agent for '{self.skill}' used all {self.limits.max_steps:g} invoke calls "
+                "(model.maxSteps) without finishing; raise maxSteps or narrow the task.",
+                skill=self.skill)
+        if self.finished:
+            self.stop_reason = "finished"
+            return {"stop": True, "result": self.result}
+        if self.buffer.codes:
+            return {"continue": True}  # the provider sends the tool results back
+        if self.returns is not None:
+            return {"continue": True, "message": self._returns_failed(
+                "You answered without calling ctx.manager.finish(value).")}
+        if self.limits.persistent:
+            return {"continue": True, "message": CONTINUE}
+        self.stop_reason = "answered"
+        self.result = text
+        return {"stop": True, "result": text}
+
+    # -- the invoke tool ------------------------------------------------------------------------
+
+    def admit_code(self, code: str) -> str | None:
+        """Why this snippet must not run (told to the model), or None; raises when a limit ends
+        the run."""
+        normalized = " ".join(code.split())
+        self._repeats = self._repeats + 1 if normalized == self._last_code else 1
+        self._last_code = normalized
+        if self._repeats > self.limits.loop_guard:
+            self.stop_reason = "loop_guard"
+            raise LimitError(
+                f"The agent for '{self.skill}' kept sending the same code ({self._repeats} times "
+                "in a row); stopped by the loop guard.", skill=self.skill)
+        if self._repeats == self.limits.loop_guard:
+            return (f"You sent the same code {self._repeats} times in a row, so it was not run "
+                    "again. Change your approach or give your final answer.")
+        if self.finished:
+            return "ctx.manager.finish() was already called; this run is over and nothing more runs."
+        if self.steps >= self.limits.max_steps:
+            self.steps_exhausted = True
+            return (f"maxSteps reached: all {self.limits.max_steps:g} invoke calls of this run "
+                    "are used up, so this code did not run.")
+        self.steps += 1
+        return None
+
+    def accept_finish(self, value: Any) -> str | None:
+        """Take `finish(value)`, or say why the value is refused (a reminder counts)."""
+        if self.returns is not None:
+            try:
+                validate(value, self.returns, self.schema_cache, skill=self.skill,
+                         where="returns", error_cls=ReturnsError)
+            except ReturnsError as exc:
+                return self._returns_failed(f"ctx.manager.finish() got a value that does not "
+                                            f"match the returns schema: {exc.message}")
+        self.finished, self.result = True, value
+        return None
+
+    def _returns_failed(self, why: str) -> str:
+        self.returns_failures += 1
+        if self.returns_failures > self.limits.max_reminders:
+            self.stop_reason = "returns"
+            raise ReturnsError(
+                f"The agent for '{self.skill}' did not return a value matching `returns` after "
+                f"{self.limits.max_reminders} reminders. Last problem: {why}", skill=self.skill)
+        schema = json.dumps(self.returns, separators=(",", ":"))
+        return (f"{why} This skill must end by calling ctx.manager.finish(value) with a value "
+                f"matching this JSON Schema: {schema} (reminder {self.returns_failures} of "
+                f"{self.limits.max_reminders}).")

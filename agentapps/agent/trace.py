@@ -1,0 +1,64 @@
+"""Hook events of one run: kept in `locals.agent.trace`, emitted as `agent-*` events, shown live.
+
+Each trace entry is `{type, timestamp (ms), ...fields}`. With an `events` topic the same entry
+goes to the event bus as `agent-{type}` (plus `agent-start` and `agent-complete`). A reporter
+callable in `globals.internals["reporter"]` (the CLI's progress display) sees every entry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentapps.context.context import Globals
+    from agentapps.types import Reporter
+
+log = logging.getLogger("agentapps.agent")
+MAX_TRACE = 10_000  # a persistent agent must not grow its trace without bound
+
+
+class Trace:
+    """Records, emits and reports the events of one agent run."""
+
+    def __init__(self, g: Globals, entries: list[dict[str, Any]], *, name: str,
+                 topic: str | None, root_context_id: str | None, depth: int) -> None:
+        self.g = g
+        self.entries = entries
+        self.name = name
+        self.topic = topic
+        self.root_context_id = root_context_id
+        self.depth = depth  # 0 for the outermost agent run of the process
+        reporter = g.internals.get("reporter")
+        self.reporter: Reporter | None = reporter if callable(reporter) else None
+
+    def record(self, type_: str, **fields: Any) -> dict[str, Any]:
+        entry = {"type": type_, "timestamp": int(time.time() * 1000), **fields}
+        if len(self.entries) >= MAX_TRACE:
+            del self.entries[: MAX_TRACE // 10]
+        self.entries.append(entry)
+        self.emit(f"agent-{type_}", entry)
+        self.report(type_, entry)
+        return entry
+
+    def emit(self, type_: str, data: dict[str, Any]) -> None:
+        if not self.topic:
+            return
+        try:
+            from agentapps.events.bus import bus_for
+        except ImportError:  # the event bus is optional
+            return
+        bus_for(self.g).emit(self.topic, type_, {**data, "agent": self.name}, source=self.name,
+                             root_context_id=self.root_context_id)
+
+    def report(self, type_: str, data: dict[str, Any]) -> None:
+        if self.reporter is None:
+            return
+        try:
+            self.reporter(type_, {**data, "agent": self.name, "depth": self.depth})
+        except Exception:  # noqa: BLE001 - a broken display must never break a run
+            log.debug("reporter failed", exc_info=True)
+            with contextlib.suppress(Exception):
+                self.reporter = None

@@ -1,0 +1,33 @@
+"""agent-bedrock: the default provider — Amazon Bedrock's Converse API, streamed.
+
+Reads `id`, `region`, `temperature`, `maxTokens` (and `endpointUrl`) from the model config;
+credentials, profiles, AWS_REGION and AWS_ENDPOINT_URL_BEDROCK_RUNTIME come from the standard
+AWS configuration. boto3 is imported only when this skill runs.
+"""
+
+from agentapps.agent.converse import run_bedrock
+
+frontmatter = {
+    "name": "agent-bedrock",
+    "description": "Agent provider for Amazon Bedrock (Converse streaming API).",
+    "metadata": {
+        "visibility": "hidden",
+        "tags": ["agent-provider"],
+        "params": {
+            "type": "object",
+            "properties": {
+                "prompt": {"type": "string"},
+                "config": {"type": "object"},
+                "invokeRef": {"type": "string"},
+                "hookRef": {"type": "string"},
+                "userMessage": {"type": "string"},
+                "skillName": {"type": "string"},
+            },
+            "required": ["prompt", "invokeRef", "hookRef"],
+        },
+    },
+}
+
+
+async def run(ctx, args):
+    return await run_bedrock(ctx, dict(args))

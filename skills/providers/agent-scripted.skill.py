@@ -1,0 +1,32 @@
+"""agent-scripted: the offline provider — plays a scripted or recorded conversation, no network.
+
+Select it with `model: {agent: agent-scripted, script: turns.json}` (path relative to the skill
+file) or `agentapps run --replay FILE ...`. The script format is in `agentapps.agent.script`.
+"""
+
+from agentapps.agent.scripted import run_scripted
+
+frontmatter = {
+    "name": "agent-scripted",
+    "description": "Agent provider that replays a script of model turns (tests, demos, CI).",
+    "metadata": {
+        "visibility": "hidden",
+        "tags": ["agent-provider"],
+        "params": {
+            "type": "object",
+            "properties": {
+                "prompt": {"type": "string"},
+                "config": {"type": "object"},
+                "invokeRef": {"type": "string"},
+                "hookRef": {"type": "string"},
+                "userMessage": {"type": "string"},
+                "skillName": {"type": "string"},
+            },
+            "required": ["prompt", "invokeRef", "hookRef"],
+        },
+    },
+}
+
+
+async def run(ctx, args):
+    return await run_scripted(ctx, dict(args))
