@@ -21,11 +21,15 @@ RUN_USAGE = """Usage: agentapps run [OPTIONS] SKILL [--param value ...]
 Run a skill by name or path. Runner options go before SKILL; the skill's params go after it.
 
 Options:
-  --json               Print one JSON object: {ok, skill, result, error, duration_ms}.
+  --json               Print one JSON object: {ok, skill, result, error, duration_ms} plus,
+                       for agents, usage, turns, steps and stop_reason.
   --dry-run            Validate the args and show what would run, without running it.
   --args-file FILE     Read the skill's args as a JSON object from FILE ('-' for stdin).
   --arg KEY=VALUE      Set one arg (a string; repeatable).
   --arg-json JSON      Merge a JSON object into the args.
+  --model ID           Model id for agents (overrides model.id and AGENTAPPS_MODEL).
+  --record FILE        Write the agent's model turns to FILE (a script --replay can play).
+  --replay FILE        Play the model turns in FILE instead of calling a model (offline).
   -v, --verbose        Show tracebacks and debug logs on stderr.
   -q, --quiet          Show nothing on stderr but errors.
   -h, --help           Show this message. 'agentapps run SKILL --help' shows the skill's params.
@@ -41,6 +45,9 @@ class RunOptions:
     verbose: bool = False
     quiet: bool = False
     args_file: str | None = None
+    model: str | None = None
+    record: str | None = None
+    replay: str | None = None
     arg_tokens: list[str] = field(default_factory=list)
     ref: str | None = None
     rest: list[str] = field(default_factory=list)
@@ -75,6 +82,10 @@ def parse_run_options(tokens: list[str]) -> RunOptions | None:
             opts.quiet = True
         elif name == "--args-file":
             opts.args_file = value()
+        elif name == "--model":
+            opts.model = value()
+        elif name in ("--record", "--replay"):
+            setattr(opts, name[2:], str(Path(value()).expanduser().absolute()))
         elif name in ("--arg", "--arg-json"):
             opts.arg_tokens += [name, value()]
         elif token.startswith("-") and token != "-":
@@ -136,12 +147,20 @@ def run_command(tokens: list[str]) -> int:
     started = time.perf_counter()
     skill_name: str | None = opts.ref
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    extras: dict[str, Any] = {}
+    progress: Any = None
     try:
         from agentapps.boot import bootstrap
         from agentapps.context.manager import invoke_root
 
         root = bootstrap()
         g = root.globals
+        g.config.overrides.update({k: v for k, v in (("model", opts.model), ("record", opts.record),
+                                                     ("replay", opts.replay)) if v})
+        if not opts.quiet:
+            from agentapps.cli.progress import Progress
+
+            progress = g.internals["reporter"] = Progress(sys.stderr)
         if opts.ref is None:
             if g.config.main_tool is None:
                 raise UsageError("Name a skill to run: agentapps run SKILL [--param value ...]; "
@@ -157,28 +176,44 @@ def run_command(tokens: list[str]) -> int:
         args.update(parse_skill_args(opts.arg_tokens + opts.rest, tool.params, skill=tool.name))
         _stdin_input(tool.params, args, used_stdin=opts.args_file == "-")
         g.internals["dry_run"] = opts.dry_run
-        result: Any = asyncio.run(invoke_root(root, tool, args))
+        try:
+            result: Any = asyncio.run(invoke_root(root, tool, args))
+        finally:
+            if progress is not None:
+                progress.close()
+            extras = _agent_extras(g.internals.get("agent.totals"))
     except (KeyboardInterrupt, _Terminated) as exc:
         number = 15 if isinstance(exc, _Terminated) else 2
-        return _fail(InterruptedError_("Interrupted.", signal_number=number), opts, skill_name, started)
+        return _fail(InterruptedError_("Interrupted.", signal_number=number), opts, skill_name, started,
+                     extras)
     except Exception as exc:  # noqa: BLE001 - the one place errors become exit codes
-        return _fail(exc, opts, skill_name, started)
+        return _fail(exc, opts, skill_name, started, extras)
     finally:
         signal.signal(signal.SIGTERM, previous)
     if opts.json:
         render.emit_json({"ok": True, "skill": skill_name, "result": result, "error": None,
-                          "duration_ms": round((time.perf_counter() - started) * 1000, 1)})
+                          "duration_ms": round((time.perf_counter() - started) * 1000, 1), **extras})
     else:
         render.emit_result(result)
     return 0
 
 
-def _fail(exc: BaseException, opts: RunOptions, skill: str | None, started: float) -> int:
+def _agent_extras(totals: Any) -> dict[str, Any]:
+    """--json keys for agent runs: token usage, turns and steps over every agent run of the
+    process, and the stop reason of the outermost one."""
+    if not isinstance(totals, dict):
+        return {}
+    return {key: totals.get(key) for key in ("usage", "turns", "steps", "stop_reason")}
+
+
+def _fail(exc: BaseException, opts: RunOptions, skill: str | None, started: float,
+          extras: dict[str, Any] | None = None) -> int:
     render.emit_error(exc, verbose=opts.verbose)
     code = render.exit_code(exc)
     if opts.json:
         error = exc.to_dict() if isinstance(exc, AgentAppsError) else {
             "type": type(exc).__name__, "message": render.error_line(exc), "exit_code": code}
         render.emit_json({"ok": False, "skill": skill, "result": None, "error": error,
-                          "duration_ms": round((time.perf_counter() - started) * 1000, 1)})
+                          "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+                          **(extras or {})})
     return code

@@ -1,0 +1,129 @@
+"""Agent progress on stderr: a spinner, streamed model text and one line per tool call.
+
+On a terminal (and without NO_COLOR) it uses a rich spinner (rich is imported only then);
+otherwise it writes plain lines fit for CI logs. The CLI installs it as
+`globals.internals["reporter"]` unless `-q`; the agent calls it with each trace entry.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from agentapps.cli.render import color_enabled
+
+MAX_CODE_PREVIEW = 70
+
+
+def _first_line(code: Any) -> str:
+    lines = [line.strip() for line in str(code or "").splitlines() if line.strip()]
+    text = lines[0] if lines else ""
+    more = " …" if len(lines) > 1 or len(text) > MAX_CODE_PREVIEW else ""
+    return text[:MAX_CODE_PREVIEW] + more
+
+
+class Progress:
+    """A reporter: `progress(type, data)` for each agent event; `close()` when the run ends."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.fancy = color_enabled(stream)
+        self._status: Any = None
+        self._midline = False  # streamed text not yet ended with a newline
+        self._streamed = False  # this turn's text was shown as deltas
+
+    def __call__(self, type_: str, data: dict[str, Any]) -> None:
+        handler = getattr(self, "_on_" + type_.replace("-", "_"), None)
+        if handler is not None:
+            handler(data, "  " * int(data.get("depth") or 0))
+
+    # -- events -------------------------------------------------------------------------------
+
+    def _on_agent_start(self, data: dict[str, Any], pad: str) -> None:
+        self._line(f"{pad}agent: {data.get('skill')} · {data.get('model')} ({data.get('provider')})",
+                   "2")
+
+    def _on_turn_start(self, data: dict[str, Any], pad: str) -> None:
+        self._streamed = False
+        self._spin(f"{pad}turn {data.get('turnNumber')} · waiting for the model")
+
+    def _on_message(self, data: dict[str, Any], pad: str) -> None:
+        text = str(data.get("text") or "")
+        if not text or (self._streamed and not data.get("delta")):
+            return
+        self._stop()
+        if data.get("delta"):
+            self._streamed = True
+            self._write(text, "3")
+            self._midline = not text.endswith("\n")
+        else:
+            self._write(text if text.endswith("\n") else text + "\n", "3")
+            self._midline = False
+
+    def _on_retry(self, data: dict[str, Any], pad: str) -> None:
+        self._line(f"{pad}retrying (attempt {data.get('attempt')}, after {data.get('delay')} s): "
+                   f"{data.get('error')}", "33")
+        self._streamed = False
+
+    def _on_tool_call(self, data: dict[str, Any], pad: str) -> None:
+        args = data.get("args") if isinstance(data.get("args"), dict) else {}
+        self._spin(f"{pad}running {data.get('tool')}: {_first_line(args.get('code'))}")
+
+    def _on_tool_result(self, data: dict[str, Any], pad: str) -> None:
+        args = data.get("args") if isinstance(data.get("args"), dict) else {}
+        ok = data.get("status") != "error"
+        mark = ("✓" if ok else "✗") if self.fancy else ("ok" if ok else "error")
+        ms = data.get("ms")
+        took = f"{ms:.0f} ms" if isinstance(ms, (int, float)) else "?"
+        self._line(f"{pad}{mark} {data.get('tool')} {took}  {_first_line(args.get('code'))}",
+                   "32" if ok else "31")
+
+    def _on_turn_end(self, data: dict[str, Any], pad: str) -> None:
+        self._stop()
+
+    def _on_error(self, data: dict[str, Any], pad: str) -> None:
+        self._line(f"{pad}model error (attempt {data.get('attempt')}): {data.get('error')}", "31")
+
+    def _on_agent_complete(self, data: dict[str, Any], pad: str) -> None:
+        usage = data.get("usage") or {}
+        self._line(f"{pad}agent: {data.get('stopReason')} after {data.get('turns')} turn(s), "
+                   f"{data.get('steps')} step(s), {usage.get('inputTokens', 0)} in / "
+                   f"{usage.get('outputTokens', 0)} out tokens", "2")
+
+    # -- output -------------------------------------------------------------------------------
+
+    def _write(self, text: str, style: str) -> None:
+        self.stream.write(f"\x1b[{style}m{text}\x1b[0m" if self.fancy else text)
+        self.stream.flush()
+
+    def _line(self, text: str, style: str) -> None:
+        self._stop()
+        if self._midline:
+            self.stream.write("\n")
+            self._midline = False
+        self._write(text + "\n", style)
+
+    def _spin(self, text: str) -> None:
+        if not self.fancy:
+            return
+        if self._midline:
+            self.stream.write("\n")
+            self._midline = False
+        if self._status is None:
+            from rich.console import Console
+
+            self._status = Console(file=self.stream).status(text, spinner="dots")
+            self._status.start()
+        else:
+            self._status.update(text)
+
+    def _stop(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def close(self) -> None:
+        self._stop()
+        if self._midline:
+            self.stream.write("\n")
+            self._midline = False
+        self.stream.flush()
