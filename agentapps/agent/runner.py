@@ -60,7 +60,7 @@ def plan(ctx: Context, args: dict[str, Any], template: Path) -> Plan:
     prompt = render_system_prompt(
         template, ctx.globals.cache_for("agent.templates"), task=str(args.get("prompt") or ""),
         skill=skill, discovered=found, returns=args.get("returns"), persistent=limits.persistent,
-        max_steps=limits.max_steps)
+        max_steps=limits.max_steps, has_args=isinstance(args.get("args"), dict))
     message = user_message(args.get("args"), args.get("userMessage"))
     return Plan(skill, config, limits, policies, prompt, message)
 
@@ -108,7 +108,10 @@ async def run_agent(ctx: Context, args: dict[str, Any], template: Path) -> Any:
     refs: list[str] = []
     trace.emit("agent-start", {"skill": skill, "model": config["id"], "provider": config["agent"]})
     trace.report("agent-start", {"skill": skill, "model": config["id"], "provider": config["agent"]})
-    sandbox = Sandbox(SandboxLimits(timeout_s=limits.snippet_timeout), memory=args.get("memory"))
+    memory = dict(args.get("memory") or {})
+    if isinstance(args.get("args"), dict):  # the served skill's args, so code need not copy them
+        memory.setdefault("args", args["args"])
+    sandbox = Sandbox(SandboxLimits(timeout_s=limits.snippet_timeout), memory=memory)
     try:
         refs.append(create_callback_ref(g, on_invoke, label="agent-invoke"))
         refs.append(create_callback_ref(g, on_hook, label="agent-hook"))
