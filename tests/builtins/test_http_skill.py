@@ -1,0 +1,59 @@
+"""The http skill through the pipeline: private addresses refused (exit 3) unless allow-listed."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802
+        if self.path == "/redirect-metadata":
+            self.send_response(302)
+            self.send_header("Location", "http://169.254.169.254/latest/meta-data/")
+            self.end_headers()
+            return
+        body = b'{"hello": "world"}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def server():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_loopback_is_refused_by_default(project, server):
+    result = project.cli("run", "http", "--url", server + "/")
+    assert result.returncode == 3 and "127.0.0.1" in result.stderr
+
+
+def test_allow_list_reaches_a_local_server(project, server):
+    result = project.cli("run", "http", "--url", server + "/", AGENTAPPS_HTTP_ALLOW="127.0.0.1")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["status"] == 200 and json.loads(out["body"]) == {"hello": "world"}
+
+
+def test_redirect_to_the_metadata_address_is_refused(project, server):
+    result = project.cli("run", "http", "--url", server + "/redirect-metadata", AGENTAPPS_HTTP_ALLOW="127.0.0.1")
+    assert result.returncode == 3 and "169.254.169.254" in result.stderr
+
+
+def test_non_http_schemes_are_bad_input(project):
+    result = project.cli("run", "http", "--url", "file:///etc/passwd")
+    assert result.returncode == 2
