@@ -1,0 +1,241 @@
+"""Invoke overhead: a no-op code skill invoked through the full pipeline vs a direct validated call.
+
+In a temporary project, a driver code skill loops `await ctx.manager.invoke("noop", {"x": i})`
+10 000 times (timed inside the driver, after a warm-up so modules, cascades and validators are
+cached). The baseline validates the same args with a cached `jsonschema.Draft202012Validator`
+and calls the same `run` function directly. Targets: pipeline / direct <= 5x and <= 100 µs per
+invoke. Then one run of 2 000 invokes is profiled with cProfile (top 12 by cumulative time, and
+top 12 by own time) so we know what to optimise.
+
+    .venv/bin/python benchmarks/invoke_overhead.py [--quick] [--calls N] [--reps R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import importlib.util
+import os
+import pstats
+import sys
+import sysconfig
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+from _common import REPO, footer, header, median, table, us, verdict
+
+TARGET_RATIO = 5.0
+TARGET_US = 100.0
+PARAMS = {"type": "object", "properties": {"x": {"type": "integer"}}}
+
+NOOP = f"""
+frontmatter = {{
+    "name": "noop",
+    "description": "Benchmark: does nothing but return its argument.",
+    "metadata": {{"params": {PARAMS!r}}},
+}}
+
+
+def run(ctx, args):
+    return args["x"]
+"""
+
+DRIVER = """
+import time
+
+frontmatter = {
+    "name": "driver",
+    "description": "Benchmark: invoke noop n times through the full pipeline and time the loop.",
+    "metadata": {"params": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+}
+
+
+async def run(ctx, args):
+    n = args["n"]
+    total = 0
+    start = time.perf_counter()
+    for i in range(n):
+        total += await ctx.manager.invoke("noop", {"x": i})
+    elapsed = time.perf_counter() - start
+    if total != n * (n - 1) // 2:
+        raise RuntimeError(f"noop returned wrong values: sum {total}")
+    return {"seconds": elapsed, "n": n}
+"""
+
+
+def make_project(tmp: Path) -> Path:
+    project = tmp / "proj"
+    (project / ".agent-apps").mkdir(parents=True)
+    (tmp / "home").mkdir()
+    (project / "noop.skill.py").write_text(textwrap.dedent(NOOP).lstrip(), encoding="utf-8")
+    (project / "driver.skill.py").write_text(textwrap.dedent(DRIVER).lstrip(), encoding="utf-8")
+    for key in [k for k in os.environ if k.startswith("AGENTAPPS_")]:
+        del os.environ[key]
+    os.environ["HOME"] = str(tmp / "home")
+    os.chdir(project)
+    return project
+
+
+def pipeline_seconds(root, n: int) -> float:
+    from agentapps.context.manager import invoke_root
+
+    result = asyncio.run(invoke_root(root, "driver", {"n": n}))
+    return result["seconds"] / n
+
+
+def chain_of(root, name: str) -> str:
+    """The middleware a call of `name` goes through (from the bundled skill-describe)."""
+    from agentapps.context.manager import invoke_root
+
+    try:
+        info = asyncio.run(invoke_root(root, "skill-describe", {"name": name}))
+        return " -> ".join(info["chain"])
+    except Exception as exc:  # informational only
+        return f"unknown ({type(exc).__name__}: {exc})"
+
+
+def direct_seconds(fn, validator, n: int) -> float:
+    total = 0
+    start = time.perf_counter()
+    for i in range(n):
+        args = {"x": i}
+        validator.validate(args)
+        total += fn(None, args)
+    elapsed = time.perf_counter() - start
+    assert total == n * (n - 1) // 2
+    return elapsed / n
+
+
+def short(filename: str) -> str:
+    for prefix, label in (
+        (str(REPO) + os.sep, ""),
+        (sysconfig.get_paths()["purelib"] + os.sep, "site-packages/"),
+        (sysconfig.get_paths()["stdlib"] + os.sep, "stdlib/"),
+    ):
+        if filename.startswith(prefix):
+            return label + filename[len(prefix) :]
+    return filename if "/" not in filename else "…/" + "/".join(filename.split("/")[-2:])
+
+
+HARNESS = ("asyncio" + os.sep, "invoke_overhead.py")
+
+
+def profile_rows(
+    stats: pstats.Stats, key: int, limit: int, skip_harness: bool = False
+) -> list[list[str]]:
+    rows = []
+    entries = sorted(stats.stats.items(), key=lambda kv: -kv[1][key])  # type: ignore[attr-defined]
+    if skip_harness:
+        entries = [
+            e
+            for e in entries
+            if not any(h in e[0][0] for h in HARNESS) and "_contextvars.Context" not in e[0][2]
+        ]
+    for (filename, line, func), (_cc, ncalls, tottime, cumtime, _callers) in entries[:limit]:
+        where = func if filename == "~" else f"{short(filename)}:{line}({func})"
+        rows.append([where, str(ncalls), f"{tottime * 1000:.0f} ms", f"{cumtime * 1000:.0f} ms"])
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="1 repetition instead of 5")
+    parser.add_argument(
+        "--calls", type=int, default=10_000, help="invokes per repetition (default 10000)"
+    )
+    parser.add_argument("--reps", type=int, help="repetitions (default 5, or 1 with --quick)")
+    parser.add_argument(
+        "--profile-calls", type=int, default=2_000, help="invokes in the profiled run"
+    )
+    opts = parser.parse_args()
+    reps = opts.reps or (1 if opts.quick else 5)
+
+    header(
+        f"invoke overhead: {opts.calls} x ctx.manager.invoke('noop', {{'x': i}}) "
+        "vs a validated direct call"
+    )
+    with tempfile.TemporaryDirectory(prefix="aa-bench-invoke-") as tmp:
+        project = make_project(Path(tmp))
+        import jsonschema
+
+        from agentapps.boot import bootstrap
+
+        spec = importlib.util.spec_from_file_location(
+            "bench_noop_direct", project / "noop.skill.py"
+        )
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        validator = jsonschema.Draft202012Validator(PARAMS)
+
+        root = bootstrap(project)
+        pipeline_seconds(root, 200)  # warm-up: import noop, cascade and chain plans, validators
+        print(f"noop's chain: {chain_of(root, 'noop')}")
+        direct_seconds(module.run, validator, 200)
+
+        pipe: list[float] = []
+        direct: list[float] = []
+        for _ in range(reps):
+            pipe.append(pipeline_seconds(root, opts.calls))
+            direct.append(direct_seconds(module.run, validator, opts.calls))
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+        pipeline_seconds(root, opts.profile_calls)
+        profiler.disable()
+        os.chdir(tempfile.gettempdir())
+
+    mp, md = median(pipe), median(direct)
+    ratio = mp / md
+    print()
+    table(
+        ["path", "calls x reps", "median per call", "min", "max"],
+        [
+            [
+                "pipeline: ctx.manager.invoke",
+                f"{opts.calls} x {reps}",
+                us(mp),
+                us(min(pipe)),
+                us(max(pipe)),
+            ],
+            [
+                "direct: validator.validate + run",
+                f"{opts.calls} x {reps}",
+                us(md),
+                us(min(direct)),
+                us(max(direct)),
+            ],
+            ["ratio (median / median)", "", f"{ratio:.1f}x", "", ""],
+        ],
+    )
+
+    stats = pstats.Stats(profiler, stream=sys.stdout)
+    print()
+    print(
+        f"cProfile of one run of {opts.profile_calls} invokes (the profiler inflates times),"
+        " top 12 by cumulative time\n(the asyncio event loop and this script's own frames, which"
+        " wrap everything, are left out):"
+    )
+    table(
+        ["function", "ncalls", "own", "cumulative"], profile_rows(stats, 3, 12, skip_harness=True)
+    )
+    print()
+    print("top 12 by own time (tottime):")
+    table(["function", "ncalls", "own", "cumulative"], profile_rows(stats, 2, 12))
+    print()
+    footer()
+    ok = ratio <= TARGET_RATIO and mp * 1e6 <= TARGET_US
+    verdict(
+        ok,
+        f"{us(mp)} per invoke vs {us(md)} direct = {ratio:.1f}x "
+        f"(targets <= {TARGET_RATIO:g}x and <= {TARGET_US:g} µs per invoke)",
+    )
+
+
+if __name__ == "__main__":
+    main()
