@@ -1,0 +1,121 @@
+"""allowed-tools on agent code: denials reach the model as errors, refs stay bare, sub-agents narrow."""
+
+from __future__ import annotations
+
+import json
+
+TEXT = {"type": "object", "properties": {"text": {"type": "string"}}}
+
+
+def _errors(agentic):
+    return [r.get("error", "") for r in agentic.tool_results() if not r.get("ok", True)]
+
+
+def test_a_denied_call_comes_back_to_the_model_as_an_error_it_can_catch(agentic):
+    agentic.code("wc", "len(args.get('text', '').split())", params=TEXT)
+    agentic.code("net", "'net ran'")
+    agentic.skill("reader", [
+        {"code": "return await ctx.manager.invoke('net', {})"},
+        {"code": "try { await ctx.manager.invoke('net', {}) } catch (e) { return 'caught: ' + e.message }"},
+        {"code": "return await ctx.manager.invoke('wc', {text: 'a b'})"},
+        {"text": "done"},
+    ], allowed="wc")
+    result = agentic.run("reader")
+    assert result.returncode == 0, result.stderr
+    first, second, third = agentic.tool_results()
+    assert first["ok"] is False
+    assert "DeniedError: Skill 'reader' may not call 'net': no pattern in allowed-tools 'wc'" in first["error"]
+    assert second == {"ok": True, "result": "caught: DeniedError: Skill 'reader' may not call 'net': "
+                      "no pattern in allowed-tools 'wc' matches 'net'."}
+    assert third == {"ok": True, "result": 2}
+
+
+def test_agent_code_may_only_name_bare_skills(agentic):
+    agentic.code("wc", "1")
+    refs = ["./wc.skill.py", "file:///etc/passwd", "inline://x", "/etc/passwd", "WC", "wc.skill.py"]
+    agentic.skill("refs", [{"code": [f"return await ctx.manager.invoke({json.dumps(r)}, {{}})" for r in refs]},
+                           {"text": "done"}])
+    assert agentic.run("refs").returncode == 0
+    errors = _errors(agentic)
+    assert len(errors) == len(refs)
+    assert all("not a bare skill name" in e or "bare name" in e for e in errors), errors
+
+
+def test_hidden_skills_and_the_skill_itself_need_naming(agentic):
+    agentic.code("vault", "'opened'", meta={"visibility": "hidden"})
+    open_turns = [{"code": "return await ctx.manager.invoke('vault', {})"},
+                  {"code": "return await ctx.manager.invoke('loose', {})"}, {"text": "done"}]
+    agentic.skill("loose", open_turns)
+    assert agentic.run("loose").returncode == 0
+    hidden, itself = _errors(agentic)
+    assert "'vault' is hidden" in hidden and "calling skill itself" in itself
+    agentic.requests_path.unlink()
+    agentic.skill("named", [{"code": "return await ctx.manager.invoke('vault', {})"}, {"text": "done"}],
+                  allowed="vault")
+    assert agentic.run("named").returncode == 0
+    assert agentic.tool_results() == [{"ok": True, "result": "opened"}]
+
+
+def test_the_callers_allowed_tools_bind_the_agent_code_of_a_skill_they_call(agentic):
+    agentic.code("wc", "1")
+    agentic.skill("helper", [{"code": "return await ctx.manager.invoke('wc', {})"}, {"text": "done"}])
+    agentic.project.write("boss.skill.py", '''
+        frontmatter = {"name": "boss", "allowed-tools": "helper"}
+
+        async def run(ctx, args):
+            return await ctx.manager.invoke("helper", {})
+        ''')
+    result = agentic.run("boss")
+    assert result.returncode == 0, result.stderr  # the agent's provider is not the caller's business
+    assert "Skill 'boss' may not call 'wc'" in _errors(agentic)[0]
+
+
+def test_agent_code_cannot_call_its_own_callback_refs(agentic):
+    agentic.skill("sneaky", [{"code": (
+        "const all = await ctx.manager.invoke('skill-list', {});"
+        "const ref = all.find(s => s.name.startsWith('agent-invoke-')).name;"
+        "return await ctx.manager.invoke(ref, {code: 'return 1'})")}, {"text": "done"}])
+    assert agentic.run("sneaky").returncode == 0
+    assert "may not call its own agent's callback refs" in _errors(agentic)[0]
+
+
+def test_sub_agents_are_narrowed_by_allowed_tools_and_by_the_callers_specifier(agentic):
+    agentic.code("wc", "len(args.get('text', '').split())", params=TEXT)
+    agentic.code("other", "'other ran'")
+    sub = "return await ctx.manager.invoke('agent', {prompt: 'Count.', allowedTools: 'wc', userMessage: 'go'})"
+    agentic.skill("boss", [
+        {"code": sub},                                                   # parent turn 1
+        {"code": "return await ctx.manager.invoke('other', {})"},         # sub-agent turn 1: denied
+        {"code": "return await ctx.manager.invoke('wc', {text: 'x y'})"},  # sub-agent turn 2
+        {"text": "sub done"},                                            # sub-agent answer
+        {"code": "return await ctx.manager.invoke('agent', {prompt: 'x', allowedTools: 'other'})"},
+        {"code": "return await ctx.manager.invoke('other', {})"},         # parent may call other
+        {"text": "done"},
+    ], allowed="agent(allowedTools=wc) wc other")
+    result = agentic.run("--json", "boss")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["result"] == "done" and out["turns"] == 7 and out["stop_reason"] == "answered"
+    results = agentic.tool_results()
+    assert "Skill 'agent' may not call 'other'" in results[0]["error"]
+    assert results[1] == {"ok": True, "result": 2}
+    assert results[2] == {"ok": True, "result": "sub done"}
+    assert "does not match 'wc' in 'agent(allowedTools=wc)'" in results[3]["error"]
+    assert results[4] == {"ok": True, "result": "other ran"}
+    assert [r["skill"] for r in agentic.requests()] == ["boss", "agent", "agent", "agent", "boss", "boss", "boss"]
+    assert "  agent: agent" in result.stderr  # the sub-agent's progress is indented
+
+
+def test_a_sub_agent_cannot_choose_its_provider_or_loosen_limits(agentic):
+    agentic.code("wc", "1")
+    sub = ("return await ctx.manager.invoke('agent', {prompt: 'x', userMessage: 'go', "
+           "config: {agent: 'wc', maxSteps: 100, persistent: true}})")
+    agentic.skill("parent", [{"code": sub}, {"code": ["return 1", "return 2", "return 3"]},
+                             {"text": "done"}], allowed="agent wc", model={"maxSteps": 2})
+    result = agentic.run("parent")
+    assert result.returncode == 0, result.stderr
+    # the sub-agent still played the script (provider kept) and kept the parent's maxSteps of 2;
+    # its LimitError reached the parent's code as an error
+    (failed,) = agentic.tool_results()
+    assert failed["ok"] is False and "LimitError" in failed["error"] and "maxSteps" in failed["error"]
+    assert [r["skill"] for r in agentic.requests()] == ["parent", "agent", "parent"]
