@@ -1,0 +1,1 @@
+"""The in-process event bus behind the event-* skills (see `bus`)."""

@@ -1,0 +1,37 @@
+"""event-emit: publish an event on a topic of the in-process event bus."""
+
+from agentapps.events.bus import bus_for
+
+frontmatter = {
+    "name": "event-emit",
+    "description": (
+        "Publish an event on a topic. Every subscribed queue receives it at once, in emission order; "
+        "handlers subscribed with a ref are then invoked in the background. Returns the event "
+        "{id, topic, type, source, data, timestamp, rootContextId}."
+    ),
+    "metadata": {
+        "params": {
+            "type": "object",
+            "properties": {
+                "topic": {"type": "string", "minLength": 1, "maxLength": 200,
+                          "description": "The topic to publish on, e.g. 'build-progress'."},
+                "type": {"type": "string", "minLength": 1, "maxLength": 200, "default": "event",
+                         "description": "What kind of event this is, e.g. 'started' or 'done'."},
+                "data": {"description": "The payload: any JSON value."},
+            },
+            "required": ["topic"],
+            "additionalProperties": False,
+        },
+        "returns": {"type": "object", "required": ["id", "topic", "type", "timestamp"]},
+        "tags": ["runtime", "events"],
+    },
+}
+
+
+def run(ctx, args):
+    caller = ctx.envelope.parent
+    source = caller.tool.name if caller is not None and caller.envelope.parent is not None else None
+    return bus_for(ctx.globals).emit(
+        args["topic"], args.get("type", "event"), args.get("data"),
+        source=source, root_context_id=ctx.nonlocals.get("rootContextId"),
+    )

@@ -1,0 +1,55 @@
+"""event-subscribe: add a queue (for event-wait) or a handler skill to a topic; idempotent."""
+
+from agentapps.errors import DeniedError
+from agentapps.events.bus import bus_for
+from agentapps.tools.names import ref_kind
+from agentapps.tools.policy import Candidate, check_chain
+
+frontmatter = {
+    "name": "event-subscribe",
+    "description": (
+        "Subscribe to a topic. Without `ref`, create the queue `queue` (a consumer group, default "
+        "'default') so events are kept for event-wait even while nobody waits; every queue gets "
+        "every event, and waiters sharing one queue split them. With `ref`, invoke that skill with "
+        "{event, ...args} for each event. `replay` first delivers buffered past events (the last 100, "
+        "or the last N). Subscribing something that exists already changes nothing."
+    ),
+    "metadata": {
+        "params": {
+            "type": "object",
+            "properties": {
+                "topic": {"type": "string", "minLength": 1, "maxLength": 200,
+                          "description": "The topic to subscribe to."},
+                "ref": {"type": "string", "minLength": 1,
+                        "description": "A skill to invoke for each event, with args {event, ...args}."},
+                "args": {"type": "object", "description": "Extra args for the `ref` skill."},
+                "queue": {"type": "string", "minLength": 1, "maxLength": 200, "default": "default",
+                          "description": "Consumer group name (without `ref`)."},
+                "replay": {"type": ["boolean", "integer"], "minimum": 0, "default": False,
+                           "description": "true: deliver the buffered recent events first; a number: "
+                                          "only that many of the latest."},
+            },
+            "required": ["topic"],
+            "additionalProperties": False,
+        },
+        "returns": {"type": "object", "properties": {"created": {"type": "boolean"}}},
+        "tags": ["runtime", "events"],
+    },
+}
+
+
+def run(ctx, args):
+    ref = args.get("ref")
+    if ref is not None:
+        if ctx.envelope.untrusted and ref_kind(ref) != "name":
+            raise DeniedError(f"Agent code may only subscribe skills by bare name; '{ref[:80]}' is not one.")
+        # Fail now, not at every event, if the handler is unknown or the subscriber may not call it;
+        # each event still goes through the full pipeline, with the subscriber's permissions.
+        tool = ctx.globals.lookup.resolve(ref)
+        check_chain(ctx.run.policies, Candidate(tool.name, tool.tags, tool.hidden), args.get("args") or {})
+    created = bus_for(ctx.globals).subscribe(
+        args["topic"], queue=args.get("queue"), ref=ref, args=args.get("args"),
+        ctx=ctx, replay=args.get("replay", False),
+    )
+    what = {"ref": ref} if ref is not None else {"queue": args.get("queue", "default")}
+    return {"topic": args["topic"], **what, "created": created}

@@ -1,0 +1,218 @@
+"""The state-* skills as a user meets them: real CLI runs, both stores, CAS, waits, corruption, keys."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentapps.context.manager import invoke_root
+from agentapps.errors import ConflictError, LimitError
+
+INCR = '''
+"""incr: add 1 to a state key `times` times with state-get + state-set(expect), retrying conflicts."""
+from agentapps.errors import ConflictError
+
+frontmatter = {"name": "incr", "metadata": {"params": {"type": "object", "properties": {
+    "key": {"type": "string"}, "times": {"type": "integer"}}}}}
+
+async def run(ctx, args):
+    await ctx.manager.invoke("state-wait", {"key": "go", "timeout": 30})  # start together
+    done = conflicts = 0
+    while done < args["times"]:
+        current = await ctx.manager.invoke("state-get", {"key": args["key"]})
+        try:
+            await ctx.manager.invoke(
+                "state-set", {"key": args["key"], "value": (current or 0) + 1, "expect": current})
+        except ConflictError:
+            conflicts += 1
+            continue
+        done += 1
+    return {"conflicts": conflicts}
+'''
+
+
+def state(project: Any, *argv: str, **kw: Any) -> subprocess.CompletedProcess[str]:
+    return project.cli("run", *argv, **kw)
+
+
+def out(result: subprocess.CompletedProcess[str]) -> Any:
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout) if result.stdout.strip() else None
+
+
+def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert "Traceback" not in result.stderr
+    return lines[0]
+
+
+def files_under(root: Path) -> set[Path]:
+    return {p for p in root.rglob("*") if p.is_file()}
+
+
+def test_set_get_list_delete_round_trip_through_the_cli(project):
+    assert out(state(project, "state-set", "--key", "user:alice:prefs",
+                     "--arg-json", '{"value": {"theme": "dark", "n": [1, 2]}}')) == {"ok": True, "key": "user:alice:prefs"}
+    assert out(state(project, "state-set", "--key", "user:bob", "--value", "hello")) == {"ok": True, "key": "user:bob"}
+    assert out(state(project, "state-set", "--key", "other", "--arg-json", '{"value": 3}'))["ok"] is True
+    assert out(state(project, "state-get", "--key", "user:alice:prefs")) == {"theme": "dark", "n": [1, 2]}
+    assert state(project, "state-get", "--key", "user:bob").stdout == "hello\n"
+    assert out(state(project, "state-list")) == ["other", "user:alice:prefs", "user:bob"]
+    assert out(state(project, "state-list", "--prefix", "user:")) == ["user:alice:prefs", "user:bob"]
+    assert out(state(project, "state-delete", "--key", "user:bob")) == {"ok": True, "existed": True}
+    assert out(state(project, "state-delete", "--key", "user:bob")) == {"ok": True, "existed": False}
+    missing = state(project, "--json", "state-get", "--key", "user:bob")
+    assert json.loads(missing.stdout)["result"] is None
+    assert (project.root / ".agent-apps" / "state").is_dir()
+
+
+def test_compare_and_swap_conflict_exits_1_with_one_line_and_keeps_the_value(project):
+    assert out(state(project, "state-set", "--key", "n", "--arg-json", '{"value": 1, "expect": null}'))["ok"]
+    assert out(state(project, "state-set", "--key", "n", "--arg-json", '{"value": 2, "expect": 1}'))["ok"]
+    lost = state(project, "state-set", "--key", "n", "--arg-json", '{"value": 9, "expect": 1}')
+    assert lost.returncode == 1 and lost.stdout == ""
+    assert "changed since it was read" in one_line_error(lost)
+    absent = state(project, "state-set", "--key", "n", "--arg-json", '{"value": 9, "expect": null}')
+    assert absent.returncode == 1, "null means absent: an existing key does not match it"
+    assert out(state(project, "state-get", "--key", "n")) == 2
+
+
+def test_wait_times_out_with_exit_4(project):
+    started = time.monotonic()
+    result = state(project, "state-wait", "--key", "never", "--timeout", "0.4")
+    assert result.returncode == 4
+    assert "Timed out after 0.4 s waiting for state key 'never'" in one_line_error(result)
+    assert time.monotonic() - started >= 0.4
+
+
+def test_wait_returns_at_once_when_the_key_exists(project):
+    out(state(project, "state-set", "--key", "ready", "--arg-json", '{"value": {"ok": 1}}'))
+    assert out(state(project, "state-wait", "--key", "ready", "--timeout", "0")) == {"ok": 1}
+
+
+def test_a_key_set_by_another_process_wakes_state_wait(project):
+    waiter = subprocess.Popen(
+        [sys.executable, "-m", "agentapps", "run", "state-wait", "--key", "job:1:done", "--timeout", "30"],
+        cwd=project.root, env=project.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        time.sleep(0.3)
+        assert waiter.poll() is None, "state-wait returned before the key was set"
+        out(state(project, "state-set", "--key", "job:1:done", "--arg-json", '{"value": {"exit": 0}}'))
+        stdout, stderr = waiter.communicate(timeout=20)
+    finally:
+        waiter.kill()
+    assert waiter.returncode == 0, stderr
+    assert json.loads(stdout) == {"exit": 0}
+
+
+def test_corrupt_state_file_is_reported_and_left_untouched(project):
+    directory = project.root / ".agent-apps" / "state"
+    directory.mkdir()
+    corrupt = directory / "counter.json"
+    corrupt.write_bytes(b'{"key": "counter", "value": 4')
+    for argv in (["state-get", "--key", "counter"],
+                 ["state-set", "--key", "counter", "--arg-json", '{"value": 5}'],
+                 ["state-wait", "--key", "counter", "--timeout", "0"]):
+        result = state(project, *argv)
+        assert result.returncode == 1, argv
+        line = one_line_error(result)
+        assert str(corrupt) in line and "not valid JSON" in line and "untouched" in line
+    assert corrupt.read_bytes() == b'{"key": "counter", "value": 4'
+
+
+@pytest.mark.parametrize("key", ["../escape", "../../../../tmp/escape", "/etc/passwd", "a/../../b", ".hidden", ".."])
+def test_keys_with_path_parts_stay_inside_the_state_folder(project, key):
+    before = files_under(project.root.parent)
+    out(state(project, "state-set", "--key", key, "--value", "x"))
+    created = files_under(project.root.parent) - before
+    directory = project.root / ".agent-apps" / "state"
+    assert created and all(p.parent == directory for p in created), created
+    assert state(project, "state-get", "--key", key).stdout == "x\n"
+    assert out(state(project, "state-list")) == [key]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["state-get"], "'key' is required"),
+        (["state-get", "--key", "k", "--store", "disk"], "'disk' is not one of"),
+        (["state-set", "--key", "k"], "'value' is required"),
+        (["state-wait", "--key", "k", "--timeout", "-1"], "less than the minimum"),
+        (["state-list", "--bogus", "1"], "has no param --bogus"),
+    ],
+)
+def test_bad_arguments_exit_2(project, argv, message):
+    result = state(project, *argv)
+    assert result.returncode == 2
+    assert message in one_line_error(result)
+
+
+def test_memory_store_lives_in_the_process_and_wakes_waiters(project):
+    root = project.boot()
+
+    async def scenario() -> tuple[Any, ...]:
+        waiting = asyncio.create_task(invoke_root(root, "state-wait", {"key": "k", "store": "memory", "timeout": 5}))
+        await asyncio.sleep(0.05)
+        assert not waiting.done()
+        await invoke_root(root, "state-set", {"key": "k", "value": [1], "store": "memory"})
+        woken = await asyncio.wait_for(waiting, 2)
+        listed = await invoke_root(root, "state-list", {"store": "memory"})
+        on_disk = await invoke_root(root, "state-list", {})
+        with pytest.raises(ConflictError):
+            await invoke_root(root, "state-set", {"key": "k", "value": 2, "expect": [2], "store": "memory"})
+        with pytest.raises(LimitError):
+            await invoke_root(root, "state-wait", {"key": "nope", "store": "memory", "timeout": 0.05})
+        return woken, listed, on_disk
+
+    assert asyncio.run(scenario()) == ([1], ["k"], [])
+    assert not (project.root / ".agent-apps" / "state").exists()
+
+
+@pytest.mark.slow
+def test_cas_from_separate_cli_processes(project):
+    """A few real read-modify-write loops of state-get + state-set --expect, one process per call."""
+    def worker(times: int) -> None:
+        done = 0
+        while done < times:
+            current = out(state(project, "state-get", "--key", "c"))
+            value = json.dumps({"value": (current or 0) + 1, "expect": current})
+            if state(project, "state-set", "--key", "c", "--arg-json", value).returncode == 0:
+                done += 1
+
+    threads = [threading.Thread(target=worker, args=(2,)) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert out(state(project, "state-get", "--key", "c")) == 6
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("attempt", [1, 2, 3])
+def test_eight_processes_of_25_cas_increments_give_exactly_200(project, attempt):
+    project.write("incr.skill.py", INCR)
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "agentapps", "run", "incr", "--key", "counter", "--times", "25"],
+                         cwd=project.root, env=project.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+        for _ in range(8)
+    ]
+    try:
+        out(state(project, "state-set", "--key", "go", "--arg-json", '{"value": true}'))
+        results = [p.communicate(timeout=120) for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+    for p, (stdout, stderr) in zip(procs, results, strict=True):
+        assert p.returncode == 0, stderr
+    assert out(state(project, "state-get", "--key", "counter")) == 200
