@@ -1,0 +1,95 @@
+"""`agentapps sessions list|show KEY|clear KEY`: inspect the file session store (.agent-apps/sessions/)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from agentapps.cli import render
+from agentapps.errors import AgentAppsError, UsageError
+
+if TYPE_CHECKING:
+    from agentapps.stores.sessions import FileSessionStore
+
+
+def _store() -> FileSessionStore:
+    from agentapps.boot import bootstrap
+    from agentapps.stores.sessions import FileSessionStore
+
+    return FileSessionStore(bootstrap().globals.config.data_dir / "sessions")
+
+
+def _guard(body: Callable[[], None]) -> None:
+    try:
+        body()
+    except AgentAppsError as exc:
+        render.emit_error(exc, verbose=False)
+        raise typer.Exit(exc.exit_code) from None
+
+
+def _missing(key: str, store: FileSessionStore) -> UsageError:
+    return UsageError(f"No session {key!r:.80} in {store.root}; 'agentapps sessions list' shows the keys.")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `sessions` command group to `app`."""
+    sessions = typer.Typer(
+        help="Inspect the file session store (.agent-apps/sessions/), written by skills with "
+        "`session: {key: ..., store: file}`.",
+        no_args_is_help=True,
+    )
+
+    @sessions.command("list")
+    def list_(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+        """List the stored sessions: key, number of entries, time and skill of the last one."""
+
+        def body() -> None:
+            store = _store()
+            rows: list[dict[str, Any]] = []
+            for key in store.all_keys():
+                entries = store.load(key)
+                last = entries[-1] if entries else {}
+                rows.append({"key": key, "entries": len(entries), "last": last.get("at"), "skill": last.get("skill")})
+            if as_json:
+                render.emit_json({"sessions": rows})
+                return
+            if not rows:
+                render.info(f"No sessions in {store.root}.")
+                return
+            width = max(len(r["key"]) for r in rows)
+            for r in rows:
+                line = f"{r['key']:<{width}}  {r['entries']:>3} entries  {r['last'] or '-'}  {r['skill'] or ''}"
+                sys.stdout.write(line.rstrip() + "\n")
+
+        _guard(body)
+
+    @sessions.command("show")
+    def show(key: str = typer.Argument(..., help="The session key.")) -> None:
+        """Print one session as JSON: its key and entries, oldest first."""
+
+        def body() -> None:
+            store = _store()
+            entries = store.load(key)
+            if not entries and key not in store.all_keys():
+                raise _missing(key, store)
+            render.emit_result({"key": key, "entries": entries})
+
+        _guard(body)
+
+    @sessions.command("clear")
+    def clear(key: str = typer.Argument(..., help="The session key.")) -> None:
+        """Delete one session from the file store."""
+
+        def body() -> None:
+            store = _store()
+            count = len(store.load(key))
+            if not store.clear(key):
+                raise _missing(key, store)
+            sys.stdout.write(f"Cleared session {key!r} ({count} entries).\n")
+
+        _guard(body)
+
+    app.add_typer(sessions, name="sessions")

@@ -1,0 +1,130 @@
+"""Jinja2 prompt templating (`metadata.template: jinja2`): sandboxed, strict, `args` only, literal output."""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentapps.errors import AgentAppsError, ConfigError, DeniedError, LimitError
+
+ENGINES = ("jinja2",)
+MAX_OUTPUT = 1024 * 1024  # characters of rendered prompt
+MAX_REPEAT = 1_000_000  # longest string or list `*` may build
+MAX_EXPONENT = 1024
+_TEMPLATE_FILE = "<template>"
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A rendered body where every `{{ ... }}` output is held by a placeholder.
+
+    Directives are expanded on `text`; `restore` then puts the values back. So text that came from
+    `args` is never scanned for directives, and it cannot change the markdown structure the scanner
+    sees (an argument holding a code fence or `<!--` stays inert).
+    """
+
+    text: str
+    values: tuple[str, ...]
+    nonce: str
+
+    def restore(self, text: str) -> str:
+        if not self.values:
+            return text
+        pattern = re.compile("\ue000" + self.nonce + r"(\d+)\ue001")
+        return pattern.sub(lambda m: self.values[int(m.group(1))], text)
+
+
+def as_text(value: Any) -> str:
+    """Strings as they are; None as nothing; anything else as compact JSON."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def render(body: str, args: dict[str, Any], *, skill: str, file: Path | None, first_line: int) -> Rendered:
+    """Render `body` with only `args` (as plain JSON data) in scope."""
+    from jinja2 import (
+        DictLoader,
+        StrictUndefined,
+        TemplateError,
+        TemplateNotFound,
+        TemplateSyntaxError,
+    )
+    from jinja2.exceptions import SecurityError
+
+    nonce = secrets.token_hex(8)
+    values: list[str] = []
+    held = [0]  # characters held by placeholders so far
+
+    def hold(value: Any) -> str:
+        values.append(as_text(value))
+        held[0] += len(values[-1])
+        return f"\ue000{nonce}{len(values) - 1}\ue001"
+
+    # An empty loader: {% include %}, {% import %} and {% extends %} find nothing.
+    env = _environment(undefined=StrictUndefined, finalize=hold, loader=DictLoader({}))
+    env.globals.clear()  # no range(), lipsum(), namespace(): nothing executable in scope
+    pieces: list[str] = []
+    size = 0
+    try:
+        for piece in env.from_string(body).generate(args=json.loads(json.dumps(args, default=str))):
+            size += len(piece)
+            if size + held[0] > MAX_OUTPUT:
+                raise LimitError(
+                    f"Template of skill '{skill}' renders more than {MAX_OUTPUT} characters; "
+                    "shorten it or pass less data.", skill=skill, file=file, line=first_line,
+                )
+            pieces.append(piece)
+        return Rendered("".join(pieces), tuple(values), nonce)
+    except AgentAppsError:
+        raise
+    except TemplateSyntaxError as exc:
+        error: type[AgentAppsError] = ConfigError
+        why, line = f"has a syntax error: {exc.message}", first_line + (exc.lineno or 1) - 1
+    except SecurityError as exc:
+        error, why, line = DeniedError, f"tried something the sandbox forbids: {exc}", _line(exc, first_line)
+    except TemplateNotFound as exc:
+        error, line = ConfigError, _line(exc, first_line)
+        why = f"loads another template ({exc.name!r}); templates cannot read files: use the :inline[file] directive instead"
+    except TemplateError as exc:
+        error, line = ConfigError, _line(exc, first_line)
+        why = (f"failed: {exc.message or type(exc).__name__}. Only `args` is in scope; pass the missing "
+               "argument or guard it with {% if args.x is defined %}")
+    raise error(f"Template of skill '{skill}' {why}.", skill=skill, file=file, line=line) from None
+
+
+def _line(exc: BaseException, first_line: int) -> int:
+    line = 1
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == _TEMPLATE_FILE and frame.lineno:
+            line = frame.lineno
+    return first_line + line - 1
+
+
+def _environment(**options: Any) -> Any:
+    from jinja2.exceptions import SecurityError
+    from jinja2.sandbox import SandboxedEnvironment
+
+    class _Bounded(SandboxedEnvironment):
+        """Refuses `*` and `**` results that would exhaust memory or time."""
+
+        intercepted_binops = frozenset({"*", "**"})
+
+        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+            if operator == "**":
+                if isinstance(right, int) and abs(right) > MAX_EXPONENT:
+                    raise SecurityError(f"exponent {right} is larger than {MAX_EXPONENT}")
+                return left**right
+            for seq, count in ((left, right), (right, left)):
+                if isinstance(seq, (str, list, tuple)) and isinstance(count, int) and count * len(seq) > MAX_REPEAT:
+                    raise SecurityError(f"'*' would build a sequence longer than {MAX_REPEAT}")
+            return left * right
+
+    return _Bounded(autoescape=False, keep_trailing_newline=True, **options)

@@ -1,0 +1,43 @@
+"""arg: `:arg[name]{default=...}` inserts one argument of the skill being served, literally."""
+
+import json
+
+from agentapps.core.paths import MISSING, path_get
+from agentapps.directives.expand import served_context
+from agentapps.errors import ArgsError
+
+frontmatter = {
+    "name": "arg",
+    "description": "Directive :arg[name]{default=...}: an argument of the skill (inserted literally, never expanded).",
+    "metadata": {
+        "tags": ["directive"],
+        "visibility": "hidden",  # served from prompts only; `agentapps list --all --tag directive`
+        "params": {
+            "type": "object",
+            "properties": {
+                "label": {"type": "string", "description": "The text between [ and ]."},
+                "attrs": {"type": "object", "additionalProperties": {"type": "string"},
+                          "description": "The {key=value} attributes."},
+                "skill": {"type": "string", "description": "The skill whose prompt is being expanded."},
+            },
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+def run(ctx, args):
+    served = served_context(ctx)  # ctx.envelope.parent.target: the skill whose prompt is expanded
+    if served is None:
+        return None  # running as a chain entry because a metadata key is named `arg`
+    label, attrs = args.get("label", "").strip(), args.get("attrs") or {}
+    value = served.args[label] if label in served.args else path_get(served.args, label, MISSING)
+    if value is MISSING or not label:
+        if "default" in attrs:
+            return attrs["default"]
+        raise ArgsError(
+            f"Skill '{served.tool.name}' uses :arg[{label}] but was called without '{label}'; pass it "
+            f"(--{label} VALUE) or give the directive a default: :arg[{label}]{{default=...}}.",
+            skill=served.tool.name,
+        )
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

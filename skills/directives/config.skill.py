@@ -1,0 +1,42 @@
+"""config: `:config[model.id]{default=...}` inserts a value of the served skill's cascaded metadata."""
+
+from agentapps.core.paths import MISSING, path_get
+from agentapps.directives.expand import served_context
+from agentapps.directives.template import as_text
+from agentapps.errors import ConfigError
+
+frontmatter = {
+    "name": "config",
+    "description": "Directive :config[dotted.path]{default=...}: a value of the skill's cascaded metadata.",
+    "metadata": {
+        "tags": ["directive"],
+        "visibility": "hidden",  # served from prompts only; `agentapps list --all --tag directive`
+        "params": {
+            "type": "object",
+            "properties": {
+                "label": {"type": "string", "description": "The text between [ and ]."},
+                "attrs": {"type": "object", "additionalProperties": {"type": "string"},
+                          "description": "The {key=value} attributes."},
+                "skill": {"type": "string", "description": "The skill whose prompt is being expanded."},
+            },
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+def run(ctx, args):
+    served = served_context(ctx)  # ctx.envelope.parent.target: the skill whose prompt is expanded
+    if served is None:
+        return None  # running as a chain entry because a metadata key is named `config`
+    expr, attrs = args.get("label", "").strip(), args.get("attrs") or {}
+    value = path_get(served.meta, expr, MISSING) if expr else MISSING
+    if value is MISSING:
+        if "default" in attrs:
+            return attrs["default"]
+        raise ConfigError(
+            f"Skill '{served.tool.name}' uses :config[{expr}], but its cascaded metadata has no such "
+            "value; set it (in the skill, the main skill or default) or add {default=...}.",
+            skill=served.tool.name,
+        )
+    return as_text(value)

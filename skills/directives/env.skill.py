@@ -1,0 +1,43 @@
+"""env: `:env[NAME]{default=...}` inserts an environment variable the skill declares in `metadata.env`."""
+
+import os
+
+from agentapps.directives.expand import served_context
+from agentapps.errors import DeniedError
+
+frontmatter = {
+    "name": "env",
+    "description": "Directive :env[NAME]{default=...}: an environment variable declared in the skill's metadata.env list.",
+    "metadata": {
+        "tags": ["directive"],
+        "visibility": "hidden",  # served from prompts only; `agentapps list --all --tag directive`
+        "params": {
+            "type": "object",
+            "properties": {
+                "label": {"type": "string", "description": "The text between [ and ]."},
+                "attrs": {"type": "object", "additionalProperties": {"type": "string"},
+                          "description": "The {key=value} attributes."},
+                "skill": {"type": "string", "description": "The skill whose prompt is being expanded."},
+            },
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+def run(ctx, args):
+    served = served_context(ctx)  # ctx.envelope.parent.target: the skill whose prompt is expanded
+    if served is None:
+        return None  # running as a chain entry: `metadata.env` names this skill; nothing to do
+    name, attrs = args.get("label", "").strip(), args.get("attrs") or {}
+    declared = served.meta.get("env") or []
+    declared = [declared] if isinstance(declared, str) else declared
+    if name not in [str(d) for d in declared]:
+        # Only the name is ever shown, never a value.
+        raise DeniedError(
+            f"Skill '{served.tool.name}' may not read environment variable {name[:80]!r}: it is not "
+            "declared. List it in the skill's `metadata.env` if the prompt should see it.",
+            skill=served.tool.name,
+        )
+    value = os.environ.get(name, "")
+    return value if value else attrs.get("default", "")

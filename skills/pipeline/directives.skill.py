@@ -1,0 +1,23 @@
+"""directives: render a markdown skill's template, then expand its `:name[label]{attrs}` directives."""
+
+from agentapps.directives.expand import expand_prompt
+
+frontmatter = {
+    "name": "directives",
+    "description": (
+        "Middleware: expand the text directives (:arg[x], :env[X], :inline[file], ...) in a markdown "
+        "skill's prompt, after rendering its Jinja2 template when `metadata.template: jinja2` is set."
+    ),
+    "metadata": {"role": "middleware", "tags": ["pipeline"]},
+}
+
+
+async def run(ctx, args):
+    # Directive skills are invoked from this context, so for them `ctx.envelope.parent` is this
+    # context and `ctx.envelope.parent.target` the served skill (see served_context in expand.py).
+    target = ctx.target
+    prompt = target.locals.get("prompt")
+    if target.tool.kind != "markdown" or prompt is None:
+        return  # code skills have no prompt
+    prompt.expanded = await expand_prompt(ctx)
+    return

@@ -1,0 +1,52 @@
+"""session: load a skill's session history before it runs and append what it did afterwards.
+
+Settings come from the served skill's cascaded `metadata.session`: the shorthand `args.sessionId`
+or `{key, capture, maxEntries, store}` (capture `$all` by default; 50 entries; store `memory`, which
+lives as long as the process — use `store: file` for the CLI, it persists in .agent-apps/sessions/).
+A key that resolves to nothing skips the session quietly. History goes to `ctx.locals.session`
+(a list of entries) and, for markdown skills, is prepended to the prompt after a short preamble —
+unless the prompt placed it with `:session-history[]`; that directive runs earlier (directives
+come before this middleware) and reads the same store through `history_for`. A failed or
+interrupted call is saved too, marked `status: error|interrupted`. Values of the variables the
+skill declares in `metadata.env` are scrubbed from every entry. A dry run loads but never saves.
+"""
+
+from agentapps.errors import AgentAppsError, InterruptedError_
+from agentapps.stores.sessions import capture, open_store, render_history, session_key, settings
+
+frontmatter = {
+    "name": "session",
+    "description": "Middleware: give a skill conversational memory keyed by `metadata.session` (e.g. args.sessionId).",
+    "metadata": {"role": "middleware", "tags": ["pipeline"]},
+}
+
+
+async def run(ctx, args):
+    target = ctx.target
+    found = settings(target.meta.get("session"), skill=target.tool.name, file=target.tool.path)
+    key = session_key(target, found) if found is not None else None
+    if found is None or key is None:
+        return  # no session for this call: the chain continues
+    store = open_store(ctx.globals, found.store)
+    history = store.load(key)
+    target.locals.session = history
+    prompt = target.locals.get("prompt")
+    if history and prompt is not None and "session-history" not in (prompt.get("directives") or ()):
+        prompt.expanded = f"{render_history(history)}\n---\n\n{prompt.expanded}"
+    if ctx.globals.internals.get("dry_run"):
+        await ctx.manager.next()
+        return
+    try:
+        await ctx.manager.next()
+    except BaseException as exc:
+        interrupted = isinstance(exc, InterruptedError_) or not isinstance(exc, Exception)
+        message = str(exc) if isinstance(exc, AgentAppsError) else f"{type(exc).__name__}: {exc}"
+        entry = capture(target, found, "interrupted" if interrupted else "error",
+                        "Interrupted." if interrupted else message)
+        try:
+            store.append(key, entry, found.max_entries)
+        except AgentAppsError as store_error:  # keep the original failure; mention this one
+            exc.add_note(f"The session could not be saved either: {store_error}")
+        raise
+    store.append(key, capture(target, found, "ok", None), found.max_entries)
+    return
