@@ -89,7 +89,8 @@ def confine(config: Mapping[str, Any], parent: Mapping[str, Any]) -> dict[str, A
             out[key] = parent[key]
     for key in LIMIT_KEYS:
         mine, theirs = out.get(key), parent.get(key)
-        if isinstance(theirs, (int, float)) and not isinstance(theirs, bool):
-            if not isinstance(mine, (int, float)) or isinstance(mine, bool) or mine > theirs:
-                out[key] = theirs
+        if not isinstance(theirs, (int, float)) or isinstance(theirs, bool):
+            continue
+        if not isinstance(mine, (int, float)) or isinstance(mine, bool) or mine > theirs:
+            out[key] = theirs
     return out

@@ -18,8 +18,14 @@ from agentapps.agent.code import run_code
 from agentapps.agent.config import Limits, confine, effective_config
 from agentapps.agent.discovery import discover
 from agentapps.agent.prompt import render_system_prompt, user_message
-from agentapps.agent.scope import (code_context, code_policies, is_within, make_infrastructure,
-                                   scope_of, served_context)
+from agentapps.agent.scope import (
+    code_context,
+    code_policies,
+    is_within,
+    make_infrastructure,
+    scope_of,
+    served_context,
+)
 from agentapps.agent.script import recorder_for
 from agentapps.agent.state import AgentRun
 from agentapps.agent.trace import Trace
@@ -166,8 +172,9 @@ def _settle(g: Any, info: Namespace, run: AgentRun, depth: int) -> None:
 
 async def _guard(ctx: Context, guard: str, skill: str, event: dict[str, Any]) -> dict[str, Any] | None:
     """Ask the configured guard skill about a tool call; `{"deny": reason}` blocks it."""
-    args = event.get("args") if isinstance(event.get("args"), dict) else {}
-    verdict = await ctx.manager.invoke(guard, {"tool": event.get("tool"), "code": args.get("code"),
+    args = event.get("args")
+    code = args.get("code") if isinstance(args, dict) else None
+    verdict = await ctx.manager.invoke(guard, {"tool": event.get("tool"), "code": code,
                                                "skillName": skill})
     if isinstance(verdict, dict) and verdict.get("deny"):
         return {"deny": str(verdict["deny"])}

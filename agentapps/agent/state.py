@@ -112,7 +112,8 @@ class AgentRun:
 
     def on_error(self, fields: dict[str, Any]) -> dict[str, Any]:
         self.trace.record("error", **fields)
-        attempt = fields.get("attempt") if isinstance(fields.get("attempt"), int) else 1
+        attempt = fields.get("attempt")
+        attempt = attempt if isinstance(attempt, int) else 1
         if self.limits.persistent and fields.get("retryable") is not False:
             delay = min(self.limits.retry_cap, self.limits.retry_base * 2 ** max(attempt - 1, 0))
             return {"retry": True, "delay": delay}
@@ -120,8 +121,9 @@ class AgentRun:
         return {"stop": True}
 
     def on_turn_end(self, fields: dict[str, Any]) -> dict[str, Any]:
-        text = fields.get("result") if isinstance(fields.get("result"), str) else self.buffer.text
-        usage = fields.get("usage") if isinstance(fields.get("usage"), dict) else {}
+        said, usage = fields.get("result"), fields.get("usage")
+        text = said if isinstance(said, str) else self.buffer.text
+        usage = usage if isinstance(usage, dict) else {}
         for key in self.usage:
             value = usage.get(key)
             self.usage[key] += value if isinstance(value, int) else 0

@@ -7,7 +7,6 @@ callable in `globals.internals["reporter"]` (the CLI's progress display) sees ev
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 from typing import TYPE_CHECKING, Any
@@ -58,7 +57,6 @@ class Trace:
             return
         try:
             self.reporter(type_, {**data, "agent": self.name, "depth": self.depth})
-        except Exception:  # noqa: BLE001 - a broken display must never break a run
+        except Exception:  # a broken display must never break a run
             log.debug("reporter failed", exc_info=True)
-            with contextlib.suppress(Exception):
-                self.reporter = None
+            self.reporter = None

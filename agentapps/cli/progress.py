@@ -21,6 +21,11 @@ def _first_line(code: Any) -> str:
     return text[:MAX_CODE_PREVIEW] + more
 
 
+def _code(data: dict[str, Any]) -> str:
+    args = data.get("args")
+    return _first_line(args.get("code") if isinstance(args, dict) else None)
+
+
 class Progress:
     """A reporter: `progress(type, data)` for each agent event; `close()` when the run ends."""
 
@@ -65,16 +70,14 @@ class Progress:
         self._streamed = False
 
     def _on_tool_call(self, data: dict[str, Any], pad: str) -> None:
-        args = data.get("args") if isinstance(data.get("args"), dict) else {}
-        self._spin(f"{pad}running {data.get('tool')}: {_first_line(args.get('code'))}")
+        self._spin(f"{pad}running {data.get('tool')}: {_code(data)}")
 
     def _on_tool_result(self, data: dict[str, Any], pad: str) -> None:
-        args = data.get("args") if isinstance(data.get("args"), dict) else {}
         ok = data.get("status") != "error"
         mark = ("✓" if ok else "✗") if self.fancy else ("ok" if ok else "error")
         ms = data.get("ms")
         took = f"{ms:.0f} ms" if isinstance(ms, (int, float)) else "?"
-        self._line(f"{pad}{mark} {data.get('tool')} {took}  {_first_line(args.get('code'))}",
+        self._line(f"{pad}{mark} {data.get('tool')} {took}  {_code(data)}",
                    "32" if ok else "31")
 
     def _on_turn_end(self, data: dict[str, Any], pad: str) -> None:
