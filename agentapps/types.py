@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context
@@ -84,8 +84,9 @@ class PathEntry:
     ignore: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class HistoryFrame:
+class HistoryFrame(NamedTuple):
+    """One call on the history stack (a tuple: cheap, since every call pushes one)."""
+
     tool: str
     args: dict[str, Any]
     timestamp: float
@@ -108,6 +109,9 @@ class ChainPlan:
 
     entries: list[str] = field(default_factory=list)
     static: bool = False
+    # the entries' definitions as last resolved, and when (re-resolved at the lookup's check interval)
+    tools: list[ToolDef] = field(default_factory=list)
+    resolved_at: float = -1.0
 
 
 Reporter = Callable[[str, dict[str, Any]], None]

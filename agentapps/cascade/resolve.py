@@ -24,6 +24,7 @@ class Cascaded:
     meta: dict[str, Any]
     contributors: list[ToolDef]
     dynamic: bool
+    checked_at: float = 0.0
 
 
 def _parents(meta: dict[str, Any]) -> list[str] | None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from agentapps.cli import render
+from agentapps.cli import render, sessions
 from agentapps.errors import AgentAppsError
 
 app = typer.Typer(
@@ -20,6 +20,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+sessions.register(app)
 
 
 def _invoke(skill: str, args: dict[str, Any]) -> tuple[Any, Any]:

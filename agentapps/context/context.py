@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentapps.context.manager import ContextManager
 from agentapps.errors import InterruptedError_
 from agentapps.types import ChainPlan, HistoryFrame, ToolDef
 
 if TYPE_CHECKING:
-    from agentapps.context.manager import ContextManager
     from agentapps.tools.lookup import Lookup
 
 
@@ -76,6 +77,12 @@ class Globals:
     cache: dict[str, dict[Any, Any]] = field(default_factory=dict)
     internals: dict[str, Any] = field(default_factory=dict)
     signal: Signal = field(default_factory=Signal)
+    _ids: Any = field(default_factory=lambda: itertools.count(1))
+    _prefix: str = field(default_factory=lambda: uuid.uuid4().hex[:6])
+
+    def new_id(self) -> str:
+        """Unique per process run; cheaper than a uuid per context."""
+        return f"{self._prefix}-{next(self._ids)}"
 
     def cache_for(self, name: str) -> dict[Any, Any]:
         return self.cache.setdefault(name, {})
@@ -121,7 +128,7 @@ class Context:
         target: Context | None = None, untrusted: bool = False,
     ) -> None:
         depth = 0 if parent is None else parent.envelope.depth + 1
-        self.envelope = Envelope(uuid.uuid4().hex[:12], parent, target or self, globals_.signal, untrusted, depth)
+        self.envelope = Envelope(globals_.new_id(), parent, target or self, globals_.signal, untrusted, depth)
         self._args = args
         self.run = Run(tool, {}, ChainPlan(), entry=target is not None)
         history = [] if parent is None else list(parent.locals.get("history", ()))
@@ -135,8 +142,6 @@ class Context:
             self.nonlocals.setdefault("rootContextId", self.envelope.id)
         self.globals = globals_
         self._chain_state: list[int] = [0, 0]  # [stopped, running]
-        from agentapps.context.manager import ContextManager
-
         self.manager: ContextManager = ContextManager(self)
 
     @property

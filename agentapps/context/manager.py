@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentapps.context.calls import call_tool
-from agentapps.context.plan import prepare
+from agentapps.context.plan import chain_tools, prepare
 from agentapps.errors import ChainError, DeniedError, LimitError
 from agentapps.tools.names import ref_kind
 from agentapps.tools.policy import Policy
@@ -96,7 +96,8 @@ async def _invoke(
             from agentapps.errors import ArgsError
 
             raise ArgsError(f"Arguments for '{tool.name}' must be an object.", skill=tool.name)
-        check_limits(args, skill=tool.name)
+        if not caller.run.entry:  # middleware are trusted pipeline code (e.g. a long prompt for the agent)
+            check_limits(args, skill=tool.name)
     ctx = Context(tool=tool, args=args, parent=caller, globals_=g, target=target, untrusted=untrusted)
     if target is None:
         # middleware (chain entries) are trusted pipeline code: their own calls start unrestricted
@@ -118,10 +119,10 @@ async def _invoke(
 
 async def _dispatch(owner: Context, index: int) -> None:
     """Run chain entry `index` of `owner`; entries returning None without calling next() continue."""
-    entries = owner.run.chain.entries
-    while index < len(entries) and not owner._chain_state[0]:
+    tools = chain_tools(owner.run.chain, owner.globals)
+    while index < len(tools) and not owner._chain_state[0]:
         owner.globals.signal.raise_if_aborted()
-        entry = owner.globals.lookup.find(entries[index])
+        entry = tools[index]
         ctx = _entry_context(owner, entry, index)
         value = await _run_entry(ctx)
         if value is not None:

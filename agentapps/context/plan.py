@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from agentapps.cascade.chain import candidate_entries, order_entries, reaches
@@ -14,18 +15,20 @@ if TYPE_CHECKING:
     from agentapps.context.context import Context, Globals
 
 
-def _key(tool: ToolDef) -> tuple[Any, ...]:
-    return (tool.name, str(tool.path), tool.uri, tool.mtime_ns, id(tool))
-
-
 def cascaded(tool: ToolDef, g: Globals) -> Cascaded:
     cache = g.cache_for("cascade")
-    key = _key(tool)
-    hit: Cascaded | None = cache.get(key)
-    if hit is not None and _still_current(hit, g):
-        return hit
+    hit: Cascaded | None = cache.get(id(tool))
+    # the cached entry holds the tool itself, so a recycled id() can never match a different tool
+    if hit is not None and hit.contributors[0] is tool:
+        now = time.monotonic()
+        if now - hit.checked_at < g.lookup.check_interval:
+            return hit
+        if _still_current(hit, g):
+            hit.checked_at = now
+            return hit
     result = cascade(tool, g.lookup, g.config.main_tool, g.config.project)
-    cache[key] = result
+    result.checked_at = time.monotonic()
+    cache[id(tool)] = result
     return result
 
 
@@ -42,11 +45,16 @@ def _still_current(hit: Cascaded, g: Globals) -> bool:
 
 
 def _exists(name: str, g: Globals) -> bool:
+    """Does `name` name a skill that a metadata key may activate as middleware?"""
     try:
         found = g.lookup.candidates(name)
     except AgentAppsError:
         return True  # a broken definition still occupies the name: invoking it reports the problem
-    return bool(found)
+    if not found:
+        return False
+    first = found[0]
+    # directive skills (`env`, `path`, ...) share names with ordinary metadata keys: never middleware
+    return not (isinstance(first, ToolDef) and "directive" in first.tags)
 
 
 def _entries_of(name: str, g: Globals) -> list[str]:
@@ -76,7 +84,7 @@ def _locked(g: Globals) -> list[str]:
 
 def chain_plan(tool: ToolDef, meta: dict[str, Any], g: Globals) -> ChainPlan:
     cache = g.cache_for("chain")
-    key = _key(tool)
+    key = id(tool)
     hit: tuple[dict[str, Any], ChainPlan] | None = cache.get(key)
     if hit is not None and hit[0] is meta:
         return hit[1]
@@ -102,6 +110,15 @@ def chain_plan(tool: ToolDef, meta: dict[str, Any], g: Globals) -> ChainPlan:
         plan = ChainPlan(order_entries(entries, order or {}, own_order), static=False)
     cache[key] = (meta, plan)
     return plan
+
+
+def chain_tools(plan: ChainPlan, g: Globals) -> list[ToolDef]:
+    """The entries' definitions, re-resolved at the lookup's check interval (shadowing stays live)."""
+    now = time.monotonic()
+    if now - plan.resolved_at >= g.lookup.check_interval or len(plan.tools) != len(plan.entries):
+        plan.tools = [g.lookup.find(name) for name in plan.entries]
+        plan.resolved_at = now
+    return plan.tools
 
 
 def prepare(ctx: Context) -> None:

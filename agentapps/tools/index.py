@@ -33,6 +33,7 @@ class RootIndex:
     files: dict[str, tuple[int, int, ToolDef | Broken]] = field(default_factory=dict)
     checked_at: float = -1.0
     scanned: bool = False
+    generation: int = 0
 
     def _walk(self) -> tuple[list[str], dict[str, int]]:
         found: list[str] = []
@@ -96,6 +97,7 @@ class RootIndex:
             by_name.setdefault(item.name, []).append(item)
         self.files, self.dir_mtimes, self.by_name = files, mtimes, by_name
         self.scanned = True
+        self.generation += 1
         self.checked_at = time.monotonic()
 
     def stale(self) -> bool:

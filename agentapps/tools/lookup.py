@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +23,7 @@ class Lookup:
     check_interval: float = 1.0
     _indexes: list[RootIndex] = field(default_factory=list)
     _by_path: dict[str, ToolDef] = field(default_factory=dict)
+    _memo: dict[str, tuple[ToolDef, int, float]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._indexes = [RootIndex(entry) for entry in self.roots]
@@ -31,12 +33,17 @@ class Lookup:
         """Identifies this search path in caches."""
         return "\0".join(f"{r.kind}:{r.directory}" for r in self.roots)
 
+    def _generation(self) -> int:
+        return sum(index.generation for index in self._indexes)
+
     def register(self, tool: ToolDef) -> None:
+        self._memo.pop(tool.name, None)
         self.memory[tool.name] = tool
         if tool.uri:
             self.memory[tool.uri] = tool
 
     def unregister(self, name: str) -> None:
+        self._memo.pop(name, None)
         tool = self.memory.pop(name, None)
         if tool is not None and tool.uri:
             self.memory.pop(tool.uri, None)
@@ -100,6 +107,23 @@ class Lookup:
         return found
 
     def find(self, name: str) -> ToolDef:
+        memory = self.memory.get(name)
+        if memory is not None:
+            return memory
+        memo = self._memo.get(name)
+        now = time.monotonic()
+        if memo is not None and memo[1] == self._generation() and now - memo[2] < self.check_interval:
+            tool = memo[0]
+            try:  # one stat keeps edits visible at once; new shadowing files show at the interval
+                if tool.path is None or os.stat(tool.path).st_mtime_ns == tool.mtime_ns:
+                    return tool
+            except OSError:
+                pass
+        winner = self._find(name)
+        self._memo[name] = (winner, self._generation(), now)
+        return winner
+
+    def _find(self, name: str) -> ToolDef:
         found = self.candidates(name)
         if not found:
             found = self.candidates(name, force_check=True)  # a miss re-reads before giving up

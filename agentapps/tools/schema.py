@@ -18,8 +18,9 @@ _NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*}]\)\s*[+*{]")
 
 
 def check_limits(args: Any, *, skill: str) -> None:
-    """Refuse oversized or over-deep args before any schema work runs."""
+    """Refuse non-JSON, oversized or over-deep args before any schema work runs."""
     stack: list[tuple[Any, int]] = [(args, 0)]
+    estimate = 0  # a lower bound of the JSON size; exact serialisation only when it gets close
     while stack:
         value, depth = stack.pop()
         if depth > MAX_DEPTH:
@@ -31,16 +32,24 @@ def check_limits(args: Any, *, skill: str) -> None:
                     "Pass large text as a file path instead.",
                     skill=skill,
                 )
+            estimate += len(value) + 2
         elif isinstance(value, dict):
-            stack.extend((v, depth + 1) for v in value.values())
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise ArgsError(f"Arguments for '{skill}' have a non-string key {key!r}.", skill=skill)
+                estimate += len(key) + 4
+                stack.append((item, depth + 1))
         elif isinstance(value, (list, tuple)):
+            estimate += 2 + len(value)
             stack.extend((v, depth + 1) for v in value)
-    try:
-        size = len(json.dumps(args, default=str))
-    except (TypeError, ValueError, RecursionError):
-        raise ArgsError(f"Arguments for '{skill}' are not JSON data.", skill=skill) from None
-    if size > MAX_ARGS_BYTES:
-        raise ArgsError(f"Arguments for '{skill}' are {size} bytes of JSON; the limit is 1 MiB.", skill=skill)
+        elif value is None or isinstance(value, (bool, int, float)):
+            estimate += 4
+        else:
+            raise ArgsError(f"Arguments for '{skill}' are not JSON data ({type(value).__name__}).", skill=skill)
+    if estimate > MAX_ARGS_BYTES // 2:
+        size = len(json.dumps(args))
+        if size > MAX_ARGS_BYTES:
+            raise ArgsError(f"Arguments for '{skill}' are {size} bytes of JSON; the limit is 1 MiB.", skill=skill)
 
 
 def _safe_patterns(schema: Any, skill: str, where: str) -> None:
@@ -59,11 +68,10 @@ def _safe_patterns(schema: Any, skill: str, where: str) -> None:
             _safe_patterns(value, skill, where)
 
 
-def validator_for(schema: dict[str, Any], cache: dict[str, Any], *, skill: str, where: str) -> Any:
-    key = json.dumps(schema, sort_keys=True, default=str)
-    found = cache.get(key)
-    if found is not None:
-        return found
+def validator_for(schema: dict[str, Any], cache: dict[Any, Any], *, skill: str, where: str) -> Any:
+    hit = cache.get(id(schema))
+    if hit is not None and hit[0] is schema:  # the schema object itself is kept, so ids cannot be recycled
+        return hit[1]
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
     from referencing import Registry
@@ -74,7 +82,7 @@ def validator_for(schema: dict[str, Any], cache: dict[str, Any], *, skill: str, 
     except SchemaError as exc:
         raise ConfigError(f"Skill '{skill}' has an invalid {where} schema: {exc.message}.", skill=skill) from None
     validator = Draft202012Validator(schema, registry=Registry())  # empty registry: never fetch a $ref
-    cache[key] = validator
+    cache[id(schema)] = (schema, validator)
     return validator
 
 

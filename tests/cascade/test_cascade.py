@@ -10,7 +10,7 @@ from agentapps.cascade.merge import combine
 from agentapps.errors import ConfigError
 
 ECHO_META = "def run(ctx, args):\n    return {k: v for k, v in ctx.meta.items() if not k.startswith('$') and k not in SKIP}\n"
-SKIP = "SKIP = {'validate-args', 'validate-returns', 'execute', 'agent-execute', 'validate-allowed-tools'}\n"
+SKIP = "SKIP = {'validate-args', 'validate-returns', 'execute', 'agent-execute', 'validate-allowed-tools', 'directives'}\n"
 
 
 def echo(project, relative, name, meta, extra=""):

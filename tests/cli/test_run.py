@@ -161,14 +161,6 @@ def test_run_help_and_top_level_help(project):
     assert top.returncode == 0 and "describe" in top.stdout and "which" in top.stdout
 
 
-def test_markdown_skill_without_an_agent_says_so(project):
-    project.write("ask.skill.md", "---\nname: ask\n---\nSay hi.\n")
-    result = project.cli("run", "ask")
-    if "no agent provider" not in result.stderr:
-        pytest.skip("an agent skill is installed")
-    assert result.returncode == 2
-
-
 def test_shebang_skill_runs_when_executed_directly(project, tmp_path):
     bindir = tmp_path / "bin"
     bindir.mkdir()

@@ -247,10 +247,6 @@ def test_directive_skills_see_the_served_context_through_their_parent(echo):
     assert json.loads(expand(echo, ":probe[x]", {"b": 1, "a": 2})) == ["a", "b"]
 
 
-# Dry runs must expand directives for real: the dry-run short-circuit in `execute`
-# currently also hits the nested directive skills and non-static middleware (see the report).
-@pytest.mark.xfail(reason="needs the kernel change: dry-run applies only to the top-level call "
-                          "(target.envelope.depth == 1) in skills/pipeline/execute.skill.py", strict=True)
 def test_dry_run_prints_the_fully_expanded_prompt(project):
     project.write("md.skill.md", """
         ---

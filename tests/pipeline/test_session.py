@@ -240,8 +240,6 @@ def test_sigint_saves_the_session_marked_interrupted(proj):
     assert entry["status"] == "interrupted" and entry["args"] == {"sessionId": "int"}
 
 
-@pytest.mark.xfail(reason="needs the kernel change: dry-run applies only to the top-level call "
-                          "(target.envelope.depth == 1) in skills/pipeline/execute.skill.py", strict=True)
 def test_dry_run_never_saves_a_session(proj):
     note(proj, full("file"))
     result = proj.cli("run", "--dry-run", "note", "--session-id", "dry")
