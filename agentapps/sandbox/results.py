@@ -1,0 +1,48 @@
+"""The sandbox's vocabulary: limits, the result of one snippet, and the invoke callback type."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+InvokeFn = Callable[[str, Any], Awaitable[Any]]
+"""(bare skill name, JSON args) -> JSON-able result; any Exception it raises reaches JS as an Error."""
+
+ErrorType = Literal["timeout", "memory", "syntax", "runtime", "limit", "invoke"]
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    timeout_s: float = 30.0  # wall clock per snippet, including the invokes it awaits
+    heap_bytes: int = 128 * 1024 * 1024
+    max_output_chars: int = 30_000  # console output kept: head and tail, with the original size
+    max_invokes: int = 50  # ctx.manager.invoke calls per snippet
+    max_arg_bytes: int = 1 << 20  # UTF-8 size of one invoke's JSON args
+    max_length: int = 1 << 24  # longest array/string that looping builtins may walk (see prelude.js)
+
+
+@dataclass
+class SnippetResult:
+    ok: bool
+    value: Any  # the JSON value the snippet returned, or None
+    logs: str  # captured console output, truncated to head and tail
+    finished: bool  # ctx.manager.finish(...) was called
+    finish_value: Any
+    error: dict[str, str] | None  # {"type": ErrorType, "message": str}
+    invokes: int  # invoke calls that reached the host
+
+
+def error(type_: ErrorType, message: str) -> dict[str, str]:
+    return {"type": type_, "message": message}
+
+
+def join_logs(head: str, tail: str, total: int, limit: int) -> str:
+    """Rebuild console output from the isolate's head and tail buffers, noting what was cut."""
+    if total <= limit:
+        return (head + tail).removesuffix("\n")
+    half = limit // 2
+    kept_head, kept_tail = head[:half], (head + tail)[-half:]
+    omitted = total - len(kept_head) - len(kept_tail)
+    note = f"\n[... {omitted} characters omitted; console output was {total} characters ...]\n"
+    return (kept_head + note + kept_tail).removesuffix("\n")
