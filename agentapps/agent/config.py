@@ -15,7 +15,9 @@ DEFAULT_PROVIDER = "agent-bedrock"
 SCRIPTED_PROVIDER = "agent-scripted"
 # keys agent code may not choose when it starts a sub-agent: they come from the parent agent
 INHERITED_KEYS = ("agent", "script", "guard", "requests")
-LIMIT_KEYS = ("maxTurns", "maxSteps", "snippetTimeout", "maxResultChars", "loopGuard", "maxReminders")
+LIMIT_KEYS = ("maxTurns", "maxSteps", "snippetTimeout", "maxResultChars", "loopGuard", "maxReminders",
+              "deadline")
+UNBOUNDED_WHEN_PERSISTENT = ("maxTurns", "maxSteps", "deadline")
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,7 @@ class Limits:
     max_result_chars: int = 30_000
     loop_guard: int = 3
     max_reminders: int = 3
+    deadline: float = 1800.0  # seconds of wall clock for the whole run
     persistent: bool = False
     retry_base: float = 1.0
     retry_cap: float = 30.0
@@ -39,7 +42,7 @@ class Limits:
         def number(key: str, default: float, *, minimum: float = 0, integer: bool = False) -> Any:
             value = config.get(key)
             if value is None:  # persistent runs loop until stopped unless bounded explicitly
-                return math.inf if persistent and key in ("maxTurns", "maxSteps") else default
+                return math.inf if persistent and key in UNBOUNDED_WHEN_PERSISTENT else default
             if value == "Infinity" or value == math.inf:
                 return math.inf
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
@@ -55,6 +58,7 @@ class Limits:
             max_result_chars=number("maxResultChars", 30_000, minimum=200, integer=True),
             loop_guard=number("loopGuard", 3, minimum=2, integer=True),
             max_reminders=number("maxReminders", 3, integer=True),
+            deadline=number("deadline", 1800.0, minimum=0.05),
             persistent=persistent,
             retry_base=number("retryBase", 1.0),
             retry_cap=number("retryCap", 30.0),

@@ -10,6 +10,7 @@ State for the run lives on the served context as `locals.agent` (`trace`, `usage
 from __future__ import annotations
 
 import asyncio
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,7 @@ from agentapps.agent.script import recorder_for
 from agentapps.agent.state import AgentRun
 from agentapps.agent.trace import Trace
 from agentapps.context.context import Namespace
-from agentapps.errors import ConfigError, DeniedError, ReturnsError
+from agentapps.errors import ConfigError, DeniedError, LimitError, ReturnsError
 from agentapps.tools.policy import Policy
 
 if TYPE_CHECKING:
@@ -121,9 +122,18 @@ async def run_agent(ctx: Context, args: dict[str, Any], template: Path) -> Any:
     try:
         refs.append(create_callback_ref(g, on_invoke, label="agent-invoke"))
         refs.append(create_callback_ref(g, on_hook, label="agent-hook"))
-        value = await ctx.manager.invoke(config["agent"], {
-            "prompt": p.prompt, "config": config, "invokeRef": refs[0], "hookRef": refs[1],
-            "userMessage": p.message, "skillName": skill})
+        deadline = None if math.isinf(limits.deadline) else limits.deadline
+        try:
+            async with asyncio.timeout(deadline) as scope:
+                value = await ctx.manager.invoke(config["agent"], {
+                    "prompt": p.prompt, "config": config, "invokeRef": refs[0], "hookRef": refs[1],
+                    "userMessage": p.message, "skillName": skill})
+        except TimeoutError:
+            if not scope.expired():
+                raise
+            run.stop_reason = "deadline"
+            raise LimitError(f"The agent for '{skill}' ran longer than {limits.deadline:g} s "
+                             "(model.deadline); raise it or narrow the task.", skill=skill) from None
         return _final(run, value)
     except (asyncio.CancelledError, KeyboardInterrupt):
         run.stop_reason = "interrupted"

@@ -38,7 +38,8 @@ def test_replay_selects_the_scripted_provider_and_the_default_is_bedrock():
     ({}, "max_result_chars", 30_000), ({}, "loop_guard", 3), ({}, "max_reminders", 3),
     ({"persistent": True}, "max_turns", math.inf), ({"persistent": True}, "max_steps", math.inf),
     ({"persistent": True, "maxSteps": 5}, "max_steps", 5), ({"maxTurns": "Infinity"}, "max_turns", math.inf),
-    ({"snippetTimeout": 0.5}, "snippet_timeout", 0.5),
+    ({"snippetTimeout": 0.5}, "snippet_timeout", 0.5), ({}, "deadline", 1800.0),
+    ({"persistent": True}, "deadline", math.inf), ({"deadline": 60}, "deadline", 60),
 ])
 def test_limits_from_config(config, field, expected):
     assert getattr(Limits.from_config(config, "s"), field) == expected

@@ -209,3 +209,10 @@ def test_the_bundled_demo_runs_offline(agentic):
     result = agentic.run("demo-summarize", "--path", "notes.md")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "notes.md: 8 lines, 9 words.\n- Title\n- Part two\n"
+
+
+def test_a_run_deadline_stops_a_slow_model(agentic):
+    agentic.skill("slowpoke", [{"delay": 10, "text": "too late"}], model={"deadline": 0.5})
+    result = agentic.run("--json", "slowpoke", timeout=8)
+    assert result.returncode == 4 and "model.deadline" in result.stderr
+    assert json.loads(result.stdout)["stop_reason"] == "deadline"
