@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agentapps.errors import AgentAppsError
+from agentapps.tools.schema import MAX_STRING
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context
@@ -118,7 +119,10 @@ async def run_bedrock(ctx: Context, args: dict[str, Any]) -> Any:
         text = "".join(block.get("text", "") for block in content)
         uses = [block["toolUse"] for block in content if "toolUse" in block]
         results = [await _run_tool(ctx, hook, invoke_ref, use) for use in uses]
-        directive = await hook({"type": "turn-end", "turnNumber": turn, "result": text,
+        # the agent already has the text from the deltas; a very long answer would not pass the
+        # size limit on skill args, so it is only repeated here when it fits
+        said = {"result": text} if len(text) < MAX_STRING else {}
+        directive = await hook({"type": "turn-end", "turnNumber": turn, **said,
                                 "usage": result.usage, "stopReason": result.stop_reason,
                                 "toolCalls": len(uses)})
         if directive.get("stop"):

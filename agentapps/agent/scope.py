@@ -1,7 +1,9 @@
 """Which context an agent run serves, and the context (with its policies) agent code calls from.
 
 The agent skill is infrastructure, like middleware: it calls its provider and the guard skill
-without the allowed-tools of its callers (a provider is never something the served skill lists).
+without the allowed-tools of its callers (a provider is never something the served skill lists)
+and without the size limits on args (a system prompt may be long), exactly as the kernel treats
+calls made by chain entries.
 Agent code is different: every call it makes goes through a dedicated child context whose
 policies are the agent's callers' (and any `restrict` agent-execute passed, i.e. the served
 skill's callers and its own allowed-tools) plus `allowedTools` owned by the served skill.
@@ -47,8 +49,10 @@ def code_context(ctx: Context, policies: tuple[Policy, ...]) -> Context:
 
 
 def make_infrastructure(ctx: Context) -> None:
-    """From now on the agent context's own calls (provider, guard) are not bound by its callers."""
+    """From now on the agent context's own calls (provider, guard) are trusted pipeline calls:
+    not bound by its callers' allowed-tools, not size-checked (agent code uses `code_context`)."""
     ctx.run.policies = ()
+    ctx.run.entry = True
 
 
 def is_within(ctx: Context, ancestor: Context) -> bool:

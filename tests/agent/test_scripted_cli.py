@@ -216,3 +216,10 @@ def test_a_run_deadline_stops_a_slow_model(agentic):
     result = agentic.run("--json", "slowpoke", timeout=8)
     assert result.returncode == 4 and "model.deadline" in result.stderr
     assert json.loads(result.stdout)["stop_reason"] == "deadline"
+
+
+def test_a_long_prompt_reaches_the_provider(agentic):
+    agentic.skill("long", [{"text": "read it"}], body="Read this. " + "word " * 20_000)
+    result = agentic.run("long")
+    assert result.returncode == 0, result.stderr
+    assert len(agentic.requests()[0]["system"]) > 100_000
