@@ -111,13 +111,14 @@ class AgentRun:
         self.trace.record("tool-result", **{**fields, "ms": ms, "status": status or "success"})
 
     def on_error(self, fields: dict[str, Any]) -> dict[str, Any]:
-        self.trace.record("error", **fields)
         attempt = fields.get("attempt")
         attempt = attempt if isinstance(attempt, int) else 1
         if self.limits.persistent and fields.get("retryable") is not False:
             delay = min(self.limits.retry_cap, self.limits.retry_base * 2 ** max(attempt - 1, 0))
+            self.trace.record("error", **fields, willRetry=True, delay=delay)
             return {"retry": True, "delay": delay}
         self.stop_reason = "error"
+        self.trace.record("error", **fields, willRetry=False)
         return {"stop": True}
 
     def on_turn_end(self, fields: dict[str, Any]) -> dict[str, Any]:

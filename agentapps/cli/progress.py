@@ -84,7 +84,9 @@ class Progress:
         self._stop()
 
     def _on_error(self, data: dict[str, Any], pad: str) -> None:
-        self._line(f"{pad}model error (attempt {data.get('attempt')}): {data.get('error')}", "31")
+        if data.get("willRetry"):  # a final error is printed once, by the CLI
+            self._line(f"{pad}model error, retrying in {data.get('delay')} s (attempt "
+                       f"{data.get('attempt')}): {data.get('error')}", "33")
 
     def _on_agent_complete(self, data: dict[str, Any], pad: str) -> None:
         usage = data.get("usage") or {}

@@ -132,7 +132,8 @@ def test_a_guard_skill_denies_tool_calls_through_the_tool_call_hook(agentic):
 def test_a_model_error_fails_the_run_and_persistent_mode_retries_it(agentic):
     agentic.skill("flaky", [{"error": "model overloaded"}, {"text": "recovered"}])
     failed = agentic.run("flaky")
-    assert failed.returncode == 1 and "Scripted model error: model overloaded" in failed.stderr
+    assert failed.returncode == 1 and failed.stderr.count("model overloaded") == 1
+    assert "error: Scripted model error: model overloaded" in failed.stderr
     agentic.skill("keeper", [
         {"error": "model overloaded"},
         {"text": "still working"},
@@ -142,6 +143,7 @@ def test_a_model_error_fails_the_run_and_persistent_mode_retries_it(agentic):
     out = json.loads(kept.stdout)
     assert kept.returncode == 0 and out["result"] == "all done" and out["turns"] == 3
     assert "Continue with the task." in agentic.messages()
+    assert "model error, retrying in 0.01 s (attempt 1): model overloaded" in kept.stderr
 
 
 def test_persistent_with_returns_is_a_configuration_error(agentic):
