@@ -27,6 +27,8 @@ def console_script(name: str = "agentapps") -> Path:
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
     """The caller's environment minus AGENTAPPS_*/AWS_* variables, with HOME set to `home`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTAPPS_", "AWS_"))}
+    # a real install has bytecode (pip compiles it); measuring without it times the compiler instead
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(HOME=str(home), NO_COLOR="1")
     env.update(extra)
     return env

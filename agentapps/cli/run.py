@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from agentapps.cli import render
-from agentapps.cli.help import skill_help
 from agentapps.cli.skillargs import parse_skill_args, property_for
 from agentapps.errors import AgentAppsError, ArgsError, InterruptedError_, UsageError
 
@@ -170,6 +169,8 @@ def run_command(tokens: list[str]) -> int:
             tool = g.lookup.resolve(opts.ref)
         skill_name = tool.name
         if "--help" in opts.rest or "-h" in opts.rest:
+            from agentapps.cli.help import skill_help
+
             sys.stdout.write(skill_help(tool))
             return 0
         args: dict[str, Any] = _read_args_file(opts.args_file) if opts.args_file else {}

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import os
 import time
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -78,7 +78,7 @@ class Globals:
     internals: dict[str, Any] = field(default_factory=dict)
     signal: Signal = field(default_factory=Signal)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
-    _prefix: str = field(default_factory=lambda: uuid.uuid4().hex[:6])
+    _prefix: str = field(default_factory=lambda: os.urandom(3).hex())
 
     def new_id(self) -> str:
         """Unique per process run; cheaper than a uuid per context."""

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentapps.errors import SkillLoadError
+from agentapps.tools import index_cache
 from agentapps.tools.loader import load_file
 from agentapps.tools.names import is_skill_file, name_from_file
 from agentapps.types import PathEntry, ToolDef
@@ -81,17 +82,22 @@ class RootIndex:
 
     def scan(self) -> None:
         paths, mtimes = self._walk()
+        known = self.files or index_cache.load(self.entry.directory, self.entry.kind)
         files: dict[str, tuple[int, int, ToolDef | Broken]] = {}
+        changed = len(known) != len(paths)
         for path in paths:
             try:
                 st = os.stat(path)
             except OSError:
                 continue
-            old = self.files.get(path)
+            old = known.get(path)
             if old is not None and old[0] == st.st_mtime_ns and old[1] == st.st_size:
                 files[path] = old
             else:
                 files[path] = (st.st_mtime_ns, st.st_size, self._load(path))
+                changed = True
+        if changed:
+            index_cache.save(self.entry.directory, files)
         by_name: dict[str, list[ToolDef | Broken]] = {}
         for _, _, item in files.values():
             by_name.setdefault(item.name, []).append(item)

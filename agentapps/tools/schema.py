@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from agentapps.errors import AgentAppsError, ArgsError, ConfigError
+from agentapps.tools.fastschema import errors, supports
 
 MAX_ARGS_BYTES = 1024 * 1024
 MAX_DEPTH = 64
@@ -100,16 +101,26 @@ def describe_error(error: Any) -> str:
 
 
 def validate(
-    value: Any, schema: dict[str, Any], cache: dict[str, Any], *, skill: str, where: str,
+    value: Any, schema: dict[str, Any], cache: dict[Any, Any], *, skill: str, where: str,
     error_cls: type[AgentAppsError] = ArgsError,
 ) -> None:
-    validator = validator_for(schema, cache, skill=skill, where=where)
-    try:
-        errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
-    except Exception as exc:  # noqa: BLE001 - a $ref we refuse to fetch, and similar schema-time failures
-        raise ConfigError(f"Skill '{skill}' {where} schema cannot be applied: {exc}", skill=skill) from None
-    if errors:
-        details = "; ".join(describe_error(e) for e in errors[:3])
-        more = f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""
+    hit = cache.get(("fast", id(schema)))
+    if hit is None or hit[0] is not schema:
+        fast = supports(schema)
+        if fast:
+            _safe_patterns(schema, skill, where)
+        hit = cache[("fast", id(schema))] = (schema, fast)
+    if hit[1]:  # plain schema: checked without importing jsonschema (same verdicts, tested)
+        messages = errors(value, schema)
+    else:
+        validator = validator_for(schema, cache, skill=skill, where=where)
+        try:
+            found = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+        except Exception as exc:  # noqa: BLE001 - a $ref we refuse to fetch, and similar schema-time failures
+            raise ConfigError(f"Skill '{skill}' {where} schema cannot be applied: {exc}", skill=skill) from None
+        messages = [describe_error(e) for e in found]
+    if messages:
+        details = "; ".join(messages[:3])
+        more = f" (+{len(messages) - 3} more)" if len(messages) > 3 else ""
         noun = "arguments" if where == "params" else "result"
         raise error_cls(f"Invalid {noun} for skill '{skill}': {details}{more}.", skill=skill)

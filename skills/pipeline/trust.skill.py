@@ -4,7 +4,7 @@ import asyncio
 import os
 import sys
 
-from agentapps.trust import decide, needs_approval
+from agentapps.trust import needs_approval
 
 frontmatter = {
     "name": "trust",
@@ -27,6 +27,7 @@ async def run(ctx, args):
     if found is None:
         return None
     caller, rule = found
+    from agentapps.trust import decide
     g = ctx.globals
     approve = list(g.config.overrides.get("approve") or []) + os.environ.get("AGENTAPPS_APPROVE", "").split()
     interactive = sys.stdin is not None and sys.stdin.isatty() and not os.environ.get("CI")

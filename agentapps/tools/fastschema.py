@@ -1,0 +1,144 @@
+"""A fast path for the plain JSON Schemas most skills declare, so a run need not import jsonschema.
+
+Only a closed set of keywords is understood; `supports()` says no to anything else (and to any
+schema that is not well formed), and the caller then uses jsonschema, which stays the reference.
+A differential test pins the two to the same verdicts.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+TYPES = frozenset({"string", "integer", "number", "boolean", "object", "array", "null"})
+ANNOTATIONS = frozenset({"description", "title", "default", "examples", "$comment", "$schema", "deprecated",
+                         "readOnly", "writeOnly", "format"})
+NUMERIC = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+COUNTS = ("minLength", "maxLength", "minItems", "maxItems")
+KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties", "items", "enum", "const",
+                      "pattern", *NUMERIC, *COUNTS}) | ANNOTATIONS
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def supports(schema: Any, depth: int = 0) -> bool:
+    """True when `schema` uses only keywords this module implements, each in a well-formed way."""
+    if isinstance(schema, bool):
+        return True
+    if not isinstance(schema, dict) or depth > 32 or not KEYWORDS.issuperset(schema):
+        return False
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind] if kind is not None else []
+    if not all(isinstance(k, str) and k in TYPES for k in kinds) or (isinstance(kind, list) and not kind):
+        return False
+    props = schema.get("properties", {})
+    if not isinstance(props, dict) or not all(supports(p, depth + 1) for p in props.values()):
+        return False
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        return False
+    for key in ("additionalProperties", "items"):
+        if key in schema and not supports(schema[key], depth + 1):
+            return False
+    if "enum" in schema and not isinstance(schema["enum"], list):
+        return False
+    if any(k in schema and not _is_number(schema[k]) for k in NUMERIC):
+        return False
+    if any(k in schema and not (isinstance(schema[k], int) and not isinstance(schema[k], bool) and schema[k] >= 0)
+           for k in COUNTS):
+        return False
+    if "pattern" in schema:
+        if not isinstance(schema["pattern"], str):
+            return False
+        try:
+            re.compile(schema["pattern"])
+        except re.error:
+            return False
+    return True
+
+
+def _type_ok(value: Any, kind: str) -> bool:
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "integer":
+        return _is_number(value) and float(value).is_integer()
+    if kind == "number":
+        return _is_number(value)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "object":
+        return isinstance(value, dict)
+    if kind == "array":
+        return isinstance(value, list)
+    return value is None
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """JSON equality: 1 == 1.0, but true is not 1."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) or (_is_number(a) and _is_number(b)) if a == b else False
+
+
+def errors(value: Any, schema: Any, path: str = "") -> list[str]:
+    """Messages for every violation (empty when valid). Call only when `supports(schema)`."""
+    where = f"'{path}': " if path else ""
+    if schema is True:
+        return []
+    if schema is False:
+        return [f"{where}{value!r} is not allowed"]
+    kind = schema.get("type")
+    if kind is not None:
+        kinds = kind if isinstance(kind, list) else [kind]
+        if not any(_type_ok(value, k) for k in kinds):
+            return [f"{where}{value!r} is not of type {' or '.join(repr(k) for k in kinds)}"]
+    found: list[str] = []
+    if "enum" in schema and not any(_equal(value, e) for e in schema["enum"]):
+        found.append(f"{where}{value!r} is not one of {schema['enum']!r}")
+    if "const" in schema and not _equal(value, schema["const"]):
+        found.append(f"{where}{schema['const']!r} was expected")
+    if _is_number(value):
+        for key, bad, text in (("minimum", lambda v, b: v < b, "less than the minimum of"),
+                               ("maximum", lambda v, b: v > b, "greater than the maximum of"),
+                               ("exclusiveMinimum", lambda v, b: v <= b, "less than or equal to the minimum of"),
+                               ("exclusiveMaximum", lambda v, b: v >= b, "greater than or equal to the maximum of")):
+            if key in schema and bad(value, schema[key]):
+                found.append(f"{where}{value!r} is {text} {schema[key]!r}")
+    if isinstance(value, str):
+        if "minLength" in schema and len(value) < schema["minLength"]:
+            found.append(f"{where}{value!r} is too short")
+        if "maxLength" in schema and len(value) > schema["maxLength"]:
+            found.append(f"{where}{value!r} is too long")
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            found.append(f"{where}{value!r} does not match {schema['pattern']!r}")
+    if isinstance(value, list):
+        if "minItems" in schema and len(value) < schema["minItems"]:
+            found.append(f"{where}{value!r} should be non-empty" if schema["minItems"] == 1 else f"{where}too few items")
+        if "maxItems" in schema and len(value) > schema["maxItems"]:
+            found.append(f"{where}too many items")
+        if "items" in schema:
+            for i, item in enumerate(value):
+                found += errors(item, schema["items"], f"{path}/{i}" if path else str(i))
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        for name in schema.get("required", []):
+            if name not in value:
+                found.append(f"'{name}' is required")
+        extra = [k for k in value if k not in props]
+        for key, item in value.items():
+            sub = f"{path}/{key}" if path else key
+            if key in props:
+                found += errors(item, props[key], sub)
+            elif "additionalProperties" in schema and schema["additionalProperties"] is not False:
+                found += errors(item, schema["additionalProperties"], sub)
+        if schema.get("additionalProperties") is False and extra:
+            names = ", ".join(repr(k) for k in extra)
+            verb = "is" if len(extra) == 1 else "are"
+            found.append(f"Additional properties are not allowed ({names} {verb} not accepted)")
+    return found

@@ -1,0 +1,67 @@
+"""The plain-schema fast path gives the same verdicts as jsonschema (differential, with hypothesis)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+from agentapps.tools.fastschema import errors, supports
+
+SCHEMAS = [
+    {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"], "additionalProperties": False},
+    {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1, "maximum": 10}}},
+    {"type": "object", "properties": {"r": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}}},
+    {"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string", "minLength": 1},
+                                                "minItems": 1, "maxItems": 3}}},
+    {"type": "object", "properties": {"level": {"enum": ["low", "mid", 1, True, None]}}},
+    {"type": "object", "properties": {"v": {"type": ["string", "null"], "pattern": "^a"}}},
+    {"type": "object", "additionalProperties": {"type": "boolean"}},
+    {"type": "object", "properties": {"c": {"const": {"a": [1, 2.0]}}}},
+    {"type": "array", "items": {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}},
+    {"type": "string", "maxLength": 3},
+    {"type": "integer"},
+    {},
+    True,
+    False,
+]
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-20, 20) | st.floats(-20, 20, allow_nan=False) | st.text(max_size=5)
+    | st.sampled_from(["low", "mid", "a", "abc", "name", 1.0, 2.0]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["name", "n", "r", "tags", "level", "v", "c", "x", "other"]), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@pytest.mark.parametrize("schema", SCHEMAS, ids=range(len(SCHEMAS)))
+def test_plain_schemas_are_supported(schema):
+    assert supports(schema)
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [{"anyOf": [{"type": "string"}]}, {"$ref": "#/x"}, {"type": "strin"}, {"type": []}, {"required": "name"},
+     {"properties": {"a": {"oneOf": []}}}, {"minLength": -1}, {"pattern": "("}, {"minimum": "1"},
+     {"patternProperties": {}}, {"items": [{"type": "string"}]}],
+)
+def test_anything_else_falls_back_to_jsonschema(schema):
+    assert not supports(schema)
+
+
+@settings(max_examples=400, deadline=None)
+@given(index=st.integers(0, len(SCHEMAS) - 1), value=JSON)
+def test_verdicts_match_jsonschema(index, value):
+    schema = SCHEMAS[index]
+    expected = Draft202012Validator(schema).is_valid(value)
+    assert (errors(value, schema) == []) == expected
+
+
+def test_messages_name_the_problem():
+    schema = SCHEMAS[0]
+    assert errors({}, schema) == ["'name' is required"]
+    assert errors({"name": "a", "nam": 1}, schema) == ["Additional properties are not allowed ('nam' is not accepted)"]
+    assert errors({"n": 0}, SCHEMAS[1]) == ["'n': 0 is less than the minimum of 1"]
+    assert errors({"n": True}, SCHEMAS[1]) == ["'n': True is not of type 'integer'"]
