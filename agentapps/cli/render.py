@@ -9,6 +9,7 @@ import traceback
 from typing import Any, TextIO
 
 from agentapps.errors import AgentAppsError
+from agentapps.secrets import redact
 
 
 def color_enabled(stream: TextIO) -> bool:
@@ -28,16 +29,17 @@ def to_text(result: Any) -> str | None:
     return json.dumps(result, indent=2, ensure_ascii=False, default=str)
 
 
-def emit_result(result: Any) -> None:
+def emit_result(result: Any, internals: dict[str, Any] | None = None) -> None:
     text = to_text(result)
     if text is None:
         return
+    text = redact(text, internals)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     sys.stdout.flush()
 
 
-def emit_json(payload: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False, default=str) + "\n")
+def emit_json(payload: dict[str, Any], internals: dict[str, Any] | None = None) -> None:
+    sys.stdout.write(redact(json.dumps(payload, ensure_ascii=False, default=str), internals) + "\n")
     sys.stdout.flush()
 
 
@@ -55,10 +57,10 @@ def error_line(exc: BaseException) -> str:
     return f"internal error: {type(exc).__name__}: {exc} (this is a bug; run with -v for the traceback)"
 
 
-def emit_error(exc: BaseException, *, verbose: bool) -> None:
+def emit_error(exc: BaseException, *, verbose: bool, internals: dict[str, Any] | None = None) -> None:
     if verbose and (not isinstance(exc, AgentAppsError) or exc.__cause__ is not None):
-        traceback.print_exception(exc, file=sys.stderr)
-    sys.stderr.write(_paint("error:", "31;1", sys.stderr) + " " + error_line(exc) + "\n")
+        sys.stderr.write(redact("".join(traceback.format_exception(exc)), internals))
+    sys.stderr.write(_paint("error:", "31;1", sys.stderr) + " " + redact(error_line(exc), internals) + "\n")
     sys.stderr.flush()
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import signal
 import sys
@@ -29,6 +28,8 @@ Options:
   --model ID           Model id for agents (overrides model.id and AGENTAPPS_MODEL).
   --record FILE        Write the agent's model turns to FILE (a script --replay can play).
   --replay FILE        Play the model turns in FILE instead of calling a model (offline).
+  --timeout SECONDS    Stop the run after this long (exit 4).
+  --approve PATTERN    Approve calls that trust rules would ask about (skill glob; repeatable).
   -v, --verbose        Show tracebacks and debug logs on stderr.
   -q, --quiet          Show nothing on stderr but errors.
   -h, --help           Show this message. 'agentapps run SKILL --help' shows the skill's params.
@@ -47,6 +48,8 @@ class RunOptions:
     model: str | None = None
     record: str | None = None
     replay: str | None = None
+    timeout: float | None = None
+    approve: list[str] = field(default_factory=list)
     arg_tokens: list[str] = field(default_factory=list)
     ref: str | None = None
     rest: list[str] = field(default_factory=list)
@@ -87,6 +90,16 @@ def parse_run_options(tokens: list[str]) -> RunOptions | None:
             setattr(opts, name[2:], str(Path(value()).expanduser().absolute()))
         elif name in ("--arg", "--arg-json"):
             opts.arg_tokens += [name, value()]
+        elif name == "--approve":
+            opts.approve.append(value())
+        elif name == "--timeout":
+            raw = value()
+            try:
+                opts.timeout = float(raw)
+            except ValueError:
+                raise UsageError(f"--timeout expects seconds, got {raw!r}.") from None
+            if not opts.timeout > 0:
+                raise UsageError(f"--timeout must be more than 0 seconds, got {raw!r}.")
         elif token.startswith("-") and token != "-":
             raise UsageError(f"Unknown runner option {name!r}; see 'agentapps run --help'. "
                              "Skill params go after the skill name.")
@@ -131,7 +144,7 @@ class _Terminated(BaseException):
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
-    raise _Terminated()
+    raise _Terminated()  # only before the event loop runs; then supervise.py takes over
 
 
 def run_command(tokens: list[str]) -> int:
@@ -147,6 +160,7 @@ def run_command(tokens: list[str]) -> int:
     skill_name: str | None = opts.ref
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     extras: dict[str, Any] = {}
+    internals: dict[str, Any] = {}
     progress: Any = None
     try:
         from agentapps.boot import bootstrap
@@ -154,8 +168,9 @@ def run_command(tokens: list[str]) -> int:
 
         root = bootstrap()
         g = root.globals
+        internals = g.internals
         g.config.overrides.update({k: v for k, v in (("model", opts.model), ("record", opts.record),
-                                                     ("replay", opts.replay)) if v})
+                                                     ("replay", opts.replay), ("approve", opts.approve)) if v})
         if not opts.quiet:
             from agentapps.cli.progress import Progress
 
@@ -178,7 +193,9 @@ def run_command(tokens: list[str]) -> int:
         _stdin_input(tool.params, args, used_stdin=opts.args_file == "-")
         g.internals["dry_run"] = opts.dry_run
         try:
-            result: Any = asyncio.run(invoke_root(root, tool, args))
+            from agentapps.cli.supervise import run_supervised
+
+            result: Any = run_supervised(invoke_root(root, tool, args), g, opts.timeout)
         finally:
             if progress is not None:
                 progress.close()
@@ -186,16 +203,16 @@ def run_command(tokens: list[str]) -> int:
     except (KeyboardInterrupt, _Terminated) as exc:
         number = 15 if isinstance(exc, _Terminated) else 2
         return _fail(InterruptedError_("Interrupted.", signal_number=number), opts, skill_name, started,
-                     extras)
+                     extras, internals)
     except Exception as exc:  # noqa: BLE001 - the one place errors become exit codes
-        return _fail(exc, opts, skill_name, started, extras)
+        return _fail(exc, opts, skill_name, started, extras, internals)
     finally:
         signal.signal(signal.SIGTERM, previous)
     if opts.json:
         render.emit_json({"ok": True, "skill": skill_name, "result": result, "error": None,
-                          "duration_ms": round((time.perf_counter() - started) * 1000, 1), **extras})
+                          "duration_ms": round((time.perf_counter() - started) * 1000, 1), **extras}, internals)
     else:
-        render.emit_result(result)
+        render.emit_result(result, internals)
     return 0
 
 
@@ -208,13 +225,13 @@ def _agent_extras(totals: Any) -> dict[str, Any]:
 
 
 def _fail(exc: BaseException, opts: RunOptions, skill: str | None, started: float,
-          extras: dict[str, Any] | None = None) -> int:
-    render.emit_error(exc, verbose=opts.verbose)
+          extras: dict[str, Any] | None = None, internals: dict[str, Any] | None = None) -> int:
+    render.emit_error(exc, verbose=opts.verbose, internals=internals)
     code = render.exit_code(exc)
     if opts.json:
         error = exc.to_dict() if isinstance(exc, AgentAppsError) else {
             "type": type(exc).__name__, "message": render.error_line(exc), "exit_code": code}
         render.emit_json({"ok": False, "skill": skill, "result": None, "error": error,
                           "duration_ms": round((time.perf_counter() - started) * 1000, 1),
-                          **(extras or {})})
+                          **(extras or {})}, internals)
     return code

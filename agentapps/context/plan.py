@@ -9,6 +9,7 @@ from agentapps.cascade.chain import candidate_entries, order_entries, reaches
 from agentapps.cascade.interpolate import interpolate
 from agentapps.cascade.resolve import Cascaded, cascade
 from agentapps.errors import AgentAppsError
+from agentapps.secrets import register_declared
 from agentapps.types import ChainPlan, ToolDef
 
 if TYPE_CHECKING:
@@ -126,5 +127,7 @@ def prepare(ctx: Context) -> None:
     g = ctx.globals
     result = cascaded(ctx.tool, g)
     meta = interpolate(result.meta, ctx) if result.dynamic else result.meta
+    if "env" in meta:
+        register_declared(g.internals, meta["env"])
     ctx.run.meta = meta
     ctx.run.chain = chain_plan(ctx.tool, result.meta, g)

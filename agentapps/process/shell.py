@@ -66,8 +66,9 @@ async def _read_capped(stream: asyncio.StreamReader | None, limit: int) -> tuple
 
 async def run_command(
     argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, stdin: str | None = None,
-    max_output: int = MAX_OUTPUT,
+    max_output: int = MAX_OUTPUT, children: set[int] | None = None,
 ) -> ShellResult:
+    """`children` collects live process-group ids so an interrupted CLI can kill them as it exits."""
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv, cwd=str(cwd), env=env, start_new_session=True,
@@ -76,6 +77,8 @@ async def run_command(
         )
     except FileNotFoundError:
         raise UsageError(f"shell: command not found: {shlex.quote(argv[0])}.") from None
+    if children is not None:
+        children.add(proc.pid)
     try:
         if stdin is not None and proc.stdin is not None:
             proc.stdin.write(stdin.encode())
@@ -83,6 +86,8 @@ async def run_command(
             proc.stdin.close()
         gathered = asyncio.gather(_read_capped(proc.stdout, max_output), _read_capped(proc.stderr, max_output),
                                   proc.wait())
+        # on cancellation nobody awaits the gather again: consume its outcome so asyncio stays quiet
+        gathered.add_done_callback(lambda f: f.cancelled() or f.exception())
         try:
             (out, t1), (err, t2), code = await asyncio.wait_for(gathered, timeout)
         except asyncio.TimeoutError:
@@ -93,4 +98,6 @@ async def run_command(
             await proc.wait()
         else:
             _kill_group(proc)  # children the command left running in its group
+        if children is not None:
+            children.discard(proc.pid)
     return ShellResult(code, out.decode(errors="replace"), err.decode(errors="replace"), t1 or t2)

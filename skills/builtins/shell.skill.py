@@ -34,5 +34,6 @@ async def run(ctx, args):
     result = await run_command(
         to_argv(args.get("command"), args.get("argv")),
         cwd=Path(cfg.project or cfg.cwd), env=env, timeout=float(args.get("timeout", 60)), stdin=args.get("input"),
+        children=ctx.globals.internals.setdefault("children", set()),
     )
     return result.to_dict()
