@@ -121,7 +121,7 @@ class LockTimeoutError(LimitError):
     pass
 
 
-class InterruptedError_(AgentAppsError):  # noqa: N801 - avoid shadowing the builtin
+class InterruptedError_(AgentAppsError):
     exit_code = 130
 
     def __init__(self, message: str = "Interrupted.", *, signal_number: int = 2) -> None:

@@ -123,6 +123,25 @@ def which(name: str = typer.Argument(..., help="Skill name."),
 
 
 @app.command()
+def check(paths: list[Path] = typer.Argument(
+              None, help="Folders (scanned like a project) or skill files; default: the project."),
+          strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
+          as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Validate skills without running them; exit 2 when there are errors."""
+    from agentapps.check.run import check as check_skills
+
+    def body() -> int:
+        report = check_skills(Path.cwd(), paths or [], strict=strict)
+        if as_json:
+            render.emit_json(report.to_dict())
+        else:
+            sys.stdout.write(report.text())
+        return report.exit_code
+
+    raise typer.Exit(_guard(body))
+
+
+@app.command()
 def init(directory: Path = typer.Argument(Path("."), help="Project folder (default: here).")) -> None:
     """Create a main skill, an example skill and .agent-apps/ (never overwrites a file)."""
     from agentapps.scaffold import init_project

@@ -69,7 +69,7 @@ async def _supervised(coro: Coroutine[Any, Any, Any], g: Globals, timeout: float
             return await coro
         try:
             return await asyncio.wait_for(coro, timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise LimitError(f"The run took longer than --timeout {timeout:g} s and was stopped.") from None
     except asyncio.CancelledError:
         if g.signal.aborted and g.signal.signal_number:

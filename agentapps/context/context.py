@@ -116,7 +116,7 @@ class Run:
 
 
 class Context:
-    __slots__ = ("envelope", "_args", "run", "locals", "nonlocals", "globals", "manager", "_chain_state")
+    __slots__ = ("_args", "_chain_state", "envelope", "globals", "locals", "manager", "nonlocals", "run")
     envelope: Envelope
     run: Run
     locals: Namespace

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 class ContextManager:
-    __slots__ = ("ctx", "_next_called")
+    __slots__ = ("_next_called", "ctx")
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx

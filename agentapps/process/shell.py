@@ -90,7 +90,7 @@ async def run_command(
         gathered.add_done_callback(lambda f: f.cancelled() or f.exception())
         try:
             (out, t1), (err, t2), code = await asyncio.wait_for(gathered, timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise LimitError(f"shell: {shlex.join(argv)[:120]} ran longer than {timeout:g} s and was killed.") from None
     finally:
         if proc.returncode is None:

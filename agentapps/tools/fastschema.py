@@ -59,6 +59,21 @@ def supports(schema: Any, depth: int = 0) -> bool:
     return True
 
 
+BOUNDS = (("minimum", "less than the minimum of"), ("maximum", "greater than the maximum of"),
+          ("exclusiveMinimum", "less than or equal to the minimum of"),
+          ("exclusiveMaximum", "greater than or equal to the maximum of"))
+
+
+def _out_of_bounds(key: str, value: float, bound: float) -> bool:
+    if key == "minimum":
+        return value < bound
+    if key == "maximum":
+        return value > bound
+    if key == "exclusiveMinimum":
+        return value <= bound
+    return value >= bound
+
+
 def _type_ok(value: Any, kind: str) -> bool:
     if kind == "string":
         return isinstance(value, str)
@@ -104,11 +119,8 @@ def errors(value: Any, schema: Any, path: str = "") -> list[str]:
     if "const" in schema and not _equal(value, schema["const"]):
         found.append(f"{where}{schema['const']!r} was expected")
     if _is_number(value):
-        for key, bad, text in (("minimum", lambda v, b: v < b, "less than the minimum of"),
-                               ("maximum", lambda v, b: v > b, "greater than the maximum of"),
-                               ("exclusiveMinimum", lambda v, b: v <= b, "less than or equal to the minimum of"),
-                               ("exclusiveMaximum", lambda v, b: v >= b, "greater than or equal to the maximum of")):
-            if key in schema and bad(value, schema[key]):
+        for key, text in BOUNDS:
+            if key in schema and _out_of_bounds(key, value, schema[key]):
                 found.append(f"{where}{value!r} is {text} {schema[key]!r}")
     if isinstance(value, str):
         if "minLength" in schema and len(value) < schema["minLength"]:

@@ -14,8 +14,7 @@ MAX_DEPTH = 64
 
 def split_markdown(text: str, file: Path) -> tuple[str | None, str, int, int]:
     """Return (yaml text or None, body, line where the YAML starts, line where the body starts)."""
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix("\ufeff")
     lines = text.split("\n")
     first = 0
     if lines and lines[0].startswith("#!"):  # shebang line: `#!/usr/bin/env -S agentapps run`
@@ -78,7 +77,7 @@ def load_yaml(yaml_text: str, file: Path, first_line: int) -> dict[str, Any]:
             return super().construct_mapping(node, deep=deep)
 
     try:
-        data = yaml.load(yaml_text, Loader=Loader)  # noqa: S506 - Loader derives from SafeLoader
+        data = yaml.load(yaml_text, Loader=Loader)
     except SkillLoadError:
         raise
     except yaml.MarkedYAMLError as exc:

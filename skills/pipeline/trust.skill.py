@@ -25,7 +25,7 @@ async def run(ctx, args):
     target = ctx.target
     found = needs_approval(list(_callers(target)), target.tool.name)
     if found is None:
-        return None
+        return
     caller, rule = found
     from agentapps.trust import decide
     g = ctx.globals
@@ -36,4 +36,4 @@ async def run(ctx, args):
         data_dir=g.config.data_dir, approve=approve, interactive=interactive,
         timeout=float(os.environ.get("AGENTAPPS_TRUST_TIMEOUT", "60")),
     )
-    return None
+    return

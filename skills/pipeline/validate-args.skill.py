@@ -23,6 +23,6 @@ def run(ctx, args):
                 skill=tool.name,
                 file=tool.path,
             )
-        return None
+        return
     validate(target.args, params, ctx.globals.cache_for("schema"), skill=tool.name, where="params")
-    return None
+    return

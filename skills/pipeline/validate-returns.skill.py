@@ -14,7 +14,7 @@ async def run(ctx, args):
     await ctx.manager.next()
     target = ctx.target
     if ctx.globals.internals.get("dry_run"):
-        return None
+        return
     schema = target.tool.metadata.get("returns")
     if isinstance(schema, dict):
         validate(

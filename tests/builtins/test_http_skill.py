@@ -10,7 +10,7 @@ import pytest
 
 
 class _Handler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         if self.path == "/redirect-metadata":
             self.send_response(302)
             self.send_header("Location", "http://169.254.169.254/latest/meta-data/")
