@@ -1,0 +1,1 @@
+"""`agentapps check`: validate skills without running them (see agentapps.check.run)."""

@@ -1,0 +1,58 @@
+"""`allowed-tools`: every pattern parses, and each one selects at least one skill on the search path."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agentapps.check.findings import Finding
+from agentapps.check.scope import Scope, Site
+from agentapps.errors import UsageError
+from agentapps.tools.names import did_you_mean
+from agentapps.tools.policy import Policy, Rule, matches_pattern
+
+
+@dataclass
+class PatternMemo:
+    """Answers shared by every skill of one check: most projects repeat a handful of patterns."""
+
+    selects: dict[tuple[bool, str], bool] = field(default_factory=dict)
+    hints: dict[str, str] = field(default_factory=dict)
+
+    def selects_any(self, rule: Rule, scope: Scope) -> bool:
+        key = (rule.tag, rule.selector)
+        if key not in self.selects:
+            if rule.tag:
+                self.selects[key] = any(matches_pattern(rule.selector, tag) for tag in scope.tags())
+            elif rule.literal:
+                self.selects[key] = rule.selector in scope.names()
+            else:
+                self.selects[key] = any(matches_pattern(rule.selector, name) for name in scope.names())
+        return self.selects[key]
+
+    def hint(self, name: str, scope: Scope) -> str:
+        if name not in self.hints:  # difflib over every name is the slow part of a failing check
+            self.hints[name] = did_you_mean(name, scope.names())
+        return self.hints[name]
+
+
+def allowed_tools(site: Site, memo: PatternMemo) -> list[Finding]:
+    tool = site.tool
+    source = tool.frontmatter.get("allowed-tools")
+    if source is None:
+        return []
+    try:
+        policy = Policy.parse(source, tool.name)
+    except UsageError as exc:
+        return [site.at(["allowed-tools"], "error", "malformed-pattern", exc.message)]
+    found: list[Finding] = []
+    for rule in policy.rules or ():
+        if memo.selects_any(rule, site.scope):
+            continue
+        if rule.tag:
+            what = f"no skill carries the tag '{rule.selector}'"
+        else:
+            what = "no skill on the search path matches it"
+        hint = memo.hint(rule.selector, site.scope) if rule.literal else ""
+        message = f"Skill '{tool.name}' allowed-tools pattern '{rule.text}' selects nothing: {what}.{hint}"
+        found.append(site.at(["allowed-tools"], "warning", "unmatched-pattern", message))
+    return found

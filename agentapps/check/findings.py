@@ -1,0 +1,69 @@
+"""What `check` reports: one Finding per problem, and the Report that sorts, counts and renders them."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Literal
+
+Severity = Literal["error", "warning"]
+EXIT_ERRORS = 2  # the exit code of a check with errors: the same as any other bad-input error
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem in one skill file, at a line (1-based)."""
+
+    path: str
+    line: int
+    severity: Severity
+    code: str
+    message: str
+
+    def text(self) -> str:
+        return f"{self.path}:{self.line}: {self.severity}: {self.message}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+@dataclass
+class Report:
+    """Every finding of one check, and how many skill files were checked."""
+
+    skills: int = 0
+    findings: list[Finding] = field(default_factory=list)
+
+    def strict(self) -> Report:
+        """The same report with every warning promoted to an error (`--strict`)."""
+        promoted = [replace(f, severity="error") for f in self.findings]
+        return Report(self.skills, promoted)
+
+    def sorted(self) -> list[Finding]:
+        return sorted(self.findings, key=lambda f: (f.path, f.line, f.code, f.message))
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for f in self.findings if f.severity == "error")
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for f in self.findings if f.severity == "warning")
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_ERRORS if self.errors else 0
+
+    def summary(self) -> str:
+        return (f"checked {_count(self.skills, 'skill')}: {_count(self.errors, 'error')}, "
+                f"{_count(self.warnings, 'warning')}")
+
+    def text(self) -> str:
+        return "".join(f.text() + "\n" for f in self.sorted()) + self.summary() + "\n"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "findings": [asdict(f) for f in self.sorted()],
+            "summary": {"skills": self.skills, "errors": self.errors, "warnings": self.warnings,
+                        "ok": self.errors == 0},
+        }

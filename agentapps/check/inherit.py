@@ -1,0 +1,60 @@
+"""`$inherit`: parents exist and linearise without a cycle; then the cascaded metadata the body rules read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentapps.cascade.c3 import linearize
+from agentapps.cascade.resolve import DEFAULT, _parents, cascade
+from agentapps.check.findings import Finding
+from agentapps.check.scope import Site
+from agentapps.errors import AgentAppsError, ConfigError
+from agentapps.tools.names import did_you_mean
+from agentapps.types import ToolDef
+
+KEY = ["metadata", "$inherit"]
+
+
+class _MissingParent(ConfigError):
+    """A name in an $inherit chain that no skill has."""
+
+
+def _chain_problem(site: Site) -> Finding | None:
+    """Walk the $inherit graph the way the cascade does, classifying what stops it."""
+    tool, lookup = site.tool, site.scope.lookup
+    found: dict[str, ToolDef] = {tool.name: tool}
+
+    def parents_of(name: str) -> list[str]:
+        if name not in found:
+            if name not in site.scope.names():
+                child = next((n for n, t in found.items() if name in (_parents(t.metadata) or [])), tool.name)
+                raise _MissingParent(f"Skill '{child}' inherits from '{name}', which does not exist."
+                                     f"{did_you_mean(name, site.scope.names())}")
+            found[name] = lookup.find(name)
+        return [p for p in (_parents(found[name].metadata) or []) if p != DEFAULT]
+
+    try:
+        if _parents(tool.metadata):
+            linearize(tool.name, parents_of)
+    except _MissingParent as exc:
+        return site.at(KEY, "error", "inherit-missing", exc.message)
+    except ConfigError as exc:
+        code = "inherit-cycle" if exc.message.startswith("$inherit cycle") else "inherit-invalid"
+        return site.at(KEY, "error", code, exc.message)
+    except AgentAppsError:
+        return None  # a parent that cannot be loaded is reported at its own file
+    return None
+
+
+def inherit(site: Site) -> list[Finding]:
+    problem = _chain_problem(site)
+    return [] if problem is None else [problem]
+
+
+def cascaded_meta(site: Site) -> dict[str, Any] | None:
+    """The skill's effective metadata (authority, $inherit chain, default), as a run computes it."""
+    scope = site.scope
+    try:
+        return cascade(site.tool, scope.lookup, scope.main, scope.project).meta
+    except AgentAppsError:
+        return None  # a broken chain is reported by `inherit`, broken files at their own paths

@@ -1,0 +1,48 @@
+"""Rules about files within a root: load errors, two skills with one name, shadowing a bundled skill."""
+
+from __future__ import annotations
+
+from agentapps.check.findings import Finding
+from agentapps.check.locate import KeyLines
+from agentapps.check.scope import Scope, Site
+from agentapps.tools.index import Broken
+from agentapps.types import ToolDef
+
+
+def load_errors(scope: Scope) -> list[Finding]:
+    """Files the loader refuses, at the file and line its SkillLoadError names."""
+    found: list[Finding] = []
+    for item in scope.items():
+        if isinstance(item, Broken):
+            error = item.error
+            path = error.file or str(item.path)
+            found.append(Finding(scope.shown(path), error.line or 1, "error", "load-error", error.message))
+    return found
+
+
+def duplicates(scope: Scope) -> list[Finding]:
+    """Two files of one root with the same name: each later file is an error naming both."""
+    found: list[Finding] = []
+    for index in scope.roots:
+        for name, items in index.by_name.items():
+            if len(items) < 2:
+                continue
+            first, *rest = sorted(items, key=lambda i: str(i.path))
+            for item in rest:
+                line = KeyLines(item.path).line(["name"]) if isinstance(item, ToolDef) else 1
+                message = (f"Two skills are named '{name}' in the same folder tree: "
+                           f"{scope.shown(first.path)} and {scope.shown(item.path)}. Rename one.")
+                found.append(Finding(scope.shown(item.path), line, "error", "duplicate-name", message))
+    return found
+
+
+def shadowing(site: Site) -> list[Finding]:
+    """A checked skill with the name of a bundled one replaces it on the search path: say so."""
+    tool, found = site.tool, list[Finding]()
+    here = tool.path.resolve() if tool.path else None
+    for item in site.scope.bundled.by_name.get(tool.name, []):
+        if item.path is None or item.path.resolve() == here:
+            continue  # checking the bundled folder itself
+        message = f"Skill '{tool.name}' shadows bundled skill '{tool.name}' ({item.path})."
+        found.append(site.at(["name"], "warning", "shadows-bundled", message))
+    return found

@@ -1,0 +1,57 @@
+"""Run every rule over every checked skill and collect one Report (no skill runs, no model is called)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from agentapps.check import allowed, body, inherit, keys, roots, schemas
+from agentapps.check.findings import Finding, Report
+from agentapps.check.locate import KeyLines
+from agentapps.check.scope import Scope, Site, build_scope
+from agentapps.types import ToolDef
+
+
+class _Memos:
+    """Results shared across skills: many skills repeat the same schemas and patterns."""
+
+    def __init__(self) -> None:
+        self.schemas: dict[str, schemas.Problem | None] = {}
+        self.patterns = allowed.PatternMemo()
+
+
+def _check_skill(site: Site, memos: _Memos) -> list[Finding]:
+    found = keys.unknown_keys(site)
+    found += schemas.schemas(site, memos.schemas)
+    found += allowed.allowed_tools(site, memos.patterns)
+    found += roots.shadowing(site)
+    chain = inherit.inherit(site)
+    found += chain
+    if site.tool.kind == "markdown" and not chain:
+        meta = inherit.cascaded_meta(site)
+        if meta is not None:
+            found += body.template(site, meta)
+            directives = body.directives_of(site, meta)
+            found += body.directives(site, directives)
+            found += body.env_declared(site, meta, directives)
+    return found
+
+
+def check_scope(scope: Scope) -> Report:
+    report = Report()
+    items = scope.items()
+    report.skills = len(items)
+    report.findings += roots.load_errors(scope)
+    report.findings += roots.duplicates(scope)
+    memos = _Memos()
+    for item in items:
+        if isinstance(item, ToolDef):
+            report.findings += _check_skill(Site(item, scope, KeyLines(item.path)), memos)
+    report.findings = list(dict.fromkeys(report.findings))  # overlapping PATHs find things twice
+    return report
+
+
+def check(cwd: Path, paths: Sequence[Path] = (), *, strict: bool = False) -> Report:
+    """Check `paths` (or the project's own roots) from `cwd`; `strict` turns warnings into errors."""
+    report = check_scope(build_scope(cwd, paths))
+    return report.strict() if strict else report

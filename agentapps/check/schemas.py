@@ -1,0 +1,71 @@
+"""`params` and `returns`: valid JSON Schemas (draft 2020-12) whose `pattern`s cannot backtrack badly."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from agentapps.check.findings import Finding
+from agentapps.check.locate import Key
+from agentapps.check.scope import Site
+from agentapps.tools.fastschema import supports
+from agentapps.tools.schema import _NESTED_QUANTIFIER, MAX_PATTERN
+
+WHERE = ("params", "returns")
+
+
+Problem = tuple[str, list[Key]]  # a metaschema message and the path inside the schema it is about
+
+
+def schema_problem(schema: dict[str, Any], memo: dict[str, Problem | None]) -> Problem | None:
+    """(message, path inside the schema) of the first metaschema violation, or None when valid.
+
+    Plain schemas take the runtime's own fast path (`fastschema.supports` accepts only well-formed
+    ones), so check agrees with run; the rest go through jsonschema's metaschema, memoised by text.
+    """
+    if supports(schema):
+        return None
+    key = json.dumps(schema, sort_keys=True, default=str)
+    if key not in memo:
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
+
+        try:
+            Draft202012Validator.check_schema(schema)
+            memo[key] = None
+        except SchemaError as exc:
+            memo[key] = (str(exc.message), list(exc.path))
+    return memo[key]
+
+
+def risky_patterns(schema: Any, path: tuple[Key, ...] = ()) -> Iterator[tuple[str, tuple[Key, ...]]]:
+    """Every `pattern` the runtime refuses (nested quantifiers, too long), with its path."""
+    if isinstance(schema, dict):
+        pattern = schema.get("pattern")
+        if isinstance(pattern, str) and (len(pattern) > MAX_PATTERN or _NESTED_QUANTIFIER.search(pattern)):
+            yield pattern, (*path, "pattern")
+        for key, value in schema.items():
+            yield from risky_patterns(value, (*path, str(key)))
+    elif isinstance(schema, list):
+        for i, value in enumerate(schema):
+            yield from risky_patterns(value, (*path, i))
+
+
+def schemas(site: Site, memo: dict[str, Problem | None]) -> list[Finding]:
+    tool, found = site.tool, list[Finding]()
+    for where in WHERE:
+        schema = tool.metadata.get(where)
+        if not isinstance(schema, dict):
+            continue  # the loader refuses anything else
+        base: list[Key] = ["metadata", where]
+        problem = schema_problem(schema, memo)
+        if problem is not None:
+            message, path = problem
+            found.append(site.at(base + path, "error", "invalid-schema",
+                                 f"Skill '{tool.name}' has an invalid {where} schema: {message}."))
+        for pattern, path_ in risky_patterns(schema):
+            message = (f"Skill '{tool.name}' {where} schema has a 'pattern' that can backtrack "
+                       f"catastrophically ({pattern[:40]!r}); rewrite it without nested quantifiers.")
+            found.append(site.at(base + list(path_), "error", "unsafe-pattern", message))
+    return found

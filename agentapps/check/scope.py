@@ -1,0 +1,119 @@
+"""What one check covers: the roots and files to check, the search path that names resolve on, and sites."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentapps.boot import bundled_skills_dir, find_project, search_path
+from agentapps.check.findings import Finding, Severity
+from agentapps.check.locate import Key, KeyLines
+from agentapps.errors import SkillLoadError, UsageError
+from agentapps.tools.index import Broken, RootIndex
+from agentapps.tools.loader import load_file
+from agentapps.tools.lookup import Lookup
+from agentapps.tools.names import is_skill_file, name_from_file
+from agentapps.types import PathEntry, ToolDef
+
+PROJECT_KINDS = ("project-skills", "project")
+
+
+@dataclass
+class Scope:
+    """The checked roots (and single files), plus a Lookup that puts them first on the search path."""
+
+    cwd: Path
+    project: Path | None
+    main: ToolDef | None
+    lookup: Lookup
+    roots: list[RootIndex]
+    files: list[ToolDef | Broken]
+    bundled: RootIndex
+    _tags: dict[str, set[str]] | None = field(default=None, repr=False)
+    _names: set[str] | None = field(default=None, repr=False)
+
+    def names(self) -> set[str]:
+        """Every skill name findable while checking (broken files included: they are named)."""
+        if self._names is None:
+            self._names = set(self.lookup.all_names()) | {item.name for item in self.files}
+        return self._names
+
+    def tags(self) -> dict[str, set[str]]:
+        """tag -> names of the winning skills carrying it."""
+        if self._tags is None:
+            tools, _ = self.lookup.list_all()
+            self._tags = {}
+            for tool in [*tools, *(f for f in self.files if isinstance(f, ToolDef))]:
+                for tag in tool.tags:
+                    self._tags.setdefault(tag, set()).add(tool.name)
+        return self._tags
+
+    def shown(self, path: Path | str | None) -> str:
+        """A path as findings print it: relative to the working directory when it is inside it."""
+        if path is None:
+            return "<memory>"
+        p = Path(path)
+        return str(p.relative_to(self.cwd)) if p.is_relative_to(self.cwd) else str(p)
+
+    def items(self) -> list[ToolDef | Broken]:
+        """Every checked file once, in path order."""
+        seen: dict[str, ToolDef | Broken] = {}
+        for index in self.roots:
+            for _, _, item in index.files.values():
+                seen.setdefault(str(item.path), item)
+        for item in self.files:
+            seen.setdefault(str(item.path), item)
+        return [seen[p] for p in sorted(seen)]
+
+
+@dataclass
+class Site:
+    """One loaded skill being checked: makes its findings, with lines found lazily."""
+
+    tool: ToolDef
+    scope: Scope
+    lines: KeyLines
+
+    def at(self, keys: Sequence[Key], severity: Severity, code: str, message: str) -> Finding:
+        return self.at_line(self.lines.line(keys), severity, code, message)
+
+    def at_line(self, line: int, severity: Severity, code: str, message: str) -> Finding:
+        return Finding(self.scope.shown(self.tool.path), line, severity, code, message)
+
+
+def _load_one(path: Path) -> ToolDef | Broken:
+    try:
+        return load_file(path)
+    except SkillLoadError as exc:
+        return Broken(name_from_file(path.name, path.parent.name), path, exc)
+
+
+def build_scope(cwd: Path, paths: Sequence[Path] = ()) -> Scope:
+    """Check `paths` (folders scanned like a project root, or skill files), else the project's roots."""
+    cwd = cwd.resolve()
+    project, main = find_project(cwd)
+    entries = search_path(cwd, project, main)
+    targets: list[PathEntry] = []
+    files: list[ToolDef | Broken] = []
+    for raw in paths:
+        path = (cwd / raw).resolve()
+        if path.is_dir():
+            targets.append(PathEntry(path, "project"))
+        elif path.is_file() and is_skill_file(path.name):
+            files.append(_load_one(path))
+        elif path.exists():
+            raise UsageError(
+                f"'{raw}' is not a skill file: use NAME.skill.md, NAME.skill.py or NAME/SKILL.md.")
+        else:
+            raise UsageError(f"No such file or folder: '{raw}'.")
+    if not paths:
+        targets = [e for e in entries if e.kind in PROJECT_KINDS]
+    taken = {e.directory for e in targets}
+    lookup = Lookup(targets + [e for e in entries if e.directory not in taken])
+    roots = lookup._indexes[: len(targets)]  # the lookup's own indexes: each root is read once
+    for index in roots:
+        index.ensure(force_check=True, interval=0.0)
+    bundled = RootIndex(PathEntry(bundled_skills_dir(), "bundled"))
+    bundled.scan()
+    return Scope(cwd, project, main, lookup, roots, files, bundled)
