@@ -52,7 +52,7 @@ def make_infrastructure(ctx: Context) -> None:
     """From now on the agent context's own calls (provider, guard) are trusted pipeline calls:
     not bound by its callers' allowed-tools, not size-checked (agent code uses `code_context`)."""
     ctx.run.policies = ()
-    ctx.run.entry = True
+    ctx.run.trusted = True
 
 
 def is_within(ctx: Context, ancestor: Context) -> bool:

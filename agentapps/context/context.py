@@ -104,6 +104,9 @@ class Run:
     meta: dict[str, Any]
     chain: ChainPlan
     entry: bool = False
+    # calls made from this context are trusted pipeline calls (chain entries always are; the agent
+    # marks itself so for its provider calls): no callers' allowed-tools, no arg size limits
+    trusted: bool = False
     chain_index: int = -1
     # allowed-tools: what the callers above allowed (checked for this call), and what applies to the
     # calls this context makes (callers' policies + any restriction + this skill's own allowed-tools)
@@ -130,7 +133,7 @@ class Context:
         depth = 0 if parent is None else parent.envelope.depth + 1
         self.envelope = Envelope(globals_.new_id(), parent, target or self, globals_.signal, untrusted, depth)
         self._args = args
-        self.run = Run(tool, {}, ChainPlan(), entry=target is not None)
+        self.run = Run(tool, {}, ChainPlan(), entry=target is not None, trusted=target is not None)
         history = [] if parent is None else list(parent.locals.get("history", ()))
         history.append(HistoryFrame(tool.name, args, time.time()))
         self.locals = Namespace(result=None, error=None, history=history, config=Namespace())

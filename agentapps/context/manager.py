@@ -96,12 +96,12 @@ async def _invoke(
             from agentapps.errors import ArgsError
 
             raise ArgsError(f"Arguments for '{tool.name}' must be an object.", skill=tool.name)
-        if not caller.run.entry:  # middleware are trusted pipeline code (e.g. a long prompt for the agent)
+        if not caller.run.trusted:  # middleware are trusted pipeline code (e.g. a long prompt for the agent)
             check_limits(args, skill=tool.name)
     ctx = Context(tool=tool, args=args, parent=caller, globals_=g, target=target, untrusted=untrusted)
     if target is None:
         # middleware (chain entries) are trusted pipeline code: their own calls start unrestricted
-        ctx.run.caller_policies = caller.run.policies if not caller.run.entry else ()
+        ctx.run.caller_policies = caller.run.policies if not caller.run.trusted else ()
         ctx.run.policies = (*ctx.run.caller_policies, *restrict, policy_for(g, tool.allowed_tools, tool.name))
     try:
         prepare(ctx)
