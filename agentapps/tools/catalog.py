@@ -22,6 +22,11 @@ def summary(tool: ToolDef) -> dict[str, Any]:
     }
 
 
+def _is_callback(tool: ToolDef) -> bool:
+    """In-memory callback refs are plumbing (the agent's invokeRef/hookRef): listed only with hidden ones."""
+    return tool.kind == "memory" and "callback" in tool.tags
+
+
 def _matches(tool: ToolDef, query: str | None, tags: list[str]) -> bool:
     if tags and not all(t in tool.tags for t in tags):
         return False
@@ -37,7 +42,7 @@ def list_tools(
     tools, problems = lookup.list_all()
     items = [
         summary(t) for t in tools
-        if (include_hidden or not t.hidden) and _matches(t, query, tags or [])
+        if (include_hidden or not (t.hidden or _is_callback(t))) and _matches(t, query, tags or [])
     ]
     return items, problems
 

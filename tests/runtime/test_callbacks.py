@@ -64,7 +64,7 @@ def test_create_returns_an_invokable_in_memory_skill(project):
         ref = (await call(root, "callback-create"))["ref"]
         tool = root.globals.lookup.resolve(ref)
         by_uri = root.globals.lookup.resolve(f"callback://{ref}")
-        names = [s["name"] for s in await call(root, "skill-list")]
+        names = [s["name"] for s in await call(root, "skill-list", includeHidden=True)]
         return ref, tool, by_uri, names
 
     ref, tool, by_uri, names = run(project, scenario)
@@ -230,3 +230,17 @@ async def run(ctx, args):
     result = project.cli("run", "refuse")
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == ["error: nope, not today"]
+
+
+def test_callback_refs_are_not_listed_unless_hidden_skills_are(project):
+    project.write("lister.skill.py", '''
+        frontmatter = {"name": "lister"}
+
+        async def run(ctx, args):
+            made = await ctx.manager.invoke("callback-create", {"label": "probe"})
+            shown = [s["name"] for s in await ctx.manager.invoke("skill-list", {})]
+            everything = [s["name"] for s in await ctx.manager.invoke("skill-list", {"includeHidden": True})]
+            return {"ref": made["ref"], "shown": made["ref"] in shown, "all": made["ref"] in everything}
+        ''')
+    result = project.invoke("lister")
+    assert result["shown"] is False and result["all"] is True
