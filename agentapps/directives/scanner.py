@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+
 import bisect
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 _NEWLINE = re.compile(r"\r\n?|\n")  # markdown-it counts lines the same way
 _SPECIAL = re.compile(r"[\\`<:]")
@@ -91,16 +93,23 @@ def _flush(buf: list[str], out: list[Segment]) -> None:
     buf.clear()
 
 
+@functools.lru_cache(maxsize=1)
+def _block_parser() -> Any:
+    """One block-level parser per process (building one costs ~70 µs); imported lazily."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").disable(["inline", "text_join"])
+
+
 def _units(text: str, starts: list[int]) -> list[tuple[int, int, bool]]:
     """Cut `text` into (begin, end, verbatim) spans along markdown block boundaries.
 
     Each paragraph or heading is its own prose unit so that code spans and labels cannot reach
     into the next block, as in CommonMark; code and raw HTML blocks are verbatim units.
     """
-    from markdown_it import MarkdownIt  # lazy: importing agentapps must stay cheap
 
     blocks: list[tuple[int, int, bool]] = []
-    for tok in MarkdownIt("commonmark").disable(["inline", "text_join"]).parse(text):
+    for tok in _block_parser().parse(text):
         if tok.map is None:
             continue
         if tok.type in ("fence", "code_block"):

@@ -142,7 +142,7 @@ class FileSessionStore:
     def append(self, key: str, entry: Entry, max_entries: int) -> None:
         with FileLock(self.root / ".lock", timeout=self.lock_timeout):
             entries = [*self.load(key), entry][-max_entries:]
-            text = json.dumps({"key": key, "entries": entries}, ensure_ascii=False, indent=2)
+            text = json.dumps({"key": key, "entries": entries}, ensure_ascii=False)
             write_atomic(self.root / encode_key(key), text.encode("utf-8"))
 
     def all_keys(self) -> list[str]:

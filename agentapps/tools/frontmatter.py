@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,8 @@ from agentapps.errors import SkillLoadError
 
 MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_DEPTH = 64
+# where a YAML anchor (&x) or alias (*x) could start; globs like `file-*` or quoted "*" cannot
+_MAYBE_ALIAS = re.compile(r"(?:^|[\s\[{,])[&*][^\s,\[\]{}]", re.M)
 
 
 def split_markdown(text: str, file: Path) -> tuple[str | None, str, int, int]:
@@ -50,7 +53,7 @@ def load_yaml(yaml_text: str, file: Path, first_line: int) -> dict[str, Any]:
             f"Frontmatter is larger than {MAX_FRONTMATTER_BYTES // 1024} KiB.", file=file, line=first_line
         )
     loader_base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    if "&" in yaml_text or "*" in yaml_text:
+    if _MAYBE_ALIAS.search(yaml_text):
         loader_base = yaml.SafeLoader  # the pure-Python composer lets us refuse aliases before expansion
 
     last_line = first_line + max(yaml_text.count("\n"), 0)
