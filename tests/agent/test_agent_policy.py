@@ -72,7 +72,7 @@ def test_the_callers_allowed_tools_bind_the_agent_code_of_a_skill_they_call(agen
 
 def test_agent_code_cannot_call_its_own_callback_refs(agentic):
     agentic.skill("sneaky", [{"code": (
-        "const all = await ctx.manager.invoke('skill-list', {});"
+        "const all = await ctx.manager.invoke('skill-list', {includeHidden: true});"
         "const ref = all.find(s => s.name.startsWith('agent-invoke-')).name;"
         "return await ctx.manager.invoke(ref, {code: 'return 1'})")}, {"text": "done"}])
     assert agentic.run("sneaky").returncode == 0
