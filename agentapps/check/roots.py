@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from agentapps.check.findings import Finding
 from agentapps.check.locate import KeyLines
 from agentapps.check.scope import Scope, Site
@@ -36,13 +38,21 @@ def duplicates(scope: Scope) -> list[Finding]:
     return found
 
 
+def _same_file(a: Path, b: Path | None) -> bool:
+    """Identical bytes: the same skill installed twice (a checkout beside its wheel), not a replacement."""
+    try:
+        return b is not None and a.stat().st_size == b.stat().st_size and a.read_bytes() == b.read_bytes()
+    except OSError:
+        return False
+
+
 def shadowing(site: Site) -> list[Finding]:
     """A checked skill with the name of a bundled one replaces it on the search path: say so."""
     tool, found = site.tool, list[Finding]()
     here = tool.path.resolve() if tool.path else None
     for item in site.scope.bundled.by_name.get(tool.name, []):
-        if item.path is None or item.path.resolve() == here:
-            continue  # checking the bundled folder itself
+        if item.path is None or item.path.resolve() == here or _same_file(item.path, here):
+            continue  # checking the bundled folder itself (or a checkout of it, when installed)
         message = f"Skill '{tool.name}' shadows bundled skill '{tool.name}' ({item.path})."
         found.append(site.at(["name"], "warning", "shadows-bundled", message))
     return found

@@ -286,3 +286,15 @@ def test_a_thousand_skills_check_in_a_few_seconds(project):
     elapsed = time.perf_counter() - started
     assert result.stdout == "checked 1000 skills: 0 errors, 0 warnings\n"
     assert elapsed < 10, f"check took {elapsed:.1f}s"
+
+
+def test_an_identical_copy_of_a_bundled_skill_is_not_reported_as_shadowing(project):
+    from agentapps.boot import bundled_skills_dir
+
+    original = (bundled_skills_dir() / "builtins" / "hello.skill.py").read_text()
+    project.write("vendored/hello.skill.py", original)
+    same = project.cli("check", "--strict", "--json")
+    assert same.returncode == 0, same.stdout
+    project.write("vendored/hello.skill.py", original + "\n# changed\n")
+    changed = json.loads(project.cli("check", "--json").stdout)
+    assert [f["code"] for f in changed["findings"]] == ["shadows-bundled"]
