@@ -235,3 +235,11 @@ class FileStateStore:
             if remaining <= 0:
                 raise _timed_out(key, timeout)
             time.sleep(min(poll, remaining))
+
+
+def store_for(internals: dict[str, Any], data_dir: Path, kind: str) -> StateStore:
+    """The process's state store of `kind` ('file' under `data_dir/state`, or 'memory'), made once."""
+    stores: dict[str, StateStore] = internals.setdefault("state", {})
+    if kind not in stores:
+        stores[kind] = MemoryStateStore() if kind == "memory" else FileStateStore(data_dir / "state")
+    return stores[kind]

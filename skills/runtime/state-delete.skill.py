@@ -1,5 +1,7 @@
 """state-delete: remove one key of the key-value state."""
 
+from agentapps.stores.state import store_for
+
 frontmatter = {
     "name": "state-delete",
     "description": "Delete a key from the key-value state. Returns {ok, existed}.",
@@ -28,10 +30,4 @@ def run(ctx, args):
 
 
 def _store(ctx, kind):
-    from agentapps.stores.state import FileStateStore, MemoryStateStore
-
-    stores = ctx.globals.internals.setdefault("state", {})
-    if kind not in stores:
-        root = ctx.globals.config.data_dir / "state"
-        stores[kind] = MemoryStateStore() if kind == "memory" else FileStateStore(root)
-    return stores[kind]
+    return store_for(ctx.globals.internals, ctx.globals.config.data_dir, kind)

@@ -1,5 +1,7 @@
 """state-list: the keys of the key-value state, optionally those starting with a prefix."""
 
+from agentapps.stores.state import store_for
+
 frontmatter = {
     "name": "state-list",
     "description": "List the keys in the key-value state (sorted), optionally only those starting with `prefix`.",
@@ -25,10 +27,4 @@ def run(ctx, args):
 
 
 def _store(ctx, kind):
-    from agentapps.stores.state import FileStateStore, MemoryStateStore
-
-    stores = ctx.globals.internals.setdefault("state", {})
-    if kind not in stores:
-        root = ctx.globals.config.data_dir / "state"
-        stores[kind] = MemoryStateStore() if kind == "memory" else FileStateStore(root)
-    return stores[kind]
+    return store_for(ctx.globals.internals, ctx.globals.config.data_dir, kind)

@@ -1,5 +1,7 @@
 """state-set: write one key of the key-value state, optionally as a compare-and-swap."""
 
+from agentapps.stores.state import store_for
+
 frontmatter = {
     "name": "state-set",
     "description": (
@@ -40,10 +42,4 @@ def run(ctx, args):
 
 
 def _store(ctx, kind):
-    from agentapps.stores.state import FileStateStore, MemoryStateStore
-
-    stores = ctx.globals.internals.setdefault("state", {})
-    if kind not in stores:
-        root = ctx.globals.config.data_dir / "state"
-        stores[kind] = MemoryStateStore() if kind == "memory" else FileStateStore(root)
-    return stores[kind]
+    return store_for(ctx.globals.internals, ctx.globals.config.data_dir, kind)

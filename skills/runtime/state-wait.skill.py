@@ -5,6 +5,8 @@ import time
 
 from agentapps.errors import LimitError
 
+from agentapps.stores.state import store_for
+
 frontmatter = {
     "name": "state-wait",
     "description": (
@@ -54,10 +56,4 @@ async def run(ctx, args):
 
 
 def _store(ctx, kind):
-    from agentapps.stores.state import FileStateStore, MemoryStateStore
-
-    stores = ctx.globals.internals.setdefault("state", {})
-    if kind not in stores:
-        root = ctx.globals.config.data_dir / "state"
-        stores[kind] = MemoryStateStore() if kind == "memory" else FileStateStore(root)
-    return stores[kind]
+    return store_for(ctx.globals.internals, ctx.globals.config.data_dir, kind)
