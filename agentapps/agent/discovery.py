@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentapps.cascade.interface import params_of, returns_of
 from agentapps.tools.lookup import Lookup
 from agentapps.tools.policy import Candidate, Policy
 from agentapps.types import ToolDef
@@ -83,9 +84,9 @@ def discover(lookup: Lookup, policies: Sequence[Policy], allowed_tools: str | No
             if note:
                 notes.append(note)
         else:
-            doc = document(tool, notes)
+            doc = document(tool, notes, lookup)
             if tool.metadata.get("role") == "middleware":
-                if tool.params:
+                if params_of(tool, lookup):
                     found.middleware.append(doc)
             else:
                 found.tools.append(doc)
@@ -105,9 +106,9 @@ def _type(schema: Any) -> str:
     return str(kind or "any")
 
 
-def document(tool: ToolDef, notes: Sequence[str] = ()) -> dict[str, Any]:
+def document(tool: ToolDef, notes: Sequence[str] = (), lookup: Lookup | None = None) -> dict[str, Any]:
     """One skill as the template shows it: signature, param lines, returns, constraints."""
-    params = tool.params or {}
+    params = (params_of(tool, lookup) if lookup else tool.params) or {}
     props = params.get("properties") if isinstance(params.get("properties"), dict) else {}
     required = set(params.get("required") or ())
     lines = []
@@ -117,7 +118,7 @@ def document(tool: ToolDef, notes: Sequence[str] = ()) -> dict[str, Any]:
                       "description": str(schema.get("description") or "").strip(),
                       "default": json.dumps(schema["default"]) if "default" in schema else None})
     shown = ", ".join(f"{p['name']}{'' if p['required'] else '?'}: {p['type']}" for p in lines)
-    returns = tool.metadata.get("returns")
+    returns = returns_of(tool, lookup) if lookup else tool.metadata.get("returns")
     return {
         "name": tool.name,
         "description": tool.description.strip(),

@@ -20,11 +20,10 @@ def _type_label(schema: dict[str, Any]) -> str:
     return str(t) if t else "value"
 
 
-def skill_help(tool: ToolDef) -> str:
+def skill_help(tool: ToolDef, params: dict[str, Any] | None) -> str:
     lines = [f"Usage: agentapps run {tool.name} [--param value ...]", ""]
     if tool.description:
         lines += [tool.description, ""]
-    params = tool.params
     if not params:
         lines.append("This skill takes no params.")
     else:

@@ -164,6 +164,7 @@ def run_command(tokens: list[str]) -> int:
     progress: Any = None
     try:
         from agentapps.boot import bootstrap
+        from agentapps.cascade.interface import params_of
         from agentapps.context.manager import invoke_root
 
         root = bootstrap()
@@ -186,11 +187,12 @@ def run_command(tokens: list[str]) -> int:
         if "--help" in opts.rest or "-h" in opts.rest:
             from agentapps.cli.help import skill_help
 
-            sys.stdout.write(skill_help(tool))
+            sys.stdout.write(skill_help(tool, params_of(tool, g.lookup)))
             return 0
         args: dict[str, Any] = _read_args_file(opts.args_file) if opts.args_file else {}
-        args.update(parse_skill_args(opts.arg_tokens + opts.rest, tool.params, skill=tool.name))
-        _stdin_input(tool.params, args, used_stdin=opts.args_file == "-")
+        params = params_of(tool, g.lookup)
+        args.update(parse_skill_args(opts.arg_tokens + opts.rest, params, skill=tool.name))
+        _stdin_input(params, args, used_stdin=opts.args_file == "-")
         g.internals["dry_run"] = opts.dry_run
         try:
             from agentapps.cli.supervise import run_supervised

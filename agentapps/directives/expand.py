@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agentapps.cascade.interface import params_of
 from agentapps.directives.scanner import Directive, parse
 from agentapps.directives.template import ENGINES, as_text, render
 from agentapps.errors import (
@@ -73,7 +74,7 @@ def _check_directive(lookup: Lookup, first: Directive, tool: ToolDef) -> None:
             f"serves it.{_suggest(lookup, name)}",
             skill=tool.name, file=tool.path, line=first.line,
         ) from None
-    properties = (skill.params or {}).get("properties") or {}
+    properties = (params_of(skill, lookup) or {}).get("properties") or {}
     if "label" not in properties:
         raise ConfigError(
             f"Skill '{name}' cannot serve the directive ':{name}[...]' in skill '{tool.name}': a "

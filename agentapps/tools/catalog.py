@@ -47,13 +47,14 @@ def list_tools(
     return items, problems
 
 
-def describe(tool: ToolDef, meta: dict[str, Any], chain: list[str], static: bool) -> dict[str, Any]:
+def describe(tool: ToolDef, meta: dict[str, Any], chain: list[str], static: bool,
+             params: dict[str, Any] | None, returns: dict[str, Any] | None) -> dict[str, Any]:
     info = summary(tool)
     info.update(
         {
             "allowed_tools": tool.allowed_tools,
-            "params": tool.params,
-            "returns": tool.metadata.get("returns"),
+            "params": params,
+            "returns": returns,
             "metadata": {k: v for k, v in meta.items() if not k.startswith("$")},
             "chain": chain,
             "static": static,

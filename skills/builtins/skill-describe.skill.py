@@ -1,5 +1,6 @@
 """skill-describe: one skill's interface, cascaded metadata and middleware chain."""
 
+from agentapps.cascade.interface import params_of, returns_of
 from agentapps.context.plan import cascaded, chain_plan
 from agentapps.tools.catalog import describe
 
@@ -24,4 +25,4 @@ def run(ctx, args):
     tool = g.lookup.resolve(args["name"])
     meta = cascaded(tool, g).meta
     plan = chain_plan(tool, meta, g)
-    return describe(tool, meta, plan.entries, plan.static)
+    return describe(tool, meta, plan.entries, plan.static, params_of(tool, g.lookup), returns_of(tool, g.lookup))

@@ -10,16 +10,7 @@ frontmatter = {
     "metadata": {
         "tags": ["directive"],
         "visibility": "hidden",  # served from prompts only; `agentapps list --all --tag directive`
-        "params": {
-            "type": "object",
-            "properties": {
-                "label": {"type": "string", "description": "The text between [ and ]."},
-                "attrs": {"type": "object", "additionalProperties": {"type": "string"},
-                          "description": "The {key=value} attributes."},
-                "skill": {"type": "string", "description": "The skill whose prompt is being expanded."},
-            },
-            "additionalProperties": False,
-        },
+        "$inherit": "directive-base",  # params {label, attrs, skill}
     },
 }
 

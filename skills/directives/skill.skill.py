@@ -1,5 +1,6 @@
 """skill: `:skill[name]` inserts another skill's name, description and params as a short markdown block."""
 
+from agentapps.cascade.interface import params_of
 from agentapps.directives.expand import served_context
 
 frontmatter = {
@@ -8,16 +9,7 @@ frontmatter = {
     "metadata": {
         "tags": ["directive"],
         "visibility": "hidden",  # served from prompts only; `agentapps list --all --tag directive`
-        "params": {
-            "type": "object",
-            "properties": {
-                "label": {"type": "string", "description": "The text between [ and ]."},
-                "attrs": {"type": "object", "additionalProperties": {"type": "string"},
-                          "description": "The {key=value} attributes."},
-                "skill": {"type": "string", "description": "The skill whose prompt is being expanded."},
-            },
-            "additionalProperties": False,
-        },
+        "$inherit": "directive-base",  # params {label, attrs, skill}
     },
 }
 
@@ -27,7 +19,7 @@ def run(ctx, args):
         return None  # running as a chain entry because a metadata key is named `skill`
     tool = ctx.globals.lookup.find(args.get("label", "").strip())  # unknown: error with close names
     lines = [f"`{tool.name}`: {tool.description or '(no description)'}"]
-    params = tool.params or {}
+    params = params_of(tool, ctx.globals.lookup) or {}
     properties = params.get("properties") or {}
     required = set(params.get("required") or [])
     if not properties:

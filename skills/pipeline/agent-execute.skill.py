@@ -8,6 +8,8 @@ the skill file's folder. The agent reaches the served context as `ctx.envelope.p
 
 from agentapps.errors import ConfigError, SkillNotFoundError
 
+from agentapps.cascade.interface import returns_of
+
 frontmatter = {
     "name": "agent-execute",
     "description": "Middleware: run a markdown skill's prompt through the `agent` skill.",
@@ -37,7 +39,7 @@ async def run(ctx, args):
         "prompt": prompt.get("expanded", target.tool.body),
         "config": config,
         "allowedTools": target.tool.allowed_tools,
-        "returns": target.tool.metadata.get("returns"),
+        "returns": returns_of(target.tool, ctx.globals.lookup),
         "args": dict(target.args),
         "skillName": target.tool.name,
     }

@@ -1,5 +1,6 @@
 """validate-args: check the served skill's args against its `params` JSON Schema (2020-12)."""
 
+from agentapps.cascade.interface import params_of
 from agentapps.tools.schema import validate
 
 frontmatter = {
@@ -12,7 +13,7 @@ frontmatter = {
 def run(ctx, args):
     target = ctx.target
     tool = target.tool
-    params = tool.params
+    params = params_of(tool, ctx.globals.lookup)
     if params is None:
         if target.args:
             from agentapps.errors import ArgsError
