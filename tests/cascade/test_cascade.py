@@ -139,3 +139,27 @@ def test_interpolate_escapes_and_missing_values():
     assert interpolate({"k": ["${args.a}-${args.n}", "\\${args.a}", "${args.none}", "${args.none}!"]}, scope) == {
         "k": ["x-2", "${args.a}", None, "!"]
     }
+
+
+def test_params_and_returns_are_inherited_through_inherit(project):
+    project.write("base.skill.py", '''
+        frontmatter = {"name": "base", "metadata": {
+            "params": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"],
+                       "additionalProperties": False},
+            "returns": {"type": "integer"}}}
+
+        def run(ctx, args):
+            return 0
+        ''')
+    project.write("child.skill.py", '''
+        frontmatter = {"name": "child", "metadata": {"$inherit": "base"}}
+
+        def run(ctx, args):
+            return "not an integer" if args["n"] < 0 else args["n"] * 2
+        ''')
+    assert project.cli("run", "child", "--n", "21").stdout == "42\n"  # coerced by the inherited schema
+    missing = project.cli("run", "child")
+    assert missing.returncode == 2 and "'n' is required" in missing.stderr
+    bad_result = project.cli("run", "child", "--n", "-1")
+    assert bad_result.returncode == 1 and "Invalid result for skill 'child'" in bad_result.stderr
+    assert "--n INTEGER" in project.cli("run", "child", "--help").stdout
