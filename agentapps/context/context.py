@@ -88,7 +88,7 @@ class Globals:
         return self.cache.setdefault(name, {})
 
 
-@dataclass
+@dataclass(slots=True)
 class Envelope:
     id: str
     parent: Context | None
@@ -98,7 +98,7 @@ class Envelope:
     depth: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class Run:
     tool: ToolDef
     meta: dict[str, Any]
@@ -134,8 +134,8 @@ class Context:
         self.envelope = Envelope(globals_.new_id(), parent, target or self, globals_.signal, untrusted, depth)
         self._args = args
         self.run = Run(tool, {}, ChainPlan(), entry=target is not None, trusted=target is not None)
-        history = [] if parent is None else list(parent.locals.get("history", ()))
-        history.append(HistoryFrame(tool.name, args, time.time()))
+        frame = HistoryFrame(tool.name, args, time.time())
+        history = [frame] if parent is None else [*parent.locals["history"], frame]
         self.locals = Namespace(result=None, error=None, history=history, config=Namespace())
         if tool.kind == "markdown":
             # directives rewrite `expanded`; agent-execute sends it to the model
