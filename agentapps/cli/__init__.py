@@ -12,6 +12,22 @@ def main(argv: list[str] | None = None) -> None:
         from agentapps.cli.run import run_command
 
         sys.exit(run_command(args[1:]))
+    import typer
+    from typer import _click as click  # typer 0.28 vendors click
+
     from agentapps.cli.app import app
 
-    app(args=args, prog_name="agentapps")
+    try:
+        code = app(args=args, prog_name="agentapps", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:  # `agentapps` alone: the help, exit 0... as click does
+        sys.stdout.write(exc.ctx.get_help() + "\n" if exc.ctx else "")
+        code = 0
+    except click.exceptions.UsageError as exc:
+        name = exc.ctx.command.name if exc.ctx else None
+        where = f" (see 'agentapps {name} --help')" if name and name != "agentapps" else " (see 'agentapps --help')"
+        sys.stderr.write(f"error: {exc.format_message()}{where}\n")
+        code = exc.exit_code
+    except typer.Abort:
+        sys.stderr.write("error: Interrupted.\n")
+        code = 130
+    sys.exit(code if isinstance(code, int) else 0)

@@ -68,7 +68,7 @@ class Lookup:
         if path.is_dir() and (path / "SKILL.md").is_file():
             path = path / "SKILL.md"
         if not path.is_file():
-            raise SkillNotFoundError(f"No skill file at '{path}'.", file=path)
+            raise SkillNotFoundError(f"No skill file at '{path}'.")
         if not is_skill_file(path.name):
             raise SkillNotFoundError(
                 f"'{path}' is not a skill file: use NAME.skill.md, NAME.skill.py or NAME/SKILL.md."

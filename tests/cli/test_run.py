@@ -207,3 +207,20 @@ def test_list_describe_which_and_init(project):
     assert project.cli("which", "greet").stdout.startswith(str(project.root / "skills" / "greet.skill.py"))
     missing = project.cli("which", "gret")
     assert missing.returncode == 2 and "Did you mean 'greet'" in missing.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["list", "--bogus"], "No such option: --bogus (see 'agentapps list --help')"),
+        (["describe"], "Missing argument 'ref'"),
+        (["nosuchcmd"], "No such command 'nosuchcmd'. (see 'agentapps --help')"),
+        (["describe", "./missing.skill.md"], "No skill file at"),
+        (["sessions", "show", "nope"], "No session 'nope'"),
+    ],
+)
+def test_other_commands_report_bad_input_in_one_line(project, argv, message):
+    result = project.cli(*argv)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
