@@ -56,12 +56,15 @@ def list_(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List the skills on the search path (the winners; see 'which' for what they shadow)."""
-    from agentapps.boot import bootstrap
-    from agentapps.tools.catalog import list_tools
 
     def body() -> None:
-        root = bootstrap()
-        items, problems = list_tools(root.globals.lookup, query=query, tags=tag or [], include_hidden=all_)
+        args: dict[str, Any] = {"includeHidden": all_}
+        if query:
+            args["query"] = query
+        if tag:
+            args["tags"] = list(tag)
+        items, root = _invoke("skill-list", args)  # a thin wrapper: the skill does the listing
+        _, problems = root.globals.lookup.list_all()  # the index is warm: this only reads it again
         for problem in problems:
             render.warn(str(problem))
         if as_json:
