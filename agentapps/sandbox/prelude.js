@@ -108,7 +108,8 @@ const __AGENTAPPS_BRIDGE__ = (function (config) {
   let S = null;
   function fresh() {
     const s = create(null);
-    s.requests = ''; s.pending = create(null); s.nextId = 0; s.calls = 0; s.limit = null;
+    s.requests = ''; s.pending = create(null); s.open = 0; s.nextId = 0; s.calls = 0;
+    s.limit = null;
     s.outcome = null; s.finished = false; s.finish = 'null';
     s.head = ''; s.tail = ''; s.total = 0;
     return s;
@@ -213,7 +214,7 @@ const __AGENTAPPS_BRIDGE__ = (function (config) {
       }
       const id = ++s.nextId;
       const p = create(null); p.resolve = resolve; p.reject = reject;
-      s.pending[id] = p;
+      s.pending[id] = p; s.open++;
       s.requests += (s.requests ? ',' : '') +
         '{"id":' + id + ',"name":' + stringify(name) + ',"args":' + stringify(json) + '}';
     });
@@ -248,19 +249,26 @@ const __AGENTAPPS_BRIDGE__ = (function (config) {
       s.outcome = '{"ok":true,"value":' + stringify(typeof json === 'string' ? json : 'null') + '}';
     }, function (e) { s.outcome = failed(e, 'runtime'); }]);
   }
+  // Once the snippet has settled, asked for nothing new and awaits no invoke, the poll also
+  // carries final(): that saves Python one more eval (and one more hop to the isolate thread).
+  // Everything else is read first, so agent code that final() runs (a memory getter or toJSON)
+  // cannot change this poll's requests, outcome or limit; the final state is the same text a
+  // separate final() call would have returned at that moment.
   function poll() {
-    const text = '{"requests":[' + S.requests + ']' +
-      ',"outcome":' + (S.outcome === null ? 'null' : S.outcome) +
-      ',"limit":' + (S.limit === null ? 'null' : stringify(S.limit)) + '}';
-    S.requests = '';
-    return text;
+    const s = S, requests = s.requests;
+    s.requests = '';
+    let text = '{"requests":[' + requests + ']' +
+      ',"outcome":' + (s.outcome === null ? 'null' : s.outcome) +
+      ',"limit":' + (s.limit === null ? 'null' : stringify(s.limit));
+    if (s.outcome !== null && requests === '' && s.open === 0) text += ',"final":' + final();
+    return text + '}';
   }
   function deliver(text) {
     const replies = parse(text);
     for (let i = 0; i < replies.length; i++) {
       const r = replies[i], p = S.pending[r.id];
       if (p === undefined) continue;
-      delete S.pending[r.id];
+      delete S.pending[r.id]; S.open--;
       if (r.ok) p.resolve(r.value); else p.reject(new InvokeError(r.message));
     }
   }

@@ -33,12 +33,16 @@ class Snippet:
         b = self.bridge
         text = await engine.eval(f"{b}.start({js_string(code)})", f"{b}.poll()")
         while True:
-            replies = self._absorb(_load(text))
+            state = _load(text)
+            replies = self._absorb(state)
             if self.outcome is not None and not self.tasks and not replies:
+                # the poll that first sees the end carries the final state (only that poll's)
+                final = state.get("final")
                 break
             if not replies:
                 if not self.tasks:  # nothing outside the isolate can settle what it awaits
                     self.outcome = {"ok": False, "type": "runtime", "message": STUCK}
+                    final = None
                     break
                 await asyncio.wait(self.tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in [task for task in self.tasks if task.done()]:
@@ -46,7 +50,11 @@ class Snippet:
                 replies.append(task.result())
             batch = "[" + ",".join(replies) + "]"
             text = await engine.eval(f"{b}.deliver({js_string(batch)})", f"{b}.poll()")
-        return _checked_final(_load(await engine.eval(f"{b}.final()")), self.limits)
+        if final is None:  # stuck, or a poll that could not tell the end (asks for it as before)
+            final = _load(await engine.eval(f"{b}.final()"))
+        elif not isinstance(final, dict):
+            raise IsolateFault("malformed final state")
+        return _checked_final(final, self.limits)
 
     def _absorb(self, state: dict[str, Any]) -> list[str]:
         """Take in one poll: the outcome, limit notes and new invoke requests."""
