@@ -90,7 +90,11 @@ def search_path(cwd: Path, project: Path | None, main: ToolDef | None) -> list[P
     entries: list[PathEntry] = []
     for item in (os.environ.get("AGENTAPPS_PATH") or "").split(os.pathsep):
         if item.strip():
-            entries.append(PathEntry(Path(item).expanduser().resolve(), "env"))
+            try:
+                folder = Path(item).expanduser()
+            except RuntimeError:  # `~someone` with no such user: keep it literal
+                folder = Path(item)
+            entries.append(PathEntry(folder.resolve(), "env"))
     if project is not None:
         entries += _project_entries(project, main, bundled)
     else:

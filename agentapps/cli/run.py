@@ -87,7 +87,7 @@ def parse_run_options(tokens: list[str]) -> RunOptions | None:
         elif name == "--model":
             opts.model = value()
         elif name in ("--record", "--replay"):
-            setattr(opts, name[2:], str(Path(value()).expanduser().absolute()))
+            setattr(opts, name[2:], str(Path(value()).absolute()))  # the shell already expanded ~
         elif name in ("--arg", "--arg-json"):
             opts.arg_tokens += [name, value()]
         elif name == "--approve":

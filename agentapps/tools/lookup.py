@@ -58,7 +58,7 @@ class Lookup:
                 raise SkillNotFoundError(f"No in-memory skill is registered as '{ref}'.")
             return tool
         if kind == "path":
-            path = Path(ref).expanduser()
+            path = Path(ref)  # the shell expands `~`; a literal `~x` here is a file name
             if not path.is_absolute():
                 path = (base or Path.cwd()) / path
             return self.load_path(path)

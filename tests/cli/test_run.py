@@ -224,3 +224,8 @@ def test_other_commands_report_bad_input_in_one_line(project, argv, message):
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
+
+
+def test_a_tilde_ref_is_a_literal_path_not_a_crash(project):
+    result = project.cli("run", "~0")
+    assert result.returncode == 2 and "No skill file at" in result.stderr and "internal error" not in result.stderr
