@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import sys
 from contextlib import redirect_stderr, redirect_stdout
 
@@ -32,7 +33,7 @@ def fuzz_project(project):
     return project
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(argv=st.lists(TOKENS, max_size=6))
 def test_any_argv_gives_a_result_or_a_one_line_error(fuzz_project, argv, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
