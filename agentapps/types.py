@@ -101,6 +101,7 @@ class Event:
     source: str | None = None
     data: Any = None
     root_context_id: str | None = None
+    depth: int = 0  # how many event handlers this emission is nested in (a re-emitting handler loops)
 
 
 @dataclass

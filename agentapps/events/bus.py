@@ -13,13 +13,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from agentapps.errors import UsageError
+from agentapps.errors import LimitError, UsageError
 from agentapps.types import Event
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context, Globals
 
 REPLAY_LIMIT = 100
+MAX_DEPTH = 16  # events emitted from handlers of events emitted from handlers of ...
 DEFAULT_QUEUE = "default"
 EventFn = Callable[[dict[str, Any]], Any]
 log = logging.getLogger("agentapps.events")
@@ -29,7 +30,7 @@ def envelope(event: Event) -> dict[str, Any]:
     """The public form of an event, a fresh copy for each receiver."""
     return {"id": event.id, "topic": event.topic, "type": event.type, "source": event.source,
             "data": copy.deepcopy(event.data), "timestamp": event.timestamp,
-            "rootContextId": event.root_context_id}
+            "rootContextId": event.root_context_id, "depth": event.depth}
 
 
 @dataclass
@@ -107,10 +108,14 @@ class EventBus:
         return self.topics.setdefault(name, _Topic())
 
     def emit(self, topic: str, type_: str = "event", data: Any = None, *, source: str | None = None,
-             root_context_id: str | None = None) -> dict[str, Any]:
+             root_context_id: str | None = None, depth: int = 0) -> dict[str, Any]:
         """Fill every queue of `topic` now, then schedule its handlers; return the envelope."""
+        if depth > MAX_DEPTH:
+            raise LimitError(
+                f"Event '{type_}' on topic '{topic}' is emitted {depth} handlers deep; a handler that emits "
+                f"on a topic it handles loops. The limit is {MAX_DEPTH}.")
         event = Event(uuid.uuid4().hex[:8], topic, type_, int(time.time() * 1000), source, data,
-                      root_context_id)
+                      root_context_id, depth)
         t = self._topic(topic)
         t.buffer.append(event)
         for queue in list(t.queues.values()):

@@ -33,5 +33,16 @@ def run(ctx, args):
     source = caller.tool.name if caller is not None and caller.envelope.parent is not None else None
     return bus_for(ctx.globals).emit(
         args["topic"], args.get("type", "event"), args.get("data"),
-        source=source, root_context_id=ctx.nonlocals.get("rootContextId"),
+        source=source, root_context_id=ctx.nonlocals.get("rootContextId"), depth=_handler_depth(ctx) + 1,
     )
+
+
+def _handler_depth(ctx):
+    """Depth of the event whose handler (an ancestor invoked with `event`) is emitting; -1 if none."""
+    node = ctx.envelope.parent
+    while node is not None:
+        event = node.args.get("event") if isinstance(node.args, dict) else None
+        if isinstance(event, dict) and "topic" in event and isinstance(event.get("depth"), int):
+            return event["depth"]
+        node = node.envelope.parent
+    return -1

@@ -96,7 +96,7 @@ def test_events_arrive_in_emission_order_with_the_full_envelope(project):
     assert datas(events) == [0, 1, 2, 3, 4]
     assert [e["id"] for e in events] == ids
     for event in events:
-        assert set(event) == {"id", "topic", "type", "source", "data", "timestamp", "rootContextId"}
+        assert set(event) == {"id", "topic", "type", "source", "data", "timestamp", "rootContextId", "depth"}
         assert re.fullmatch(r"[0-9a-f]{8}", event["id"]) and event["topic"] == "t" and event["type"] == "t"
         assert event["timestamp"] >= before and isinstance(event["rootContextId"], str)
     assert [e["timestamp"] for e in events] == sorted(e["timestamp"] for e in events)
@@ -346,3 +346,30 @@ def test_function_handlers_get_a_copy_of_each_event(project):
         return seen, datas(await call(root, "event-wait", topic="t", timeout=0))
 
     assert run(project, scenario) == ([{"n": 1}], [{"n": 1}])
+
+
+def test_a_handler_that_re_emits_on_its_own_topic_is_stopped(project):
+    project.write("echo-handler.skill.py", '''
+        frontmatter = {"name": "echo-handler", "allowed-tools": "event-emit state-set",
+                       "metadata": {"params": {"type": "object"}}}
+
+        async def run(ctx, args):
+            depth = args["event"]["depth"]
+            await ctx.manager.invoke("state-set", {"key": "deepest", "value": depth, "store": "memory"})
+            await ctx.manager.invoke("event-emit", {"topic": "loop", "data": depth})
+        ''')
+    project.write("start.skill.py", '''
+        import asyncio
+        frontmatter = {"name": "start"}
+
+        async def run(ctx, args):
+            await ctx.manager.invoke("event-subscribe", {"topic": "loop", "ref": "echo-handler"})
+            await ctx.manager.invoke("event-emit", {"topic": "loop"})
+            for _ in range(200):
+                await asyncio.sleep(0.01)
+            return await ctx.manager.invoke("state-get", {"key": "deepest", "store": "memory"})
+        ''')
+    result = project.cli("run", "start")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "16"
+    assert "handlers deep" in result.stderr
