@@ -17,7 +17,8 @@ import pytest
 
 from agentapps.events.bus import bus_for
 
-PROVIDER = Path(__file__).with_name("fixtures") / "my-provider.skill.py"
+# the provider the guide points to (examples/custom-provider), tested here against the contract
+PROVIDER = Path(__file__).resolve().parents[2] / "examples" / "custom-provider" / "openai-chat.skill.py"
 
 
 class _ChatHandler(BaseHTTPRequestHandler):
@@ -53,12 +54,12 @@ def chat_api() -> Iterator[Any]:
 
 
 def test_a_custom_provider_skill_follows_the_contract(agentic, chat_api):
-    """The README's complete provider example, selected with model.agent, against a fake API."""
-    agentic.project.write("providers/my-provider.skill.py", PROVIDER.read_text())
+    """The guide's complete provider example, selected with model.agent, against a fake API."""
+    agentic.project.write("providers/openai-chat.skill.py", PROVIDER.read_text())
     agentic.code("wc", "len(args['text'].split())",
                  params={"type": "object", "properties": {"text": {"type": "string"}}})
     agentic.skill("count", None, allowed="wc", returns={"type": "integer"}, model={
-        "agent": "my-provider", "id": "llama3",
+        "agent": "openai-chat", "id": "llama3",
         "baseUrl": f"http://127.0.0.1:{chat_api.server_address[1]}/v1"})
     code = "ctx.manager.finish(await ctx.manager.invoke('wc', {text: 'one two three'}))"
     chat_api.replies += [
