@@ -13,18 +13,7 @@ frontmatter = {
     "metadata": {
         "visibility": "hidden",
         "tags": ["agent-provider"],
-        "params": {
-            "type": "object",
-            "properties": {
-                "prompt": {"type": "string"},
-                "config": {"type": "object"},
-                "invokeRef": {"type": "string"},
-                "hookRef": {"type": "string"},
-                "userMessage": {"type": "string"},
-                "skillName": {"type": "string"},
-            },
-            "required": ["prompt", "invokeRef", "hookRef"],
-        },
+        "$inherit": "agent-provider",  # params: the provider contract
     },
 }
 
