@@ -45,8 +45,8 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, data: bytes, *, mode: int = 0o600) -> None:
-    """Replace `path` with `data` so a crash leaves either the old or the new bytes, never a mix."""
+def stage(path: Path, data: bytes, *, mode: int = 0o600) -> Path:
+    """Write `data` durably to a temp file beside `path` (the slow part); `commit` puts it in place."""
     path = Path(path)
     _make_dirs(path.parent)
     # Keep the temp name within NAME_MAX even for long target names.
@@ -62,11 +62,30 @@ def write_atomic(path: Path, data: bytes, *, mode: int = 0o600) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def commit(tmp: Path, path: Path, *, sync_dir: bool = True) -> None:
+    """Atomically replace `path` with a staged temp file (callers may sync the folder later)."""
+    try:
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    if sync_dir:
+        _fsync_dir(Path(path).parent)
+
+
+def sync_dir(directory: Path) -> None:
+    _fsync_dir(Path(directory))
+
+
+def write_atomic(path: Path, data: bytes, *, mode: int = 0o600) -> None:
+    """Replace `path` with `data` so a crash leaves either the old or the new bytes, never a mix."""
+    commit(stage(path, data, mode=mode), Path(path))
 
 
 def cleanup_temp_files(directory: Path, older_than: float = 60.0) -> int:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Final, Protocol
 from urllib.parse import unquote_to_bytes
 
-from agentapps.core.atomic import FileLock, cleanup_temp_files, read_json, write_atomic
+from agentapps.core.atomic import FileLock, cleanup_temp_files, commit, read_json, stage, sync_dir
 from agentapps.errors import ConflictError, LimitError, StoreCorruptError, UsageError
 
 MAX_KEY_CHARS: Final = 256
@@ -185,11 +185,17 @@ class FileStateStore:
     def set(self, key: str, value: Any, *, expect: Any = _MISSING) -> None:
         validate_key(key)
         _dump(value)
-        data = json.dumps({"key": key, "value": value}, allow_nan=False, indent=2)
-        with self._lock():
-            # Read even without `expect`: a corrupt file must be reported, not overwritten.
-            _check_expect(key, self._load(key)[1], expect)
-            write_atomic(self.root / encode_key(key), data.encode("utf-8"))
+        data = json.dumps({"key": key, "value": value}, allow_nan=False)
+        path = self.root / encode_key(key)
+        tmp = stage(path, data.encode("utf-8"))  # write and fsync outside the lock: it is the slow part
+        try:
+            with self._lock():
+                # Read even without `expect`: a corrupt file must be reported, not overwritten.
+                _check_expect(key, self._load(key)[1], expect)
+                commit(tmp, path, sync_dir=False)
+        finally:
+            tmp.unlink(missing_ok=True)  # still there only if the write was refused
+        sync_dir(self.root)
 
     def delete(self, key: str) -> bool:
         path = self.root / encode_key(key)
