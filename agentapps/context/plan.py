@@ -83,6 +83,17 @@ def _locked(g: Globals) -> list[str]:
     return [str(n) for n in locked] if isinstance(locked, list) else []
 
 
+def _applies(name: str, tool: ToolDef, g: Globals) -> bool:
+    """A middleware may declare `applies-to: markdown` (or `[code, memory]`): the kinds it serves."""
+    try:
+        kinds = g.lookup.find(name).metadata.get("applies-to")
+    except AgentAppsError:
+        return True
+    if kinds is None:
+        return True
+    return tool.kind in ([kinds] if isinstance(kinds, str) else list(kinds))
+
+
 def chain_plan(tool: ToolDef, meta: dict[str, Any], g: Globals) -> ChainPlan:
     cache = g.cache_for("chain")
     key = id(tool)
@@ -108,7 +119,8 @@ def chain_plan(tool: ToolDef, meta: dict[str, Any], g: Globals) -> ChainPlan:
             except AgentAppsError:
                 return {}
 
-        plan = ChainPlan(order_entries(entries, order or {}, own_order), static=False)
+        ordered = order_entries(entries, order or {}, own_order)
+        plan = ChainPlan([e for e in ordered if _applies(e, tool, g)], static=False)
     cache[key] = (meta, plan)
     return plan
 

@@ -13,7 +13,7 @@ from agentapps.cascade.interface import returns_of
 frontmatter = {
     "name": "agent-execute",
     "description": "Middleware: run a markdown skill's prompt through the `agent` skill.",
-    "metadata": {"role": "middleware", "tags": ["pipeline"]},
+    "metadata": {"role": "middleware", "tags": ["pipeline"], "applies-to": "markdown"},
 }
 
 

@@ -6,7 +6,7 @@ frontmatter = {
         "Middleware: expand the text directives (:arg[x], :env[X], :inline[file], ...) in a markdown "
         "skill's prompt, after rendering its Jinja2 template when `metadata.template: jinja2` is set."
     ),
-    "metadata": {"role": "middleware", "tags": ["pipeline"]},
+    "metadata": {"role": "middleware", "tags": ["pipeline"], "applies-to": "markdown"},
 }
 
 

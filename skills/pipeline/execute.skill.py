@@ -5,7 +5,7 @@ from agentapps.context.calls import call_tool
 frontmatter = {
     "name": "execute",
     "description": "Middleware: run a code skill's function (the execution leaf for .skill.py files).",
-    "metadata": {"role": "middleware", "tags": ["pipeline"]},
+    "metadata": {"role": "middleware", "tags": ["pipeline"], "applies-to": ["code", "memory"]},
 }
 
 

@@ -203,7 +203,7 @@ def test_list_describe_which_and_init(project):
     assert {s["name"] for s in json.loads(project.cli("list", "--json", "--tag", "discovery").stdout)["skills"]} == {
         "skill-list", "skill-describe"}
     described = json.loads(project.cli("describe", "greet", "--json").stdout)
-    assert described["params"]["required"] == ["name"] and described["chain"][-2:] == ["execute", "agent-execute"]
+    assert described["params"]["required"] == ["name"] and described["chain"][-1] == "execute"
     assert project.cli("which", "greet").stdout.startswith(str(project.root / "skills" / "greet.skill.py"))
     missing = project.cli("which", "gret")
     assert missing.returncode == 2 and "Did you mean 'greet'" in missing.stderr

@@ -1,0 +1,39 @@
+"""The standard chains, pinned: what runs, in which order, for code and markdown skills."""
+
+from __future__ import annotations
+
+import json
+
+CODE = ["validate-allowed-tools", "validate-args", "trust", "validate-returns", "execute"]
+MARKDOWN = ["validate-allowed-tools", "directives", "validate-args", "trust", "validate-returns", "agent-execute"]
+
+
+def chain(project, name):
+    result = project.cli("describe", name, "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)["chain"]
+
+
+def test_code_skill_chain(project):
+    project.write("c.skill.py", 'frontmatter = {"name": "c"}\n\ndef run(ctx, args):\n    return 1\n')
+    assert chain(project, "c") == CODE
+
+
+def test_markdown_skill_chain_with_a_session(project):
+    project.write("m.skill.md", "---\nname: m\nmetadata:\n  session: args.sid\n---\nHi\n")
+    expected = MARKDOWN[:-1] + ["session", "agent-execute"]
+    assert chain(project, "m") == expected
+
+
+def test_applies_to_keeps_a_middleware_to_the_kinds_it_serves(project):
+    project.write("mw/md-only.skill.py", '''
+        frontmatter = {"name": "md-only", "metadata": {"applies-to": "markdown"}}
+
+        async def run(ctx, args):
+            ctx.target.locals.seen = True
+        ''')
+    project.write("c.skill.py", 'frontmatter = {"name": "c", "metadata": {"md-only": True}}\n\n'
+                  "def run(ctx, args):\n    return 1\n")
+    project.write("m.skill.md", "---\nname: m\nmetadata:\n  md-only: true\n---\nHi\n")
+    assert "md-only" not in chain(project, "c")
+    assert "md-only" in chain(project, "m")
