@@ -131,6 +131,8 @@ class Recorder:
 
     def write(self) -> None:
         turns = [t for t in self.turns if t is not None]
+        if not turns:
+            return  # a run that failed before any model turn must not replace an earlier recording
         body = {"turns": turns, **({"recorded": self.info} if self.info else {})}
         try:
             write_atomic(self.path, (json.dumps(body, indent=2, ensure_ascii=False) + "\n").encode())

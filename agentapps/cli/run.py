@@ -156,6 +156,10 @@ def run_command(tokens: list[str]) -> int:
     if opts is None:
         sys.stdout.write(RUN_USAGE)
         return 0
+    if opts.record and opts.record == opts.replay:
+        render.emit_error(UsageError("--record and --replay name the same file; record to another file."),
+                          verbose=False)
+        return 2
     started = time.perf_counter()
     skill_name: str | None = opts.ref
     previous = signal.signal(signal.SIGTERM, _on_sigterm)

@@ -225,3 +225,15 @@ def test_a_long_prompt_reaches_the_provider(agentic):
     result = agentic.run("long")
     assert result.returncode == 0, result.stderr
     assert len(agentic.requests()[0]["system"]) > 100_000
+
+
+def test_record_never_replaces_a_recording_when_no_turn_happened(project):
+    project.write("ask.skill.md", "---\nname: ask\n---\nSay hi.\n")
+    keep = project.root / "good.json"
+    keep.write_text('{"turns": [{"text": "hi"}]}\n')
+    result = project.cli("run", "--record", "good.json", "ask", AWS_REGION="", AWS_DEFAULT_REGION="",
+                         AWS_CONFIG_FILE="/dev/null")
+    assert result.returncode != 0
+    assert keep.read_text() == '{"turns": [{"text": "hi"}]}\n'
+    same = project.cli("run", "--record", "good.json", "--replay", "good.json", "ask")
+    assert same.returncode == 2 and "same file" in same.stderr
