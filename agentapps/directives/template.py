@@ -113,9 +113,30 @@ def _environment(**options: Any) -> Any:
     from jinja2.sandbox import SandboxedEnvironment
 
     class _Bounded(SandboxedEnvironment):
-        """Refuses `*` and `**` results that would exhaust memory or time."""
+        """Refuses `*` and `**` results that would exhaust memory or time; dicts are looked up by key only."""
 
         intercepted_binops = frozenset({"*", "**"})
+
+        # `args.items` or `args["keys"]` must never fall back to a dict method when the key is
+        # missing: a missing key is undefined (a strict error), as for any other name.
+        def getitem(self, obj: Any, argument: Any) -> Any:
+            if isinstance(obj, dict):
+                return self._key(obj, argument)
+            return super().getitem(obj, argument)
+
+        def getattr(self, obj: Any, attribute: str) -> Any:
+            if isinstance(obj, dict):
+                return self._key(obj, attribute)
+            return super().getattr(obj, attribute)
+
+        def _key(self, obj: dict[Any, Any], key: Any) -> Any:
+            try:
+                return obj[key]
+            except (TypeError, LookupError):
+                pass
+            if isinstance(key, str) and hasattr(obj, key) and not self.is_safe_attribute(obj, key, getattr(obj, key)):
+                return self.unsafe_undefined(obj, key)  # `args.__class__` stays a sandbox refusal
+            return self.undefined(obj=obj, name=key)
 
         def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
             if operator == "**":

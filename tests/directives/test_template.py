@@ -60,6 +60,12 @@ def run_template(project, body, args=None, header=HEADER):
                      "Hello Ada", id="directives-written-in-the-template-expand"),
         pytest.param("{# a template comment #}kept\n", {}, "kept\n", id="template-comment-dropped"),
         pytest.param("{{ args.s | length }}", {"s": "x" * 10}, "10", id="filters-are-available"),
+        pytest.param('{% for i in args["items"] %}{{ i }};{% endfor %}', {"items": ["a", "b"]}, "a;b;",
+                     id="key-named-like-a-dict-method-by-item"),
+        pytest.param("{% for i in args.items %}{{ i }};{% endfor %}{{ args.get }}", {"items": ["a"], "get": 1},
+                     "a;1", id="key-named-like-a-dict-method-by-attribute"),
+        pytest.param("{% if args.items is defined %}yes{% else %}no{% endif %}", {}, "no",
+                     id="missing-key-named-like-a-dict-method-is-undefined"),
     ],
 )
 def test_template_renders_with_args_before_directives(echo, body, args, expected):
@@ -127,6 +133,27 @@ def test_error_messages_come_from_the_cli_as_one_line(echo):
         "{% if args.x is defined %}."
     )
     assert result.stderr.strip().splitlines() == [expected]
+
+
+@pytest.mark.parametrize("lookup", ['args["items"]', "args.items", "args.keys", 'args["values"]', "args.get"])
+def test_a_missing_key_named_like_a_dict_method_is_an_undefined_variable(echo, lookup):
+    (echo.root / "t.skill.md").write_text(HEADER + f"Notes:\n{{% for i in {lookup} %}}- {{{{ i }}}}\n{{% endfor %}}\n")
+    result = echo.cli("run", "--dry-run", "t")
+    assert result.returncode == 2, result.stderr
+    name = lookup.split('"')[1] if '"' in lookup else lookup.split(".")[1]
+    expected = (
+        f"error: {echo.root / 't.skill.md'}:{BODY_LINE + 1}: Template of skill 't' failed: 'dict object' has no "
+        f"attribute '{name}'. Only `args` is in scope; pass the missing argument or guard it with "
+        "{% if args.x is defined %}."
+    )
+    assert result.stderr.strip().splitlines() == [expected]
+
+
+def test_the_guides_release_notes_example_renders_its_items(echo):
+    (echo.root / "t.skill.md").write_text(HEADER + 'Notes:\n{% for item in args["items"] %}- {{ item }}\n{% endfor %}')
+    result = echo.cli("run", "t", "--arg-json", '{"items": ["fast", "small"]}')
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Notes:\n- fast\n- small\n"
 
 
 def test_jinja2_is_imported_only_when_a_skill_uses_a_template(echo):
