@@ -10,6 +10,18 @@ from agentapps.errors import ArgsError
 from agentapps.tools.names import close_names
 
 RESERVED = ("arg", "arg-json", "args-file")
+# `agentapps run` options: after the skill name they would silently become skill args
+RUNNER_OPTIONS = frozenset({"json", "dry-run", "timeout", "record", "replay", "model", "approve",
+                            "verbose", "quiet", "help"})
+RUNNER_SHORT = frozenset({"-v", "-q", "-h"})
+
+
+def _misplaced(option: str, skill: str) -> ArgsError:
+    return ArgsError(
+        f"{option} is an option of 'agentapps run': put it before the skill name "
+        f"(agentapps run {option} {skill} ...).",
+        skill=skill,
+    )
 
 
 def _camel(name: str) -> str:
@@ -84,6 +96,8 @@ def parse_skill_args(tokens: list[str], params: dict[str, Any] | None, *, skill:
     while i < len(tokens):
         token = tokens[i]
         i += 1
+        if token in RUNNER_SHORT:
+            raise _misplaced(token, skill)
         if not token.startswith("--") or token == "--":
             raise ArgsError(
                 f"Unexpected argument {token!r} for skill '{skill}'; give params as --name value "
@@ -115,6 +129,8 @@ def parse_skill_args(tokens: list[str], params: dict[str, Any] | None, *, skill:
             maybe = property_for(flag[3:], properties)
             if maybe is not None and "boolean" in _types(properties[maybe]):
                 prop, negated = maybe, True
+        if prop is None and flag in RUNNER_OPTIONS:
+            raise _misplaced(f"--{flag}", skill)
         if prop is None:
             if closed:
                 if not properties:

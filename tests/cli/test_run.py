@@ -229,3 +229,18 @@ def test_other_commands_report_bad_input_in_one_line(project, argv, message):
 def test_a_tilde_ref_is_a_literal_path_not_a_crash(project):
     result = project.cli("run", "~0")
     assert result.returncode == 2 and "No skill file at" in result.stderr and "internal error" not in result.stderr
+
+
+@pytest.mark.parametrize("option", ["--dry-run", "--json", "--timeout", "--record", "-v", "-q"])
+def test_runner_options_after_the_skill_name_are_refused_not_passed_as_args(project, option):
+    project.write("open.skill.py", 'frontmatter = {"name": "open", "metadata": {"params": {"type": "object"}}}\n\n'
+                  "def run(ctx, args):\n    return args\n")
+    result = project.cli("run", "open", option, "5")
+    assert result.returncode == 2 and result.stdout == ""
+    assert f"{option} is an option of 'agentapps run': put it before the skill name" in result.stderr
+
+
+def test_a_param_named_like_a_runner_option_is_still_a_param(project):
+    project.write("m.skill.py", 'frontmatter = {"name": "m", "metadata": {"params": {"type": "object", '
+                  '"properties": {"model": {"type": "string"}}}}}\n\ndef run(ctx, args):\n    return args["model"]\n')
+    assert project.cli("run", "m", "--model", "x").stdout == "x\n"
