@@ -85,9 +85,14 @@ def decide(
     *, caller: str, callee: str, rule: str, args: dict[str, Any], data_dir: Path, approve: list[str],
     interactive: bool, timeout: float = DEFAULT_TIMEOUT,
 ) -> None:
-    """Raise DeniedError unless the call is approved (by --approve, a remembered 'always', or the user)."""
-    if any(matches_pattern(p, callee) for p in approve) or remembered(data_dir, caller, callee):
-        log_decision(data_dir, caller, callee, "approved")
+    """Raise DeniedError unless the call is approved: by --approve, or on a terminal by a remembered
+    'always' or the user's answer. Without a terminal only --approve counts, so an approval file
+    (which could arrive in a pull request) never approves anything in CI."""
+    if any(matches_pattern(p, callee) for p in approve):
+        log_decision(data_dir, caller, callee, "approved (--approve)")
+        return
+    if interactive and remembered(data_dir, caller, callee):
+        log_decision(data_dir, caller, callee, "approved (always)")
         return
     if interactive:
         shown = json.dumps(args, ensure_ascii=False, default=str)

@@ -83,7 +83,10 @@ def test_terminal_user_allows_always_and_it_is_remembered(project):
     code, out = _run_in_pty(project, "a")
     assert code == 0, out
     assert json.loads((project.root / ".agent-apps" / "trust.json").read_text()) == {"always": ["writer -> file-write"]}
-    assert project.cli("run", "writer").returncode == 0  # no terminal needed any more
+    (project.root / "out.txt").unlink()
+    code, out = _run_in_pty(project, None, timeout_env="5")  # a later terminal run: not asked again
+    assert code == 0 and "Allow?" not in out and (project.root / "out.txt").exists()
+    assert project.cli("run", "writer").returncode == 3  # without a terminal only --approve counts
 
 
 def test_terminal_user_denies_and_timeout_denies(project):
