@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from agentapps.cli import render
-from agentapps.errors import AgentAppsError, UsageError
+from agentapps.errors import AgentAppsError, StoreCorruptError, UsageError
 
 if TYPE_CHECKING:
     from agentapps.stores.sessions import FileSessionStore
@@ -34,6 +34,10 @@ def _missing(key: str, store: FileSessionStore) -> UsageError:
     return UsageError(f"No session {key!r:.80} in {store.root}; 'agentapps sessions list' shows the keys.")
 
 
+def _entries(count: int) -> str:
+    return f"{count} entry" if count == 1 else f"{count} entries"
+
+
 def register(app: typer.Typer) -> None:
     """Add the `sessions` command group to `app`."""
     sessions = typer.Typer(
@@ -48,10 +52,12 @@ def register(app: typer.Typer) -> None:
 
         def body() -> None:
             store = _store()
+            found, problems = store.survey()
+            for problem in problems:
+                render.warn(render.error_line(problem))
             rows: list[dict[str, Any]] = []
-            for key in store.all_keys():
-                entries = store.load(key)
-                last = entries[-1] if entries else {}
+            for key, entries in found:
+                last = entries[-1] if entries and isinstance(entries[-1], dict) else {}
                 rows.append({"key": key, "entries": len(entries), "last": last.get("at"), "skill": last.get("skill")})
             if as_json:
                 render.emit_json({"sessions": rows})
@@ -61,13 +67,17 @@ def register(app: typer.Typer) -> None:
                 return
             width = max(len(r["key"]) for r in rows)
             for r in rows:
-                line = f"{r['key']:<{width}}  {r['entries']:>3} entries  {r['last'] or '-'}  {r['skill'] or ''}"
+                noun = "entry" if r["entries"] == 1 else "entries"
+                line = f"{r['key']:<{width}}  {r['entries']:>3} {noun:<7}  {r['last'] or '-'}  {r['skill'] or ''}"
                 sys.stdout.write(line.rstrip() + "\n")
 
         _guard(body)
 
     @sessions.command("show")
-    def show(key: str = typer.Argument(..., help="The session key.")) -> None:
+    def show(
+        key: str = typer.Argument(..., help="The session key."),
+        as_json: bool = typer.Option(False, "--json", help="Print JSON on one line (it is always JSON)."),
+    ) -> None:
         """Print one session as JSON: its key and entries, oldest first."""
 
         def body() -> None:
@@ -75,7 +85,10 @@ def register(app: typer.Typer) -> None:
             entries = store.load(key)
             if not entries and key not in store.all_keys():
                 raise _missing(key, store)
-            render.emit_result({"key": key, "entries": entries})
+            if as_json:
+                render.emit_json({"key": key, "entries": entries})
+            else:
+                render.emit_result({"key": key, "entries": entries})
 
         _guard(body)
 
@@ -85,10 +98,13 @@ def register(app: typer.Typer) -> None:
 
         def body() -> None:
             store = _store()
-            count = len(store.load(key))
+            try:
+                what = _entries(len(store.load(key)))
+            except StoreCorruptError:
+                what = "its file was corrupt"  # removing it is the remedy the error gives
             if not store.clear(key):
                 raise _missing(key, store)
-            sys.stdout.write(f"Cleared session {key!r} ({count} entries).\n")
+            sys.stdout.write(f"Cleared session {key!r} ({what}).\n")
 
         _guard(body)
 

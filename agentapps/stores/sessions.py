@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentapps.core.atomic import FileLock, cleanup_temp_files, read_json, write_atomic
+from agentapps.core.atomic import FileLock, cleanup_temp_files, write_atomic
 from agentapps.core.paths import path_get
 from agentapps.errors import ConfigError, StoreCorruptError, UsageError
 from agentapps.stores.state import decode_name, encode_key
@@ -128,16 +129,9 @@ class FileSessionStore:
     def load(self, key: str) -> list[Entry]:
         path = self.root / encode_key(_checked(key))
         try:
-            data = read_json(path)
+            return _read(path, key)[1]
         except FileNotFoundError:
             return []
-        entries = data.get("entries") if isinstance(data, dict) and data.get("key") == key else None
-        if not isinstance(entries, list):
-            raise StoreCorruptError(
-                f"is not a session file for key {key!r:.60}; it was left untouched — fix it by hand "
-                "or remove it with 'agentapps sessions clear'.", file=path,
-            )
-        return entries
 
     def append(self, key: str, entry: Entry, max_entries: int) -> None:
         with FileLock(self.root / ".lock", timeout=self.lock_timeout):
@@ -146,19 +140,42 @@ class FileSessionStore:
             write_atomic(self.root / encode_key(key), text.encode("utf-8"))
 
     def all_keys(self) -> list[str]:
+        """The stored keys; a long-key file that cannot be read is left out (`survey` reports it)."""
+        keys = []
+        for path, key in self._files():
+            if key is None:
+                try:
+                    key = _read(path, None)[0]
+                except (FileNotFoundError, StoreCorruptError):
+                    continue
+            keys.append(key)
+        return sorted(keys)
+
+    def survey(self) -> tuple[list[tuple[str, list[Entry]]], list[StoreCorruptError]]:
+        """Every readable session as (key, entries), by key, and an error for each file that is not one."""
+        found: list[tuple[str, list[Entry]]] = []
+        problems: list[StoreCorruptError] = []
+        for path, key in self._files():
+            try:
+                found.append(_read(path, key))
+            except StoreCorruptError as exc:
+                problems.append(exc)
+            except FileNotFoundError:
+                continue  # cleared meanwhile
+        return sorted(found, key=lambda pair: pair[0]), problems
+
+    def _files(self) -> list[tuple[Path, str | None]]:
+        """Each session file with the key its name encodes (None for a long key: its name is hashed)."""
         try:
-            names = os.listdir(self.root)
+            names = sorted(os.listdir(self.root))
         except FileNotFoundError:
             return []
-        found = []
+        files: list[tuple[Path, str | None]] = []
         for name in names:
             key = decode_name(name)
-            if key is None and "~" in name and name.endswith(".json") and not name.startswith("."):
-                data = read_json(self.root / name)  # a long key: its file name is hashed
-                key = data.get("key") if isinstance(data, dict) else None
-            if isinstance(key, str):
-                found.append(key)
-        return sorted(found)
+            if key is not None or ("~" in name and name.endswith(".json") and not name.startswith(".")):
+                files.append((self.root / name, key))
+        return files
 
     def clear(self, key: str) -> bool:
         with FileLock(self.root / ".lock", timeout=self.lock_timeout):
@@ -167,6 +184,22 @@ class FileSessionStore:
             except FileNotFoundError:
                 return False
             return True
+
+
+def _read(path: Path, key: str | None) -> tuple[str, list[Entry]]:
+    """The key and entries of the session file at `path`; `key`, when known, must be the one it holds."""
+    remedy = "remove the file" if key is None else f"remove it with 'agentapps sessions clear {shlex.quote(key)}'"
+    try:
+        data = json.loads(path.read_bytes())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        why = f"is not valid JSON ({exc})"
+    else:
+        stored = data.get("key") if isinstance(data, dict) else None
+        entries = data.get("entries") if isinstance(data, dict) else None
+        if isinstance(stored, str) and key in (None, stored) and isinstance(entries, list):
+            return stored, entries
+        why = "is not a session file" + ("" if key is None else f" for key {key!r:.60}")
+    raise StoreCorruptError(f"{why}; it was left untouched — fix it by hand or {remedy}.", file=path)
 
 
 def open_store(g: Globals, name: str) -> SessionStore:

@@ -292,3 +292,41 @@ def test_sessions_commands_in_a_real_process(proj):
     assert cleared.returncode == 0 and "Cleared session 'beta'" in cleared.stdout
     gone = proj.cli("sessions", "clear", "beta")
     assert gone.returncode == 2 and gone.stderr.startswith("error: No session 'beta'")
+
+
+def test_sessions_list_shows_the_readable_sessions_and_warns_about_a_corrupt_file(proj):
+    _fill_file_store(proj)
+    folder = proj.root / ".agent-apps" / "sessions"
+    (folder / "bad.json").write_text("{not json")
+    listed = proj.cli("sessions", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert [line.split()[:3] for line in listed.stdout.splitlines()] == [
+        ["alpha", "2", "entries"], ["beta", "1", "entry"]]
+    [warning] = listed.stderr.splitlines()
+    assert warning.startswith(f"warning: {folder / 'bad.json'}: is not valid JSON (")
+    assert warning.endswith("fix it by hand or remove it with 'agentapps sessions clear bad'.")
+    as_json = proj.cli("sessions", "list", "--json")
+    assert [r["key"] for r in json.loads(as_json.stdout)["sessions"]] == ["alpha", "beta"]
+    assert as_json.stderr.splitlines() == [warning]
+
+
+@pytest.mark.parametrize("text", ["{not json", '{"key": "other", "entries": []}'])
+def test_sessions_clear_removes_a_corrupt_session_file(proj, text):
+    _fill_file_store(proj)
+    path = proj.root / ".agent-apps" / "sessions" / "alpha.json"
+    path.write_text(text)
+    shown = proj.cli("sessions", "show", "alpha")
+    assert shown.returncode == 1
+    assert shown.stderr.strip().endswith("remove it with 'agentapps sessions clear alpha'.")
+    cleared = proj.cli("sessions", "clear", "alpha")
+    assert (cleared.returncode, cleared.stdout) == (0, "Cleared session 'alpha' (its file was corrupt).\n")
+    assert not path.exists()
+    assert proj.cli("sessions", "list").stdout.split()[:3] == ["beta", "1", "entry"]
+
+
+def test_sessions_show_accepts_json_and_counts_one_entry(proj):
+    _fill_file_store(proj)
+    shown = proj.cli("sessions", "show", "beta", "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert [e["args.msg"] for e in json.loads(shown.stdout)["entries"]] == ["b1"]
+    assert proj.cli("sessions", "clear", "beta").stdout == "Cleared session 'beta' (1 entry).\n"

@@ -128,6 +128,26 @@ def test_a_corrupt_session_file_is_reported_and_left_untouched(tmp_path):
         store.load("k")
 
 
+def test_survey_reports_each_unreadable_file_and_keeps_the_rest(tmp_path):
+    root = tmp_path / "sessions"
+    store = FileSessionStore(root)
+    for key in ("a", "b", "c", "k" * 240):
+        store.append(key, {"key": key}, 5)
+    (root / "b.json").write_text("{not json")
+    (root / "c.json").write_text('{"key": "other", "entries": []}')
+    hashed = next(p for p in root.iterdir() if "~" in p.name)
+    hashed.write_text("[]")
+    found, problems = store.survey()
+    assert found == [("a", [{"key": "a"}])]
+    assert [(p.file, p.message.split(" (")[0].split(";")[0]) for p in problems] == [
+        (str(root / "b.json"), "is not valid JSON"),
+        (str(root / "c.json"), "is not a session file for key 'c'"),
+        (str(hashed), "is not a session file"),
+    ]
+    assert problems[2].message.endswith("fix it by hand or remove the file.")
+    assert store.all_keys() == ["a", "b", "c"]
+
+
 def test_concurrent_appends_from_processes_lose_nothing(tmp_path):
     root = tmp_path / "sessions"
     worker = (
