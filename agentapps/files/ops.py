@@ -5,8 +5,9 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from agentapps.core.atomic import write_atomic
 from agentapps.core.confine import resolve_in_project
@@ -34,23 +35,43 @@ def read_text(root: Path, user_path: str, *, offset: int = 0, limit: int | None 
         lines: list[str] = []
         used = 0
         truncated = False
-        for number, raw in enumerate(handle):
+        long_line: tuple[int, int] | None = None  # (0-based number, bytes) of a line alone over the cap
+        for number, (raw, length) in enumerate(_lines(handle, max_bytes)):
             if number < offset:
                 continue
             if limit is not None and len(lines) >= limit:
                 truncated = True
                 break
-            if used + len(raw) > max_bytes:
+            if used + length > max_bytes:
                 truncated = True
+                if not lines:  # showing nothing would leave the reader stuck at this offset
+                    lines.append(raw[:max_bytes].decode("utf-8", errors="replace"))
+                    long_line = (number, length)
                 break
-            used += len(raw)
+            used += length
             lines.append(raw.decode("utf-8", errors="replace"))
     text = "".join(lines)
-    if truncated:
+    if long_line is not None:
+        number, length = long_line
+        text += (f"\n[... truncated: line {number + 1} of {user_path} is {length} bytes long; showed only its "
+                 f"first {max_bytes} bytes. Read the next line with offset={number + 1}.]\n")
+    elif truncated:
         last = offset + len(lines)
         text += (f"\n[... truncated: {user_path} is {size} bytes; showed lines {offset + 1}-{last}. "
                  f"Read on with offset={last}.]\n")
     return text
+
+
+def _lines(handle: BinaryIO, cap: int) -> Iterator[tuple[bytes, int]]:
+    """Each line as (at most its first `cap` + 1 bytes, its length): a huge line is never held whole."""
+    while raw := handle.readline(cap + 1):
+        length = len(raw)
+        if length > cap and not raw.endswith(b"\n"):
+            while rest := handle.readline(1 << 20):
+                length += len(rest)
+                if rest.endswith(b"\n"):
+                    break
+        yield raw, length
 
 
 def write_text(root: Path, user_path: str, content: str, *, append: bool = False) -> dict[str, Any]:

@@ -43,6 +43,23 @@ def test_file_read_offset_limit_and_truncation_marker(files):
     assert text.startswith("two\n") and "truncated" in text and "offset=2" in text
 
 
+def test_file_read_of_a_line_over_the_byte_cap_shows_its_head_and_how_to_read_on(files):
+    cap = 256 * 1024
+    (files.root / "long.txt").write_text("first\n" + "x" * 300_000 + "\nlast\n" + "y" * 300_000)
+    reads = []
+    for offset in ("0", "1", "2", "3"):
+        result = files.cli("run", "file-read", "--path", "long.txt", "--offset", offset)
+        assert result.returncode == 0, result.stderr
+        reads.append(result.stdout)
+    assert reads[0] == ("first\n\n[... truncated: long.txt is 600012 bytes; showed lines 1-1. "
+                        "Read on with offset=1.]\n")
+    assert reads[1] == ("x" * cap + "\n[... truncated: line 2 of long.txt is 300001 bytes long; showed only its "
+                        f"first {cap} bytes. Read the next line with offset=2.]\n")
+    assert reads[2] == "last\n\n[... truncated: long.txt is 600012 bytes; showed lines 3-3. Read on with offset=3.]\n"
+    assert reads[3] == ("y" * cap + "\n[... truncated: line 4 of long.txt is 300000 bytes long; showed only its "
+                        f"first {cap} bytes. Read the next line with offset=4.]\n")
+
+
 @pytest.mark.parametrize("path", [".agent-apps/state/x.json", ".git/config", "../escape.txt"])
 def test_file_write_refuses_protected_and_outside_paths(files, path):
     files.write("caller.skill.py", 'frontmatter = {"name": "caller", "allowed-tools": "file-write", '
