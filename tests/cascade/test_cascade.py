@@ -69,8 +69,9 @@ def test_inherit_false_skips_the_cascade_including_default(project):
     project.write("app.skill.md", "---\nname: app\nmetadata:\n  role: main\n  color: blue\n---\n")
     project.write("s.skill.py", "frontmatter = {'name': 's', 'metadata': {'$inherit': False}}\n\n"
                   "def run(ctx, args):\n    return sorted(ctx.meta)\n")
-    # no default -> no execute leaf: nothing runs and the result is None
-    assert project.invoke("s") is None
+    # no authority and no default metadata (so no validation either), but the skill still runs
+    assert project.invoke("s") == []
+    assert project.cli("run", "s", "--anything", "goes").returncode == 2  # the CLI still needs params to parse flags
 
 
 def test_private_keys_do_not_cascade(project):
