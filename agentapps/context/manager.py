@@ -10,7 +10,7 @@ from agentapps.context.plan import chain_tools, prepare
 from agentapps.errors import ChainError, DeniedError, LimitError
 from agentapps.tools.names import ref_kind
 from agentapps.tools.policy import Policy
-from agentapps.tools.schema import check_limits
+from agentapps.tools.schema import MAX_ARGS_BYTES, MAX_STRING, check_limits
 from agentapps.types import ToolDef
 
 if TYPE_CHECKING:
@@ -97,7 +97,9 @@ async def _invoke(
 
             raise ArgsError(f"Arguments for '{tool.name}' must be an object.", skill=tool.name)
         if not caller.run.trusted:  # middleware are trusted pipeline code (e.g. a long prompt for the agent)
-            check_limits(args, skill=tool.name)
+            # the user's own args from the command line (a piped diff, say) may use the whole 1 MiB
+            top = caller.envelope.parent is None
+            check_limits(args, skill=tool.name, max_string=MAX_ARGS_BYTES if top else MAX_STRING)
     ctx = Context(tool=tool, args=args, parent=caller, globals_=g, target=target, untrusted=untrusted)
     if target is None:
         # middleware (chain entries) are trusted pipeline code: their own calls start unrestricted

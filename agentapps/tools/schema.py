@@ -18,7 +18,7 @@ MAX_PATTERN = 1000
 _NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*}]\)\s*[+*{]")
 
 
-def check_limits(args: Any, *, skill: str) -> None:
+def check_limits(args: Any, *, skill: str, max_string: int = MAX_STRING) -> None:
     """Refuse non-JSON, oversized or over-deep args before any schema work runs."""
     stack: list[tuple[Any, int]] = [(args, 0)]
     estimate = 0  # a lower bound of the JSON size; exact serialisation only when it gets close
@@ -27,9 +27,9 @@ def check_limits(args: Any, *, skill: str) -> None:
         if depth > MAX_DEPTH:
             raise ArgsError(f"Arguments for '{skill}' are nested deeper than {MAX_DEPTH} levels.", skill=skill)
         if isinstance(value, str):
-            if len(value) > MAX_STRING:
+            if len(value) > max_string:
                 raise ArgsError(
-                    f"An argument string for '{skill}' has {len(value)} characters; the limit is {MAX_STRING}. "
+                    f"An argument string for '{skill}' has {len(value)} characters; the limit is {max_string}. "
                     "Pass large text as a file path instead.",
                     skill=skill,
                 )

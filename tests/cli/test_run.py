@@ -244,3 +244,18 @@ def test_a_param_named_like_a_runner_option_is_still_a_param(project):
     project.write("m.skill.py", 'frontmatter = {"name": "m", "metadata": {"params": {"type": "object", '
                   '"properties": {"model": {"type": "string"}}}}}\n\ndef run(ctx, args):\n    return args["model"]\n')
     assert project.cli("run", "m", "--model", "x").stdout == "x\n"
+
+
+def test_piped_input_may_be_larger_than_the_nested_string_limit(typed):
+    big = "x" * 100_000
+    result, out = run_json(typed, "typed", "--name", "A", input=big)
+    assert result.returncode == 0, result.stderr
+    assert len(out["input"]) == 100_000
+    typed.write("nested.skill.py", '''
+        frontmatter = {"name": "nested"}
+
+        async def run(ctx, args):
+            return await ctx.manager.invoke("typed", {"name": "A", "input": "y" * 100_000})
+        ''')
+    nested = typed.cli("run", "nested")
+    assert nested.returncode == 2 and "the limit is 64000" in nested.stderr
