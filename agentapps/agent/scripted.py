@@ -49,6 +49,7 @@ async def run_scripted(ctx: Context, args: dict[str, Any]) -> Any:
         return answer if isinstance(answer, dict) else {}
 
     pending: list[Any] = [args.get("userMessage") or ""]
+    failed: list[tuple[int, str]] = []  # (turn, error) of the tool calls that failed since the last success
     turn = 0
     while True:
         turn += 1
@@ -61,7 +62,7 @@ async def run_scripted(ctx: Context, args: dict[str, Any]) -> Any:
             asked = next((p for p in reversed(pending) if isinstance(p, str) and p), "")
             raise ProviderError(
                 f"Script {cursor.path} has no turn left for '{skill}' (turn {turn}); the agent "
-                f"wanted another model reply{': ' + asked[:200] if asked else ''}. "
+                f"wanted another model reply{': ' + _clause(asked) if asked else ''}{_failures(failed)}. "
                 "Record a fresh script with --record.", skill=skill)
         if step.delay:
             await asyncio.sleep(step.delay)
@@ -79,10 +80,12 @@ async def run_scripted(ctx: Context, args: dict[str, Any]) -> Any:
             call = {"type": "tool-call", "tool": "invoke", "args": {"code": code}}
             directive = await hook(call)
             if directive.get("deny"):
-                pending.append({"status": "error", "text": f"Denied: {directive['deny']}"})
-                continue
-            result = await ctx.manager.invoke(invoke_ref, {"code": code})
-            await hook({**call, "type": "tool-result", "result": result})
+                result = {"status": "error", "text": f"Denied: {directive['deny']}"}
+            else:
+                result = await ctx.manager.invoke(invoke_ref, {"code": code})
+                await hook({**call, "type": "tool-result", "result": result})
+            why = _error(result)
+            failed = [*failed, (turn, why)] if why else []
             pending.append(result)
         directive = await hook({"type": "turn-end", "turnNumber": turn, "result": step.text,
                                 "usage": step.usage, "toolCalls": len(step.code)})
@@ -94,3 +97,32 @@ async def run_scripted(ctx: Context, args: dict[str, Any]) -> Any:
             continue
         if not step.code:
             return step.text
+
+
+def _error(result: Any) -> str:
+    """What a failed tool result says went wrong; "" for a success."""
+    if not isinstance(result, dict) or result.get("status") != "error":
+        return ""
+    text = str(result.get("text") or "failed")
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        return text
+    why = (payload.get("error") or payload.get("finishRefused")) if isinstance(payload, dict) else None
+    return str(why or text)
+
+
+def _failures(failed: list[tuple[int, str]]) -> str:
+    """A clause naming the failure a run ended on: often the real cause of a script running out."""
+    if not failed:
+        return ""
+    first_turn, first = failed[0]
+    if len(failed) == 1:
+        return f"; the last tool call failed: {_clause(first)}"
+    return f"; the last {len(failed)} tool calls failed, the first (turn {first_turn}) with: {_clause(first)}"
+
+
+def _clause(text: str, limit: int = 300) -> str:
+    """`text` on one line, cut to `limit` characters, without a closing full stop (the message adds one)."""
+    one_line = " ".join(text.split()).rstrip(".")
+    return one_line if len(one_line) <= limit else one_line[:limit] + "…"

@@ -199,6 +199,35 @@ def test_a_script_that_runs_out_says_what_to_do(agentic):
     assert result.returncode == 1 and "has no turn left" in result.stderr and "--record" in result.stderr
 
 
+def test_a_script_that_runs_out_after_a_failed_tool_call_names_the_failure(agentic):
+    agentic.skill("short", [{"code": "throw new Error('the file is gone')"}])
+    result = agentic.run("short")
+    assert result.returncode == 1
+    [line] = [x for x in result.stderr.splitlines() if x.startswith("error:")]
+    assert line.endswith("the agent wanted another model reply; the last tool call failed: runtime: Error: the "
+                         "file is gone (line 1). Record a fresh script with --record.")
+
+
+def test_a_script_that_runs_out_after_a_success_names_no_failure(agentic):
+    agentic.skill("short", [{"code": "throw new Error('boom')"}, {"code": "return 1"}])
+    result = agentic.run("short")
+    assert result.returncode == 1 and "has no turn left" in result.stderr
+    assert "failed" not in result.stderr.splitlines()[-1]
+
+
+def test_the_demo_on_a_missing_file_says_the_file_does_not_exist(project):
+    from agentapps.boot import bundled_skills_dir
+
+    result = project.cli("run", "demo-summarize", "--path", "nope.md")
+    assert result.returncode == 1
+    script = bundled_skills_dir() / "examples" / "demo-summarize.turns.json"
+    assert result.stderr.splitlines()[-1] == (
+        f"error: Script {script} has no turn left for 'demo-summarize' (turn 3); the agent wanted another model "
+        "reply; the last 2 tool calls failed, the first (turn 1) with: invoke: InvokeError: UsageError: file-read: "
+        "no such file 'nope.md' in the project. Record a fresh script with --record."
+    )
+
+
 def test_model_selection_from_flag_env_and_metadata_reaches_the_provider(agentic):
     agentic.skill("which", [{"text": "ok"}], model={"id": "meta-model"})
     assert "meta-model" in agentic.run("which").stderr
