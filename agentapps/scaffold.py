@@ -5,7 +5,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from agentapps.errors import ConfigError
+from agentapps.boot import search_path
+from agentapps.errors import ConfigError, SkillLoadError
+from agentapps.tools.loader import load_file
+from agentapps.tools.lookup import Lookup
+from agentapps.types import ToolDef
 
 MAIN = """---
 name: {name}
@@ -49,26 +53,64 @@ def project_name(directory: Path) -> str:
     return name or "main"
 
 
-def init_project(directory: Path) -> list[tuple[str, Path]]:
-    """Create what is missing; never overwrite. Returns (created|kept, path) rows."""
-    if not directory.is_dir():
-        raise ConfigError(f"Cannot initialise {directory}: it is not a folder.")
-    existing_main = [p for p in directory.glob("*.skill.md") if "role: main" in p.read_text(errors="replace")]
+def init_project(directory: Path) -> list[tuple[str, str]]:
+    """Create what is missing; never overwrite. Returns (created|kept|skipped, path and why) rows."""
+    if directory.exists() and not directory.is_dir():
+        raise ConfigError(f"Cannot initialise {directory}: it is a file, not a folder.")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"Cannot initialise {directory}: {exc.strerror or exc}.") from None
+    mains = _main_skills(directory)
+    rows: list[tuple[str, str]] = [("kept", str(m.path)) for m in mains]
     name = project_name(directory)
-    files: list[tuple[Path, str]] = [
-        (directory / ".agent-apps" / ".gitignore", GITIGNORE),
-        (directory / "skills" / "greet.skill.py", GREET),
-    ]
-    if not existing_main:
-        files.insert(0, (directory / f"{name}.skill.md", MAIN.format(name=name)))
-    rows: list[tuple[str, Path]] = [("kept", p) for p in existing_main]
-    for path, text in files:
-        if path.exists():
-            rows.append(("kept", path))
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "x", encoding="utf-8") as handle:  # "x": never replace a file made meanwhile
-            handle.write(text)
-        rows.append(("created", path))
+    main_file = directory / f"{name}.skill.md"
+    if not mains and main_file.exists():
+        rows.append(("skipped", f"{main_file} (exists, not a main skill; no main skill created)"))
+    elif not mains:
+        rows.append(_create(main_file, MAIN.format(name=name)))
+    rows.append(_create(directory / ".agent-apps" / ".gitignore", GITIGNORE))
+    greet = directory / "skills" / "greet.skill.py"
+    # A second `greet` in the project would make `agentapps run greet` ambiguous (or shadowed).
+    other = [p for p in _skill_files("greet", directory, mains[0] if mains else None) if p != greet]
+    if other and not greet.exists():
+        rows.append(("skipped", f"{greet} (the project already has a skill named 'greet': {other[0]})"))
+    else:
+        rows.append(_create(greet, GREET))
     (directory / ".agent-apps" / "skills").mkdir(parents=True, exist_ok=True)
     return rows
+
+
+def _create(path: Path, text: str) -> tuple[str, str]:
+    if path.exists():
+        return "kept", str(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "x", encoding="utf-8") as handle:  # "x": never replace a file made meanwhile
+        handle.write(text)
+    return "created", str(path)
+
+
+def _main_skills(directory: Path) -> list[ToolDef]:
+    """The `role: main` skills directly in `directory`, as bootstrap would find them."""
+    found = []
+    for path in sorted([*directory.glob("*.skill.md"), *directory.glob("SKILL.md")]):
+        try:
+            tool = load_file(path, root=directory, root_kind="project")
+        except SkillLoadError:
+            continue
+        if tool.is_main:
+            found.append(tool)
+    return found
+
+
+def _skill_files(name: str, directory: Path, main: ToolDef | None) -> list[Path]:
+    """Files defining skill `name` in the project at `directory` (its own roots, not user or bundled)."""
+    found: list[Path] = []
+    for root in search_path(directory, directory, main):
+        if root.kind not in ("project", "project-skills"):
+            continue
+        try:
+            found += [item.path for item in Lookup([root]).candidates(name) if item.path is not None]
+        except SkillLoadError as exc:  # already two in one folder tree: naming one is enough
+            found.append(Path(exc.file) if exc.file else root.directory)
+    return found
