@@ -112,7 +112,7 @@ def _check_depth(value: Any, file: Path, line: int, depth: int = 0) -> None:
 def read_python_frontmatter(source: str, file: Path) -> tuple[dict[str, Any], int]:
     """Find `frontmatter = {...}` at module level and evaluate it as a literal, without running the module."""
     try:
-        tree = ast.parse(source, filename=str(file))
+        tree = ast.parse(source.removeprefix("\ufeff"), filename=str(file))  # Python accepts a UTF-8 BOM
     except SyntaxError as exc:
         raise SkillLoadError(f"Python syntax error: {exc.msg}.", file=file, line=exc.lineno) from None
     has_run = False

@@ -66,6 +66,21 @@ def test_python_frontmatter_is_read_without_running_the_module(project):
     assert not marker.exists()
 
 
+def test_a_code_skill_starting_with_a_utf8_bom_loads_and_runs(project):
+    source = '\ufefffrontmatter = {"name": "bom"}\n\n\ndef run(ctx, args):\n    return "ran"\n'
+    (project.root / "bom.skill.py").write_text(source, encoding="utf-8")
+    result = project.cli("run", "bom")
+    assert (result.returncode, result.stdout) == (0, "ran\n"), result.stderr
+    assert project.cli("check", "bom.skill.py").returncode == 0
+
+
+def test_a_syntax_error_after_a_utf8_bom_names_its_line(project):
+    (project.root / "bom.skill.py").write_text('\ufeffx = 1\ndef run(ctx, args)\n    pass\n', encoding="utf-8")
+    result = project.cli("run", "bom")
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: {project.root / 'bom.skill.py'}:2: Python syntax error")
+
+
 def test_shebang_line_is_skipped(project):
     tool = load_file(project.write("x.skill.md", "#!/usr/bin/env -S agentapps run\n---\nname: shebang\n---\nHi\n"))
     assert tool.name == "shebang"
