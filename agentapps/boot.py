@@ -127,7 +127,9 @@ def bootstrap(cwd: Path | None = None, overrides: dict[str, Any] | None = None) 
         overrides=dict(overrides or {}),
     )
     depth = os.environ.get("AGENTAPPS_MAX_DEPTH")
-    if depth and depth.isdigit():
+    if depth:
+        if not depth.isdigit() or not 1 <= int(depth) <= 1000:
+            raise ConfigError(f"AGENTAPPS_MAX_DEPTH must be a whole number from 1 to 1000, got {depth!r}.")
         config.max_depth = int(depth)
     lookup = Lookup(search_path(cwd, project, main))
     g = Globals(config=config, lookup=lookup)

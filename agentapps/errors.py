@@ -127,3 +127,6 @@ class InterruptedError_(AgentAppsError):
     def __init__(self, message: str = "Interrupted.", *, signal_number: int = 2) -> None:
         super().__init__(message)
         self.exit_code = 128 + signal_number
+
+    def to_dict(self) -> dict[str, object]:
+        return {**super().to_dict(), "type": "Interrupted"}

@@ -61,7 +61,9 @@ class ToolDef:
 
     @property
     def tags(self) -> tuple[str, ...]:
-        tags = self.metadata.get("tags") or ()
+        tags = self.metadata.get("tags")
+        if not tags:
+            return ()
         return tuple(str(t) for t in tags) if isinstance(tags, list) else (str(tags),)
 
     @property

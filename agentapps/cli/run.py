@@ -98,8 +98,8 @@ def parse_run_options(tokens: list[str]) -> RunOptions | None:
                 opts.timeout = float(raw)
             except ValueError:
                 raise UsageError(f"--timeout expects seconds, got {raw!r}.") from None
-            if not opts.timeout > 0:
-                raise UsageError(f"--timeout must be more than 0 seconds, got {raw!r}.")
+            if not 0 < opts.timeout <= 30 * 24 * 3600:  # also refuses nan and inf
+                raise UsageError(f"--timeout must be more than 0 and at most 2592000 seconds, got {raw!r}.")
         elif token.startswith("-") and token != "-":
             raise UsageError(f"Unknown runner option {name!r}; see 'agentapps run --help'. "
                              "Skill params go after the skill name.")

@@ -60,7 +60,10 @@ def coerce(raw: str, schema: dict[str, Any], *, skill: str, flag: str) -> Any:
             if t == "integer":
                 return int(raw)
             if t == "number":
-                return float(raw) if not raw.lstrip("-").isdigit() else int(raw)
+                number = float(raw) if not raw.lstrip("-").isdigit() else int(raw)
+                if number != number or number in (float("inf"), float("-inf")):
+                    continue  # nan and infinities are not JSON numbers
+                return number
             if t == "boolean":
                 lowered = raw.lower()
                 if lowered in ("true", "yes", "1", "on"):

@@ -19,7 +19,7 @@ from typing import Any
 from agentapps.context.context import Globals
 from agentapps.errors import InterruptedError_, LimitError
 
-GRACE_SECONDS = 1.5
+GRACE_SECONDS = 1.0
 
 
 def _kill_children(g: Globals) -> None:

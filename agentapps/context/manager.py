@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentapps.context.calls import call_tool
 from agentapps.context.plan import chain_tools, prepare
-from agentapps.errors import ChainError, DeniedError, LimitError
+from agentapps.errors import ChainError, DeniedError, LimitError, UsageError
 from agentapps.tools.names import ref_kind
 from agentapps.tools.policy import Policy
 from agentapps.tools.schema import MAX_ARGS_BYTES, MAX_STRING, check_limits
@@ -107,6 +107,8 @@ async def _invoke(
         ctx.run.policies = (*ctx.run.caller_policies, *restrict, policy_for(g, tool.allowed_tools, tool.name))
     try:
         prepare(ctx)
+        if target is None:
+            _refuse_direct_pipeline_call(ctx)
         if ctx.run.chain.static:
             value = await call_tool(ctx)
             if value is not None:
@@ -117,6 +119,17 @@ async def _invoke(
         ctx.locals.error = exc
         raise
     return ctx.locals.result
+
+
+def _refuse_direct_pipeline_call(ctx: Context) -> None:
+    """Standard middleware serve other skills' chains; called on their own they would serve nothing."""
+    role = ctx.tool.metadata.get("role")
+    if role == "pipeline" or (role == "middleware" and (ctx.run.chain.static or not ctx.tool.params)):
+        raise UsageError(
+            f"'{ctx.tool.name}' is pipeline middleware: it runs inside other skills' chains and cannot be "
+            "run by itself ('agentapps describe SKILL' shows a skill's chain).",
+            skill=ctx.tool.name,
+        )
 
 
 async def _dispatch(owner: Context, index: int) -> None:

@@ -61,6 +61,11 @@ class Lookup:
             path = Path(ref)  # the shell expands `~`; a literal `~x` here is a file name
             if not path.is_absolute():
                 path = (base or Path.cwd()) / path
+            if not path.exists() and "/" not in ref and "\\" not in ref and "." not in ref:
+                raise SkillNotFoundError(
+                    f"No skill named '{ref}': skill names are lowercase letters, digits and '-' "
+                    f"(anything else is read as a file path, and there is no file '{ref}' here).",
+                )
             return self.load_path(path)
         return self.find(ref)
 

@@ -43,8 +43,12 @@ def check_limits(args: Any, *, skill: str, max_string: int = MAX_STRING) -> None
         elif isinstance(value, (list, tuple)):
             estimate += 2 + len(value)
             stack.extend((v, depth + 1) for v in value)
-        elif value is None or isinstance(value, (bool, int, float)):
+        elif value is None or isinstance(value, (bool, int)):
             estimate += 4
+        elif isinstance(value, float):
+            if value != value or value in (float("inf"), float("-inf")):
+                raise ArgsError(f"Arguments for '{skill}' contain {value!r}, which is not a JSON number.", skill=skill)
+            estimate += 8
         else:
             raise ArgsError(f"Arguments for '{skill}' are not JSON data ({type(value).__name__}).", skill=skill)
     if estimate > MAX_ARGS_BYTES // 2:

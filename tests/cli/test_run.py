@@ -228,7 +228,7 @@ def test_other_commands_report_bad_input_in_one_line(project, argv, message):
 
 def test_a_tilde_ref_is_a_literal_path_not_a_crash(project):
     result = project.cli("run", "~0")
-    assert result.returncode == 2 and "No skill file at" in result.stderr and "internal error" not in result.stderr
+    assert result.returncode == 2 and "No skill named '~0'" in result.stderr and "internal error" not in result.stderr
 
 
 @pytest.mark.parametrize("option", ["--dry-run", "--json", "--timeout", "--record", "-v", "-q"])

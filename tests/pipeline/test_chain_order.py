@@ -37,3 +37,10 @@ def test_applies_to_keeps_a_middleware_to_the_kinds_it_serves(project):
     project.write("m.skill.md", "---\nname: m\nmetadata:\n  md-only: true\n---\nHi\n")
     assert "md-only" not in chain(project, "c")
     assert "md-only" in chain(project, "m")
+
+
+def test_pipeline_middleware_cannot_be_run_by_itself(project):
+    for name in ("execute", "validate-args", "trust", "directives", "session", "agent-execute", "default"):
+        result = project.cli("run", name)
+        assert result.returncode == 2, (name, result.stderr)
+        assert f"'{name}' is pipeline middleware" in result.stderr
