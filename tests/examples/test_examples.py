@@ -227,6 +227,23 @@ def test_the_github_actions_recipe_uses_real_runner_options_and_a_bundled_exampl
     assert (EXAMPLES / "review-diff" / "review-diff.skill.md").is_file()
 
 
+def test_the_github_actions_recipe_installs_agentapps_from_a_checkout_not_pypi():
+    text = (EXAMPLES / "ci" / "github-actions.yml").read_text()
+    assert "AGENTAPPS_REPO" in text.split("\nname:")[0]  # documented in the header comment
+    workflow = yaml.safe_load(text)
+    for job in workflow["jobs"].values():
+        steps = job["steps"]
+        checkouts = [s for s in steps if s.get("uses", "").startswith("actions/checkout@")]
+        ours = [s for s in checkouts if s.get("with", {}).get("repository") == "${{ vars.AGENTAPPS_REPO }}"]
+        assert len(ours) == 1 and ours[0]["with"]["path"] == ".agentapps-src"
+        installs = [s["run"] for s in steps if "pip install" in s.get("run", "")]
+        assert installs == ["python -m pip install ./.agentapps-src"]
+        guard = next(s for s in steps if "AGENTAPPS_REPO" in s.get("if", ""))
+        names = [s.get("name", s.get("uses")) for s in steps]
+        assert names.index(guard["name"]) < steps.index(ours[0]) < names.index("Install agentapps")
+        assert steps.index(checkouts[0]) < steps.index(ours[0])  # the repo's own checkout would wipe it
+
+
 def test_the_github_actions_steps_gate_and_replay_work_offline(example):
     ex = example("review-diff")
     steps = _steps()
