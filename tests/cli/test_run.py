@@ -259,3 +259,20 @@ def test_piped_input_may_be_larger_than_the_nested_string_limit(typed):
         ''')
     nested = typed.cli("run", "nested")
     assert nested.returncode == 2 and "the limit is 64000" in nested.stderr
+
+
+def test_untagged_skills_have_no_tags(project):
+    project.write("plain.skill.py", 'frontmatter = {"name": "plain"}\n\ndef run(ctx, args):\n    return 1\n')
+    assert json.loads(project.cli("describe", "plain", "--json").stdout)["tags"] == []
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "99999999999"])
+def test_timeout_refuses_values_that_are_not_a_sane_number_of_seconds(project, value):
+    result = project.cli("run", "--timeout", value, "hello")
+    assert result.returncode == 2 and "--timeout must be" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("argv", [["--ratio", "nan"], ["--ratio", "inf"], ["--arg-json", '{"ratio": NaN}']])
+def test_nan_and_infinity_are_not_numbers(typed, argv):
+    result = typed.cli("run", "typed", "--name", "A", *argv)
+    assert result.returncode == 2 and "NaN" not in result.stdout and "Infinity" not in result.stdout
