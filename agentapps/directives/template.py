@@ -95,9 +95,9 @@ def render(body: str, args: dict[str, Any], *, skill: str, file: Path | None, fi
         why = f"loads another template ({exc.name!r}); templates cannot read files: use the :inline[file] directive instead"
     except TemplateError as exc:
         error, line = ConfigError, _line(exc, first_line)
-        why = (f"failed: {exc.message or type(exc).__name__}. Only `args` is in scope; pass the missing "
-               "argument or guard it with {% if args.x is defined %}")
-    raise error(f"Template of skill '{skill}' {why}.", skill=skill, file=file, line=line) from None
+        why = (f"failed: {(exc.message or type(exc).__name__).rstrip('.')}. Only `args` is in scope; pass the "
+               "missing argument or guard it with {% if args.x is defined %}")
+    raise error(f"Template of skill '{skill}' {why.rstrip('.')}.", skill=skill, file=file, line=line) from None
 
 
 def _line(exc: BaseException, first_line: int) -> int:

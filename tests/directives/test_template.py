@@ -149,6 +149,15 @@ def test_a_missing_key_named_like_a_dict_method_is_an_undefined_variable(echo, l
     assert result.stderr.strip().splitlines() == [expected]
 
 
+@pytest.mark.parametrize("body", ["{{ args.__class__ }}", "{% for x in args.y %}", "{{ args.x | nofilter }}"])
+def test_error_messages_end_with_a_single_full_stop(echo, body):
+    (echo.root / "t.skill.md").write_text(HEADER + body + "\n")
+    result = echo.cli("run", "--dry-run", "t")
+    assert result.returncode in (2, 3)
+    [line] = result.stderr.splitlines()
+    assert line.endswith(".") and not line.endswith(".."), line
+
+
 def test_the_guides_release_notes_example_renders_its_items(echo):
     (echo.root / "t.skill.md").write_text(HEADER + 'Notes:\n{% for item in args["items"] %}- {{ item }}\n{% endfor %}')
     result = echo.cli("run", "t", "--arg-json", '{"items": ["fast", "small"]}')
