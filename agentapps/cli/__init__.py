@@ -7,6 +7,14 @@ import sys
 
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args in (["--version"], ["-V"]):
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            sys.stdout.write(f"agentapps {version('agentapps')}\n")
+        except PackageNotFoundError:  # running from a checkout that was never installed
+            sys.stdout.write("agentapps (not installed)\n")
+        sys.exit(0)
     if args and args[0] == "run":
         # The hot path skips typer: `run` parses its own argv (the skill's params follow the ref).
         from agentapps.cli.run import run_command
@@ -19,12 +27,11 @@ def main(argv: list[str] | None = None) -> None:
 
     try:
         code = app(args=args, prog_name="agentapps", standalone_mode=False)
-    except click.exceptions.NoArgsIsHelpError as exc:  # `agentapps` alone: the help, exit 0... as click does
-        sys.stdout.write(exc.ctx.get_help() + "\n" if exc.ctx else "")
+    except click.exceptions.NoArgsIsHelpError:  # `agentapps` alone: typer has printed the help already
         code = 0
     except click.exceptions.UsageError as exc:
-        name = exc.ctx.command.name if exc.ctx else None
-        where = f" (see 'agentapps {name} --help')" if name and name != "agentapps" else " (see 'agentapps --help')"
+        path = exc.ctx.command_path if exc.ctx else "agentapps"  # e.g. "agentapps sessions clear"
+        where = f" (see '{path} --help')"
         sys.stderr.write(f"error: {exc.format_message()}{where}\n")
         code = exc.exit_code
     except typer.Abort:

@@ -276,3 +276,12 @@ def test_timeout_refuses_values_that_are_not_a_sane_number_of_seconds(project, v
 def test_nan_and_infinity_are_not_numbers(typed, argv):
     result = typed.cli("run", "typed", "--name", "A", *argv)
     assert result.returncode == 2 and "NaN" not in result.stdout and "Infinity" not in result.stdout
+
+
+def test_version_and_bare_help(project):
+    version = project.cli("--version")
+    assert version.returncode == 0 and version.stdout.startswith("agentapps ")
+    bare = project.cli()
+    assert bare.returncode == 0 and bare.stdout.count("Usage: agentapps") == 1
+    missing = project.cli("sessions", "clear")
+    assert missing.returncode == 2 and "(see 'agentapps sessions clear --help')" in missing.stderr
