@@ -93,6 +93,9 @@ def render(body: str, args: dict[str, Any], *, skill: str, file: Path | None, fi
     except TemplateNotFound as exc:
         error, line = ConfigError, _line(exc, first_line)
         why = f"loads another template ({exc.name!r}); templates cannot read files: use the :inline[file] directive instead"
+    except (TypeError, ValueError, ArithmeticError) as exc:  # the template's own expression, e.g. "a" + 1
+        error, line = ConfigError, _line(exc, first_line)
+        why = f"failed: {type(exc).__name__}: {exc}"
     except TemplateError as exc:
         error, line = ConfigError, _line(exc, first_line)
         why = (f"failed: {(exc.message or type(exc).__name__).rstrip('.')}. Only `args` is in scope; pass the "

@@ -85,6 +85,10 @@ def test_template_renders_with_args_before_directives(echo, body, args, expected
         pytest.param("{{ args.s.__class__.__mro__ }}", DeniedError, 1, "sandbox forbids", id="mro-escape"),
         pytest.param("{{ 'a' * 100000000 }}", DeniedError, 1, "longer than", id="huge-repeat"),
         pytest.param("{{ 9 ** 99999 }}", DeniedError, 1, "exponent", id="huge-power"),
+        pytest.param("a\n{{ args.s + 1 }}", ConfigError, 2, r"failed: TypeError: can only concatenate str",
+                     id="type-error-in-an-expression"),
+        pytest.param("a\nb\n{{ 1 / 0 }}", ConfigError, 3, "failed: ZeroDivisionError", id="division-by-zero"),
+        pytest.param("{{ args.s | int(1, 2, 3, 4) }}", ConfigError, 1, "failed: TypeError", id="bad-filter-call"),
     ],
 )
 def test_template_errors_name_file_and_line(echo, body, error, line, match):
