@@ -82,7 +82,13 @@ def cascade(tool: ToolDef, lookup: Lookup, authority: ToolDef | None, project: P
             got = _parents(found[name].metadata)
             return [p for p in (got or []) if p != DEFAULT]
 
-        for name in linearize(tool.name, parents_of)[1:]:
+        try:
+            order = linearize(tool.name, parents_of)[1:]
+        except ConfigError as exc:
+            if exc.file is None and tool.path is not None:
+                exc.file = str(tool.path)  # point at the skill whose $inherit is wrong
+            raise
+        for name in order:
             parent = found[name]
             levels.append(_level(parent.metadata, NOT_INHERITED))
             merges.append(parent.metadata.get("$merge") or {})

@@ -104,7 +104,13 @@ async def _invoke(
     if target is None:
         # middleware (chain entries) are trusted pipeline code: their own calls start unrestricted
         ctx.run.caller_policies = caller.run.policies if not caller.run.trusted else ()
-        ctx.run.policies = (*ctx.run.caller_policies, *restrict, policy_for(g, tool.allowed_tools, tool.name))
+        try:
+            own = policy_for(g, tool.allowed_tools, tool.name)
+        except UsageError as exc:  # a malformed allowed-tools pattern: point at the skill's file
+            if exc.file is None and tool.path is not None:
+                exc.file = str(tool.path)
+            raise
+        ctx.run.policies = (*ctx.run.caller_policies, *restrict, own)
     try:
         prepare(ctx)
         if target is None:

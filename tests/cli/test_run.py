@@ -285,3 +285,19 @@ def test_version_and_bare_help(project):
     assert bare.returncode == 0 and bare.stdout.count("Usage: agentapps") == 1
     missing = project.cli("sessions", "clear")
     assert missing.returncode == 2 and "(see 'agentapps sessions clear --help')" in missing.stderr
+
+
+def test_configuration_errors_name_the_skill_file(project):
+    project.write("cyc.skill.py", 'frontmatter = {"name": "cyc", "metadata": {"$inherit": "cyc2"}}\n\ndef run(ctx, args):\n    return 1\n')
+    project.write("cyc2.skill.py", 'frontmatter = {"name": "cyc2", "metadata": {"$inherit": "cyc"}}\n\ndef run(ctx, args):\n    return 1\n')
+    project.write("badat.skill.py", 'frontmatter = {"name": "badat", "allowed-tools": "file-{read"}\n\ndef run(ctx, args):\n    return 1\n')
+    cycle = project.cli("run", "cyc")
+    assert cycle.returncode == 2 and "cyc.skill.py: $inherit cycle" in cycle.stderr
+    pattern = project.cli("run", "badat")
+    assert pattern.returncode == 2 and "badat.skill.py: Skill 'badat' allowed-tools: Malformed pattern" in pattern.stderr
+
+
+def test_an_unknown_schema_type_is_reported_as_a_schema_problem(project):
+    project.write("badtype.skill.md", "---\nname: badtype\nmetadata:\n  params: {type: object, properties: {path: {type: strin}}}\n---\nx\n")
+    result = project.cli("run", "badtype", "--path", "x")
+    assert result.returncode == 2 and "invalid params schema" in result.stderr
