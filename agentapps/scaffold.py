@@ -45,7 +45,11 @@ def run(ctx, args):
     return "\\n".join(f"Hello, {args['name']}!" for _ in range(args.get("times", 1)))
 '''
 
-GITIGNORE = "# Runtime data written by agentapps; skills/ and this file are meant to be committed.\nsessions/\nstate/\nruns/\ncache/\n"
+GITIGNORE = (
+    "# Runtime data written by agentapps; skills/ and this file are meant to be committed.\n"
+    "# trust.json holds approvals given on a terminal: never let them arrive through a commit.\n"
+    "sessions/\nstate/\nruns/\ncache/\ntrust.json\ntrust.log\n"
+)
 
 
 def project_name(directory: Path) -> str:

@@ -81,3 +81,9 @@ def test_init_refuses_a_path_that_is_a_file(project):
     result = project.cli("init", "notes.txt")
     assert result.returncode == 2
     assert result.stderr == f"error: Cannot initialise {project.root / 'notes.txt'}: it is a file, not a folder.\n"
+
+
+def test_init_gitignore_keeps_runtime_data_and_approvals_out_of_commits(project):
+    assert project.cli("init").returncode == 0
+    ignored = (project.root / ".agent-apps" / ".gitignore").read_text().split()
+    assert {"sessions/", "state/", "runs/", "cache/", "trust.json", "trust.log"} <= set(ignored)

@@ -150,8 +150,10 @@ def init(directory: Path = typer.Argument(Path("."), help="Project folder (defau
     from agentapps.scaffold import init_project
 
     def body() -> None:
-        for status, path in init_project(directory.resolve()):
+        rows = init_project(directory.resolve())
+        for status, path in rows:
             sys.stdout.write(f"{status:<8} {path}\n")
-        sys.stdout.write("Next: agentapps run greet --name Ada\n")
+        if any(status == "created" and str(path).endswith("greet.skill.py") for status, path in rows):
+            sys.stdout.write("Next: agentapps run greet --name Ada\n")
 
     _guard(body)
