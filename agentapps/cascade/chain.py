@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -36,7 +37,7 @@ def order_entries(
         if a in index and b in index and a != b:
             edges[a].add(b)
 
-    for a, b in zip(PHASES, PHASES[1:], strict=False):
+    for a, b in itertools.pairwise(PHASES):
         add(a, b)
     for node in nodes[len(PHASES):]:
         spec = order.get(node) if isinstance(order.get(node), dict) else None

@@ -63,7 +63,8 @@ def parse_run_options(tokens: list[str]) -> RunOptions | None:
         token = tokens[i]
         name, eq, inline = token.partition("=")
 
-        def value() -> str:
+        def value(name: str = name, eq: str = eq, inline: str = inline) -> str:
+            """The option's value: after `=`, else the next token (consumed)."""
             nonlocal i
             if eq:
                 return inline

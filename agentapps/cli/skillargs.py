@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -71,7 +72,7 @@ def coerce(raw: str, schema: dict[str, Any], *, skill: str, flag: str) -> Any:
                 return int(raw)
             if t == "number":
                 number = float(raw) if not raw.lstrip("-").isdigit() else int(raw)
-                if number != number or number in (float("inf"), float("-inf")):
+                if not math.isfinite(number):
                     continue  # nan and infinities are not JSON numbers
                 return number
             if t == "boolean":

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import functools
-
 import bisect
+import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field

@@ -12,7 +12,7 @@ from agentapps.errors import SkillLoadError
 MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_DEPTH = 64
 # where a YAML anchor (&x) or alias (*x) could start; globs like `file-*` or quoted "*" cannot
-_MAYBE_ALIAS = re.compile(r"(?:^|[\s\[{,])[&*][^\s,\[\]{}]", re.M)
+_MAYBE_ALIAS = re.compile(r"(?:^|[\s\[{,])[&*][^\s,\[\]{}]", re.MULTILINE)
 
 
 def split_markdown(text: str, file: Path) -> tuple[str | None, str, int, int]:

@@ -145,7 +145,7 @@ class Lookup:
         return winner
 
     def all_names(self) -> list[str]:
-        names = set(k for k in self.memory if "://" not in k)
+        names = {k for k in self.memory if "://" not in k}
         for index in self._indexes:
             index.ensure(force_check=False, interval=self.check_interval)
             names.update(index.names())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -46,7 +47,7 @@ def check_limits(args: Any, *, skill: str, max_string: int = MAX_STRING) -> None
         elif value is None or isinstance(value, (bool, int)):
             estimate += 4
         elif isinstance(value, float):
-            if value != value or value in (float("inf"), float("-inf")):
+            if not math.isfinite(value):
                 raise ArgsError(f"Arguments for '{skill}' contain {value!r}, which is not a JSON number.", skill=skill)
             estimate += 8
         else:

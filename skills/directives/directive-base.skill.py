@@ -24,5 +24,5 @@ frontmatter = {
 
 def run(ctx, args):
     if ctx.envelope.target is not ctx:
-        return None  # activated as middleware by a metadata key of this name: nothing to do
+        return  # activated as middleware by a metadata key of this name: nothing to do
     raise UsageError("'directive-base' only declares the params directive skills inherit; it serves no directive.")

@@ -6,9 +6,8 @@ served skill's callers and its own allowed-tools. A relative `model.script` is r
 the skill file's folder. The agent reaches the served context as `ctx.envelope.parent.target`.
 """
 
-from agentapps.errors import ConfigError, SkillNotFoundError
-
 from agentapps.cascade.interface import returns_of
+from agentapps.errors import ConfigError, SkillNotFoundError
 
 frontmatter = {
     "name": "agent-execute",

@@ -4,7 +4,6 @@ import asyncio
 import time
 
 from agentapps.errors import LimitError
-
 from agentapps.stores.state import store_for
 
 frontmatter = {
