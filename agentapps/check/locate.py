@@ -41,7 +41,7 @@ class KeyLines:
             return
         self._parsed = True
         try:
-            text = self.path.read_text(encoding="utf-8")
+            text = self.path.read_text(encoding="utf-8").removeprefix("\ufeff")  # as the loader does
         except (OSError, UnicodeDecodeError):
             return
         if self.path.name.endswith(".py"):

@@ -31,11 +31,13 @@ def _invoke(skill: str, args: dict[str, Any]) -> tuple[Any, Any]:
     return asyncio.run(invoke_root(root, skill, args)), root
 
 
-def _guard(fn: Any) -> Any:
+def _guard(fn: Any, as_json: bool = False) -> Any:
     try:
         return fn()
     except AgentAppsError as exc:
         render.emit_error(exc, verbose=False)
+        if as_json:  # machines asked for JSON: they get it on failure too
+            render.emit_json({"ok": False, "error": exc.to_dict()})
         raise typer.Exit(exc.exit_code) from None
 
 
@@ -74,7 +76,7 @@ def list_(
         for item in items:
             sys.stdout.write(f"{item['name']:<{width}}  {item['source']:<8}  {item['description']}\n".rstrip() + "\n")
 
-    _guard(body)
+    _guard(body, as_json)
 
 
 @app.command()
@@ -98,21 +100,25 @@ def describe(ref: str = typer.Argument(..., help="Skill name or path."),
         out.append(f"  chain: {chain}")
         sys.stdout.write("\n".join(out) + "\n")
 
-    _guard(body)
+    _guard(body, as_json)
 
 
 @app.command()
-def which(name: str = typer.Argument(..., help="Skill name."),
+def which(name: str = typer.Argument(..., help="Skill name (or a path, which shadows nothing)."),
           as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Show which file a skill name resolves to, and every definition it shadows."""
     from agentapps.boot import bootstrap
     from agentapps.errors import SkillNotFoundError
+    from agentapps.tools.catalog import summary
     from agentapps.tools.catalog import which as which_rows
-    from agentapps.tools.names import did_you_mean
+    from agentapps.tools.names import did_you_mean, ref_kind
 
     def body() -> None:
         lookup = bootstrap().globals.lookup
-        rows = which_rows(lookup, name)
+        if ref_kind(name) != "name":  # a path or URI bypasses the search path: it is its own winner
+            rows = [summary(lookup.resolve(name))]
+        else:
+            rows = which_rows(lookup, name)
         if not rows:
             raise SkillNotFoundError(f"Unknown skill '{name}'.{did_you_mean(name, lookup.all_names())}")
         if as_json:
@@ -122,7 +128,7 @@ def which(name: str = typer.Argument(..., help="Skill name."),
             label = "" if i == 0 else "shadowed: "
             sys.stdout.write(f"{label}{row['path']}  ({row['source']})\n")
 
-    _guard(body)
+    _guard(body, as_json)
 
 
 @app.command()
@@ -141,7 +147,7 @@ def check(paths: list[Path] = typer.Argument(
             sys.stdout.write(report.text())
         return report.exit_code
 
-    raise typer.Exit(_guard(body))
+    raise typer.Exit(_guard(body, as_json))
 
 
 @app.command()

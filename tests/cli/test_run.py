@@ -301,3 +301,14 @@ def test_an_unknown_schema_type_is_reported_as_a_schema_problem(project):
     project.write("badtype.skill.md", "---\nname: badtype\nmetadata:\n  params: {type: object, properties: {path: {type: strin}}}\n---\nx\n")
     result = project.cli("run", "badtype", "--path", "x")
     assert result.returncode == 2 and "invalid params schema" in result.stderr
+
+
+def test_which_takes_paths_and_json_commands_answer_json_on_errors(project):
+    project.write("tools/x.skill.py", 'frontmatter = {"name": "x"}\n\ndef run(ctx, args):\n    return 1\n')
+    by_path = json.loads(project.cli("which", "./tools/x.skill.py", "--json").stdout)
+    assert by_path["winner"]["name"] == "x" and by_path["shadowed"] == []
+    for argv in (["which", "nosuch", "--json"], ["describe", "nosuch", "--json"]):
+        result = project.cli(*argv)
+        assert result.returncode == 2
+        out = json.loads(result.stdout)
+        assert out["ok"] is False and "Unknown skill 'nosuch'" in out["error"]["message"]
