@@ -69,12 +69,12 @@ class AgentRun:
         return handler(fields)  # type: ignore[no-any-return]
 
     def on_turn_start(self, fields: dict[str, Any]) -> None:
-        self.turn += 1
-        if self.turn > self.limits.max_turns:
+        if self.turn + 1 > self.limits.max_turns:  # the refused turn is not counted as taken
             self.stop_reason = "max_turns"
             raise LimitError(
-                f"The agent for '{self.skill}' used all {self.turn - 1} turns (model.maxTurns) "
+                f"The agent for '{self.skill}' used all {self.turn} turns (model.maxTurns) "
                 "without finishing; raise maxTurns or narrow the task.", skill=self.skill)
+        self.turn += 1
         self.buffer = TurnBuffer(self.recorder.reserve() if self.recorder else None)
         self.trace.record("turn-start", **{"turnNumber": self.turn, **fields})
 

@@ -97,6 +97,7 @@ def test_max_turns_exits_4(agentic):
     result = agentic.run("chatty")
     assert result.returncode == 4 and "used all 3 turns (model.maxTurns)" in result.stderr
     assert len(agentic.requests()) == 3
+    assert json.loads(agentic.run("--json", "chatty").stdout)["turns"] == 3  # the refused turn is not counted
 
 
 def test_the_loop_guard_warns_the_model_then_stops_the_run(agentic):
