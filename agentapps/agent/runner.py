@@ -77,7 +77,8 @@ async def run_agent(ctx: Context, args: dict[str, Any], template: Path) -> Any:
     g = ctx.globals
     p = plan(ctx, args, template)
     if args.get("dryRun") or g.internals.get("dry_run"):
-        return f"{p.prompt}\n--- user message ---\n{p.message}\n"
+        return {"dryRun": True, "skill": p.skill, "provider": p.config.get("agent"), "model": p.config.get("id"),
+                "system": p.prompt, "userMessage": p.message}
     skill, config, limits = p.skill, p.config, p.limits
     parent, served = scope_of(ctx), served_context(ctx)
     depth = int(parent.get("depth", -1)) + 1

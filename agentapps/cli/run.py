@@ -218,6 +218,9 @@ def run_command(tokens: list[str]) -> int:
     if opts.json:
         render.emit_json({"ok": True, "skill": skill_name, "result": result, "error": None,
                           "duration_ms": round((time.perf_counter() - started) * 1000, 1), **extras}, internals)
+    elif isinstance(result, dict) and result.get("dryRun") and "system" in result:
+        # a markdown dry run reads best as the text the model would get (--json keeps the object)
+        render.emit_result(f"{result['system']}\n--- user message ---\n{result['userMessage']}\n", internals)
     else:
         render.emit_result(result, internals)
     return 0

@@ -312,3 +312,12 @@ def test_which_takes_paths_and_json_commands_answer_json_on_errors(project):
         assert result.returncode == 2
         out = json.loads(result.stdout)
         assert out["ok"] is False and "Unknown skill 'nosuch'" in out["error"]["message"]
+
+
+def test_dry_run_json_is_an_object_for_markdown_skills_too(project):
+    project.write("ask.skill.md", "---\nname: ask\nmetadata:\n  params: {type: object, properties: {q: {type: string}}}\n---\n"
+                  "Answer :arg[q].\n")
+    out = json.loads(project.cli("run", "--json", "--dry-run", "ask", "--q", "why").stdout)["result"]
+    assert out["dryRun"] is True and out["skill"] == "ask" and "Answer why." in out["system"]
+    text = project.cli("run", "--dry-run", "ask", "--q", "why").stdout
+    assert "Answer why." in text and "--- user message ---" in text
