@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import platform
+import pstats
 import statistics
 import subprocess
 import sys
+import sysconfig
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -150,3 +152,35 @@ def verdict(ok: bool | None, text: str) -> None:
     """The final line: PASS, FAIL, or N/A when the run could not judge the target."""
     word = "N/A" if ok is None else "PASS" if ok else "FAIL"
     print(f"VERDICT: {word} - {text}")
+
+
+def short(filename: str) -> str:
+    """A profiled file name without the repository, site-packages or stdlib prefix."""
+    for prefix, label in (
+        (str(REPO) + os.sep, ""),
+        (sysconfig.get_paths()["purelib"] + os.sep, "site-packages/"),
+        (sysconfig.get_paths()["stdlib"] + os.sep, "stdlib/"),
+    ):
+        if filename.startswith(prefix):
+            return label + filename[len(prefix) :]
+    return filename if "/" not in filename else "…/" + "/".join(filename.split("/")[-2:])
+
+
+def profile_rows(
+    stats: pstats.Stats, key: int, limit: int, *, harness: Sequence[str] = (), runs: int = 1
+) -> list[list[str]]:
+    """Top `limit` functions by stats column `key` (2 own, 3 cumulative), per run; files whose
+    path contains one of `harness` (the loop and the script itself) are left out."""
+    entries = sorted(stats.stats.items(), key=lambda kv: -kv[1][key])  # type: ignore[attr-defined]
+    if harness:
+        entries = [
+            e
+            for e in entries
+            if not any(h in e[0][0] for h in harness) and "_contextvars.Context" not in e[0][2]
+        ]
+    rows = []
+    for (filename, line, func), (_cc, ncalls, tottime, cumtime, _c) in entries[:limit]:
+        where = func if filename == "~" else f"{short(filename)}:{line}({func})"
+        rows.append([where, f"{ncalls / runs:g}", f"{tottime * 1000 / runs:.1f} ms",
+                     f"{cumtime * 1000 / runs:.1f} ms"])
+    return rows

@@ -51,14 +51,12 @@ import os
 import pstats
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import textwrap
 import time
 from pathlib import Path
 
 from _common import (
-    REPO,
     clean_env,
     console_script,
     dur,
@@ -66,6 +64,7 @@ from _common import (
     header,
     median,
     ms,
+    profile_rows,
     table,
     time_process,
     us,
@@ -463,42 +462,7 @@ def top_imports(
 # -- profile ------------------------------------------------------------------------------------
 
 
-def short(filename: str) -> str:
-    for prefix, label in (
-        (str(REPO) + os.sep, ""),
-        (sysconfig.get_paths()["purelib"] + os.sep, "site-packages/"),
-        (sysconfig.get_paths()["stdlib"] + os.sep, "stdlib/"),
-    ):
-        if filename.startswith(prefix):
-            return label + filename[len(prefix) :]
-    return filename if "/" not in filename else "…/" + "/".join(filename.split("/")[-2:])
-
-
 HARNESS = ("asyncio" + os.sep, "benchmarks" + os.sep + "agent.py")
-
-
-def profile_rows(
-    stats: pstats.Stats, key: int, limit: int, runs: int, skip_harness: bool = False
-) -> list[list[str]]:
-    entries = sorted(stats.stats.items(), key=lambda kv: -kv[1][key])  # type: ignore[attr-defined]
-    if skip_harness:
-        entries = [
-            e
-            for e in entries
-            if not any(h in e[0][0] for h in HARNESS) and "_contextvars.Context" not in e[0][2]
-        ]
-    rows = []
-    for (filename, line, func), (_cc, ncalls, tottime, cumtime, _c) in entries[:limit]:
-        where = func if filename == "~" else f"{short(filename)}:{line}({func})"
-        rows.append(
-            [
-                where,
-                f"{ncalls / runs:g}",
-                f"{tottime * 1000 / runs:.1f} ms",
-                f"{cumtime * 1000 / runs:.1f} ms",
-            ]
-        )
-    return rows
 
 
 COUNTED = [
@@ -902,11 +866,11 @@ def main() -> None:
     )
     table(
         ["function", "ncalls", "own", "cumulative"],
-        profile_rows(prof30, 3, 14, n_profile, skip_harness=True),
+        profile_rows(prof30, 3, 14, runs=n_profile, harness=HARNESS),
     )
     print()
     print("top 14 by own time:")
-    table(["function", "ncalls", "own", "cumulative"], profile_rows(prof30, 2, 14, n_profile))
+    table(["function", "ncalls", "own", "cumulative"], profile_rows(prof30, 2, 14, runs=n_profile))
 
     # 4. whole path
     md_in, direct_in = median(whole["count-md"]), median(whole["count-direct"])

@@ -31,13 +31,12 @@ import os
 import pstats
 import random
 import sys
-import sysconfig
 import tempfile
 import textwrap
 import time
 from pathlib import Path
 
-from _common import REPO, dur, footer, header, median, table
+from _common import dur, footer, header, median, profile_rows, table
 
 SIZES = {"1 KiB": 1024, "100 KiB": 100 * 1024}
 BYTES_PER_DIRECTIVE = 200
@@ -198,6 +197,8 @@ async def run(ctx, args):
         for _ in range(args["n"]):
             start = time.perf_counter()
             prompt = await ctx.manager.invoke(args["skill"], args["args"])
+            if isinstance(prompt, dict):  # a markdown dry run: {dryRun, system, userMessage, ...}
+                prompt = prompt["system"]
             times.append(time.perf_counter() - start)
     finally:
         internals["dry_run"] = before
@@ -266,33 +267,7 @@ def block_parse_times(body: str, n: int) -> list[float]:
     return times
 
 
-def short(filename: str) -> str:
-    for prefix, label in (
-        (str(REPO) + os.sep, ""),
-        (sysconfig.get_paths()["purelib"] + os.sep, "site-packages/"),
-        (sysconfig.get_paths()["stdlib"] + os.sep, "stdlib/"),
-    ):
-        if filename.startswith(prefix):
-            return label + filename[len(prefix) :]
-    return filename if "/" not in filename else "…/" + "/".join(filename.split("/")[-2:])
-
-
 HARNESS = ("asyncio" + os.sep, "benchmarks" + os.sep, "bench-driver.skill.py")
-
-
-def profile_rows(stats: pstats.Stats, key: int, limit: int, skip: bool = False) -> list[list[str]]:
-    entries = sorted(stats.stats.items(), key=lambda kv: -kv[1][key])  # type: ignore[attr-defined]
-    if skip:
-        entries = [
-            e
-            for e in entries
-            if not any(h in e[0][0] for h in HARNESS) and "_contextvars.Context" not in e[0][2]
-        ]
-    rows = []
-    for (filename, line, func), (_cc, ncalls, tottime, cumtime, _c) in entries[:limit]:
-        where = func if filename == "~" else f"{short(filename)}:{line}({func})"
-        rows.append([where, str(ncalls), f"{tottime * 1000:.1f} ms", f"{cumtime * 1000:.1f} ms"])
-    return rows
 
 
 def main() -> None:
@@ -426,7 +401,7 @@ def main() -> None:
         f"cProfile of {n_prof} dry-run invokes of the 100 KiB skill (the profiler inflates times),"
         " top 12 by cumulative time\n(the asyncio loop and this script's frames left out):"
     )
-    table(["function", "ncalls", "own", "cumulative"], profile_rows(stats, 3, 12, skip=True))
+    table(["function", "ncalls", "own", "cumulative"], profile_rows(stats, 3, 12, harness=HARNESS))
     print()
     print("top 12 by own time (tottime):")
     table(["function", "ncalls", "own", "cumulative"], profile_rows(stats, 2, 12))

@@ -19,13 +19,12 @@ import importlib.util
 import os
 import pstats
 import sys
-import sysconfig
 import tempfile
 import textwrap
 import time
 from pathlib import Path
 
-from _common import REPO, footer, header, median, table, us, verdict
+from _common import footer, header, median, profile_rows, table, us, verdict
 
 TARGET_RATIO = 5.0
 TARGET_US = 100.0
@@ -109,35 +108,7 @@ def direct_seconds(fn, validator, n: int) -> float:
     return elapsed / n
 
 
-def short(filename: str) -> str:
-    for prefix, label in (
-        (str(REPO) + os.sep, ""),
-        (sysconfig.get_paths()["purelib"] + os.sep, "site-packages/"),
-        (sysconfig.get_paths()["stdlib"] + os.sep, "stdlib/"),
-    ):
-        if filename.startswith(prefix):
-            return label + filename[len(prefix) :]
-    return filename if "/" not in filename else "…/" + "/".join(filename.split("/")[-2:])
-
-
 HARNESS = ("asyncio" + os.sep, "invoke_overhead.py")
-
-
-def profile_rows(
-    stats: pstats.Stats, key: int, limit: int, skip_harness: bool = False
-) -> list[list[str]]:
-    rows = []
-    entries = sorted(stats.stats.items(), key=lambda kv: -kv[1][key])  # type: ignore[attr-defined]
-    if skip_harness:
-        entries = [
-            e
-            for e in entries
-            if not any(h in e[0][0] for h in HARNESS) and "_contextvars.Context" not in e[0][2]
-        ]
-    for (filename, line, func), (_cc, ncalls, tottime, cumtime, _callers) in entries[:limit]:
-        where = func if filename == "~" else f"{short(filename)}:{line}({func})"
-        rows.append([where, str(ncalls), f"{tottime * 1000:.0f} ms", f"{cumtime * 1000:.0f} ms"])
-    return rows
 
 
 def main() -> None:
@@ -222,7 +193,7 @@ def main() -> None:
         " wrap everything, are left out):"
     )
     table(
-        ["function", "ncalls", "own", "cumulative"], profile_rows(stats, 3, 12, skip_harness=True)
+        ["function", "ncalls", "own", "cumulative"], profile_rows(stats, 3, 12, harness=HARNESS)
     )
     print()
     print("top 12 by own time (tottime):")

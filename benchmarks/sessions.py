@@ -27,13 +27,12 @@ import cProfile
 import os
 import pstats
 import sys
-import sysconfig
 import tempfile
 import textwrap
 import time
 from pathlib import Path
 
-from _common import REPO, dur, footer, header, median, percentile, table
+from _common import dur, footer, header, median, percentile, profile_rows, table
 
 ENTRIES = 50
 KEY = "bench-session-1"
@@ -132,26 +131,6 @@ def invoke_times(root, skill: str, n: int) -> list[float]:
 
     args = {"skill": skill, "n": n, "args": {"sessionId": KEY, "question": QUESTION}}
     return asyncio.run(invoke_root(root, "bench-driver", args))["times"]
-
-
-def short(filename: str) -> str:
-    for prefix, label in (
-        (str(REPO) + os.sep, ""),
-        (sysconfig.get_paths()["purelib"] + os.sep, "site-packages/"),
-        (sysconfig.get_paths()["stdlib"] + os.sep, "stdlib/"),
-    ):
-        if filename.startswith(prefix):
-            return label + filename[len(prefix) :]
-    return filename if "/" not in filename else "…/" + "/".join(filename.split("/")[-2:])
-
-
-def profile_rows(stats: pstats.Stats, key: int, limit: int) -> list[list[str]]:
-    entries = sorted(stats.stats.items(), key=lambda kv: -kv[1][key])  # type: ignore[attr-defined]
-    rows = []
-    for (filename, line, func), (_cc, ncalls, tottime, cumtime, _c) in entries[:limit]:
-        where = func if filename == "~" else f"{short(filename)}:{line}({func})"
-        rows.append([where, str(ncalls), f"{tottime * 1000:.1f} ms", f"{cumtime * 1000:.1f} ms"])
-    return rows
 
 
 def row(label: str, times: list[float]) -> list[str]:

@@ -31,13 +31,21 @@ import os
 import pstats
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import textwrap
 import time
 from pathlib import Path
 
-from _common import REPO, clean_env, console_script, dur, footer, header, median, table
+from _common import (
+    clean_env,
+    console_script,
+    dur,
+    footer,
+    header,
+    median,
+    profile_rows,
+    table,
+)
 
 VALUE = {"status": "running", "step": 3, "owner": "worker-1", "progress": [0.25, 0.5]}
 
@@ -197,26 +205,6 @@ def contended_run(project: Path, env: dict[str, str], run_id: str, procs: int, t
         "final": final,
         "ops": procs * times,
     }
-
-
-def short(filename: str) -> str:
-    for prefix, label in (
-        (str(REPO) + os.sep, ""),
-        (sysconfig.get_paths()["purelib"] + os.sep, "site-packages/"),
-        (sysconfig.get_paths()["stdlib"] + os.sep, "stdlib/"),
-    ):
-        if filename.startswith(prefix):
-            return label + filename[len(prefix) :]
-    return filename if "/" not in filename else "…/" + "/".join(filename.split("/")[-2:])
-
-
-def profile_rows(stats: pstats.Stats, key: int, limit: int) -> list[list[str]]:
-    entries = sorted(stats.stats.items(), key=lambda kv: -kv[1][key])  # type: ignore[attr-defined]
-    rows = []
-    for (filename, line, func), (_cc, ncalls, tottime, cumtime, _c) in entries[:limit]:
-        where = func if filename == "~" else f"{short(filename)}:{line}({func})"
-        rows.append([where, str(ncalls), f"{tottime * 1000:.1f} ms", f"{cumtime * 1000:.1f} ms"])
-    return rows
 
 
 def main() -> None:
