@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import inspect
-import traceback
 from typing import TYPE_CHECKING, Any
 
 from agentapps.errors import AgentAppsError, SkillError
-from agentapps.tools.loader import load_function
+from agentapps.tools.loader import error_line, load_function
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context
@@ -26,15 +25,10 @@ async def call_tool(ctx: Context) -> Any:
     except AgentAppsError:
         raise
     except Exception as exc:
-        line = None
-        if tool.path is not None:
-            for frame in traceback.extract_tb(exc.__traceback__):
-                if frame.filename == str(tool.path):
-                    line = frame.lineno
         raise SkillError(
             f"Skill '{tool.name}' failed: {type(exc).__name__}: {exc}",
             skill=tool.name,
             file=tool.path,
-            line=line,
+            line=error_line(exc, tool.path),
         ) from exc
     return value

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
-import inspect
-import os
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +98,7 @@ def load_function(tool: ToolDef) -> ToolFn:
             spec.loader.exec_module(module)
         except Exception as exc:  # the skill's own import-time failure
             sys.modules.pop(module_name, None)
-            line = _error_line(exc, tool.path)
+            line = error_line(exc, tool.path)
             raise SkillLoadError(
                 f"Importing skill '{tool.name}' failed: {type(exc).__name__}: {exc}",
                 skill=tool.name,
@@ -113,19 +112,15 @@ def load_function(tool: ToolDef) -> ToolFn:
     return tool.fn
 
 
-def _error_line(exc: BaseException, path: Path) -> int | None:
-    tb = exc.__traceback__
+def error_line(exc: BaseException, path: Path | None) -> int | None:
+    """The innermost line of the skill file `path` in the exception's traceback (the module was
+    loaded from that exact path, so its frames carry it as their file name)."""
+    if path is None:
+        return None
     line = None
-    while tb is not None:
-        if os.path.samefile(tb.tb_frame.f_code.co_filename, path) if os.path.exists(
-            tb.tb_frame.f_code.co_filename
-        ) else False:
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    if line is None and isinstance(exc, SyntaxError):
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == str(path):
+            line = frame.lineno
+    if line is None and isinstance(exc, SyntaxError) and exc.filename == str(path):
         line = exc.lineno
     return line
-
-
-def is_coroutine_fn(fn: Any) -> bool:
-    return inspect.iscoroutinefunction(fn)

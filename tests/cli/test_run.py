@@ -321,3 +321,12 @@ def test_dry_run_json_is_an_object_for_markdown_skills_too(project):
     assert out["dryRun"] is True and out["skill"] == "ask" and "Answer why." in out["system"]
     text = project.cli("run", "--dry-run", "ask", "--q", "why").stdout
     assert "Answer why." in text and "--- user message ---" in text
+
+
+def test_a_skill_failing_at_import_names_its_file_and_line(project):
+    project.write("boom.skill.py", 'frontmatter = {"name": "boom"}\n\nraise RuntimeError("bad import")\n\n'
+                  "def run(ctx, args):\n    return 1\n")
+    result = project.cli("run", "boom")
+    assert result.returncode == 2
+    assert result.stderr.strip().endswith(
+        "boom.skill.py:3: Importing skill 'boom' failed: RuntimeError: bad import")
