@@ -35,6 +35,13 @@ class Limits:
     retry_base: float = 1.0
     retry_cap: float = 30.0
 
+    def as_config(self) -> dict[str, float]:
+        """These limits as `model` config keys (what a confined sub-agent may not exceed)."""
+        return {"maxTurns": self.max_turns, "maxSteps": self.max_steps,
+                "snippetTimeout": self.snippet_timeout, "maxResultChars": self.max_result_chars,
+                "loopGuard": self.loop_guard, "maxReminders": self.max_reminders,
+                "deadline": self.deadline}
+
     @classmethod
     def from_config(cls, config: Mapping[str, Any], skill: str) -> Limits:
         persistent = config.get("persistent") is True
@@ -84,17 +91,17 @@ def effective_config(config: Mapping[str, Any] | None, overrides: Mapping[str, A
     return out
 
 
-def confine(config: Mapping[str, Any], parent: Mapping[str, Any]) -> dict[str, Any]:
+def confine(config: Mapping[str, Any], parent: Mapping[str, Any], parent_limits: Limits) -> dict[str, Any]:
     """Config for a sub-agent started by agent code: it cannot pick its provider, script or guard,
-    cannot loosen the parent's limits, and cannot be persistent."""
+    cannot loosen any of the parent's limits (defaults included), and cannot be persistent."""
     out = {k: v for k, v in config.items() if k not in INHERITED_KEYS and k != "persistent"}
     for key in INHERITED_KEYS:
         if key in parent:
             out[key] = parent[key]
-    for key in LIMIT_KEYS:
-        mine, theirs = out.get(key), parent.get(key)
-        if not isinstance(theirs, (int, float)) or isinstance(theirs, bool):
-            continue
+    for key, theirs in parent_limits.as_config().items():
+        mine = out.get(key)
+        if mine == "Infinity":
+            mine = math.inf
         if not isinstance(mine, (int, float)) or isinstance(mine, bool) or mine > theirs:
             out[key] = theirs
     return out

@@ -26,6 +26,7 @@ from agentapps.agent.scope import (
     make_infrastructure,
     scope_of,
     served_context,
+    started_by_agent_code,
 )
 from agentapps.agent.script import recorder_for
 from agentapps.agent.state import AgentRun
@@ -55,8 +56,9 @@ def plan(ctx: Context, args: dict[str, Any], template: Path) -> Plan:
     skill = str(args.get("skillName") or args.get("name") or "agent")
     parent = scope_of(ctx)
     config = effective_config(args.get("config"), ctx.globals.config.overrides)
-    if ctx.envelope.untrusted and parent:  # started by agent code
-        config = confine(config, parent.get("config") or {})
+    if started_by_agent_code(ctx) and parent:  # the model chose these args: stay within its limits
+        parent_config = parent.get("config") or {}
+        config = confine(config, parent_config, Limits.from_config(parent_config, skill))
     limits = Limits.from_config(config, skill)
     if limits.persistent and args.get("returns") is not None:
         raise ConfigError(f"Skill '{skill}' sets model.persistent and `returns`; a persistent agent "

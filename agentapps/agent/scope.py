@@ -5,8 +5,8 @@ without the allowed-tools of its callers (a provider is never something the serv
 and without the size limits on args (a system prompt may be long), exactly as the kernel treats
 calls made by chain entries.
 Agent code is different: every call it makes goes through a dedicated child context whose
-policies are the agent's callers' (and any `restrict` agent-execute passed, i.e. the served
-skill's callers and its own allowed-tools) plus `allowedTools` owned by the served skill.
+policies are `allowedTools` (owned by the served skill) and, when agent code itself started this
+agent, the grant of the agent code that started it.
 """
 
 from __future__ import annotations
@@ -31,19 +31,24 @@ def served_context(ctx: Context) -> Context:
     return ctx
 
 
+def started_by_agent_code(ctx: Context) -> bool:
+    """Whether this agent run was started directly by agent code (the model chose its args)."""
+    parent = ctx.envelope.parent
+    return parent is not None and parent.envelope.untrusted
+
+
 def code_policies(ctx: Context, allowed_tools: str | None, owner: str) -> tuple[Policy, ...]:
-    """Everything that binds the agent (callers + restrict) except the agent skill's own
-    allowed-tools, narrowed by `allowed_tools` owned by the served skill."""
-    own = policy_for(ctx.globals, ctx.tool.allowed_tools, ctx.tool.name)
-    bound = tuple(p for p in ctx.run.policies if p is not own)
-    narrowed = policy_for(ctx.globals, allowed_tools, owner)
-    return bound if narrowed in bound else (*bound, narrowed)
+    """The grant agent code calls under: `allowed_tools` (owned by the served skill), and, for a
+    sub-agent that agent code started, also everything the starting agent's code was bound by:
+    what runs on behalf of the model never exceeds the model's grant."""
+    own = policy_for(ctx.globals, allowed_tools, owner)
+    inherited = ctx.envelope.parent.run.policies if started_by_agent_code(ctx) else ()  # type: ignore[union-attr]
+    return inherited if own in inherited else (*inherited, own)
 
 
 def code_context(ctx: Context, policies: tuple[Policy, ...]) -> Context:
     """A child of the agent context that agent code calls from: untrusted (bare names only)."""
     child = Context(tool=CODE_TOOL, args={}, parent=ctx, globals_=ctx.globals, untrusted=True)
-    child.run.caller_policies = ctx.run.caller_policies
     child.run.policies = policies
     return child
 

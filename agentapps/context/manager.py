@@ -75,6 +75,7 @@ async def _invoke(
         raise ChainError("invoke() needs a calling context.")
     g = caller.globals
     g.signal.raise_if_aborted()
+    # agent code's own calls name bare skills only; the skills they run are not agent code
     untrusted = untrusted or caller.envelope.untrusted
     if isinstance(ref, str):
         if untrusted and ref_kind(ref) != "name":
@@ -100,9 +101,10 @@ async def _invoke(
             # the user's own args from the command line (a piped diff, say) may use the whole 1 MiB
             top = caller.envelope.parent is None
             check_limits(args, skill=tool.name, max_string=MAX_ARGS_BYTES if top else MAX_STRING)
-    ctx = Context(tool=tool, args=args, parent=caller, globals_=g, target=target, untrusted=untrusted)
+    ctx = Context(tool=tool, args=args, parent=caller, globals_=g, target=target)
     if target is None:
-        # middleware (chain entries) are trusted pipeline code: their own calls start unrestricted
+        # only the immediate caller's grant applies (a helper acts under its own allowed-tools, as a
+        # function under its own body); middleware are trusted pipeline code and grant no checks
         ctx.run.caller_policies = caller.run.policies if not caller.run.trusted else ()
         try:
             own = policy_for(g, tool.allowed_tools, tool.name)
@@ -110,7 +112,7 @@ async def _invoke(
             if exc.file is None and tool.path is not None:
                 exc.file = str(tool.path)
             raise
-        ctx.run.policies = (*ctx.run.caller_policies, *restrict, own)
+        ctx.run.policies = (*restrict, own)
     try:
         prepare(ctx)
         if target is None:
@@ -158,8 +160,7 @@ async def _dispatch(owner: Context, index: int) -> None:
 def _entry_context(owner: Context, entry: ToolDef, index: int) -> Context:
     from agentapps.context.context import Context
 
-    ctx = Context(tool=entry, args={}, parent=owner, globals_=owner.globals, target=owner,
-                  untrusted=owner.envelope.untrusted)
+    ctx = Context(tool=entry, args={}, parent=owner, globals_=owner.globals, target=owner)
     ctx.run.chain_index = index
     return ctx
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import importlib.util
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from agentapps.errors import SkillLoadError
@@ -14,6 +16,7 @@ from agentapps.tools.names import FOLDER_SKILL_FILE, is_valid_name, name_from_fi
 from agentapps.types import RootKind, ToolDef, ToolFn
 
 MAX_SKILL_FILE_BYTES = 4 * 1024 * 1024
+PolicyView = Callable[[Any, dict[str, Any]], dict[str, Any]]
 
 
 def _read_text(path: Path) -> str:
@@ -80,36 +83,51 @@ def load_file(path: Path, *, root: Path | None = None, root_kind: RootKind | Non
     return ToolDef(fm["name"], "markdown", fm, path, body, body_line, None, path.as_uri(), root, root_kind, mtime)
 
 
-def load_function(tool: ToolDef) -> ToolFn:
-    """Import a code skill's module (once) and return its `run` function."""
-    if tool.fn is not None:
-        return tool.fn
+def load_module(tool: ToolDef) -> ModuleType:
+    """Import a code skill's module (once per file version) and return it."""
     if tool.path is None:
         raise SkillLoadError(f"Skill '{tool.name}' has no code to run.", skill=tool.name)
     module_name = f"agentapps_skill_{abs(hash(str(tool.path))):x}_{tool.mtime_ns}"
     module = sys.modules.get(module_name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(module_name, tool.path)
-        if spec is None or spec.loader is None:
-            raise SkillLoadError("Cannot import this file as Python.", skill=tool.name, file=tool.path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        try:
-            spec.loader.exec_module(module)
-        except Exception as exc:  # the skill's own import-time failure
-            sys.modules.pop(module_name, None)
-            line = error_line(exc, tool.path)
-            raise SkillLoadError(
-                f"Importing skill '{tool.name}' failed: {type(exc).__name__}: {exc}",
-                skill=tool.name,
-                file=tool.path,
-                line=line,
-            ) from exc
-    fn: ToolFn | None = getattr(module, "run", None)
+    if module is not None:
+        return module
+    spec = importlib.util.spec_from_file_location(module_name, tool.path)
+    if spec is None or spec.loader is None:
+        raise SkillLoadError("Cannot import this file as Python.", skill=tool.name, file=tool.path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # the skill's own import-time failure
+        sys.modules.pop(module_name, None)
+        line = error_line(exc, tool.path)
+        raise SkillLoadError(
+            f"Importing skill '{tool.name}' failed: {type(exc).__name__}: {exc}",
+            skill=tool.name,
+            file=tool.path,
+            line=line,
+        ) from exc
+    return module
+
+
+def load_function(tool: ToolDef) -> ToolFn:
+    """Import a code skill's module (once) and return its `run` function."""
+    if tool.fn is not None:
+        return tool.fn
+    fn: ToolFn | None = getattr(load_module(tool), "run", None)
     if not callable(fn):
         raise SkillLoadError("A code skill needs a function `run(ctx, args)`.", skill=tool.name, file=tool.path)
     tool.fn = fn
     return tool.fn
+
+
+def load_policy_view(tool: ToolDef) -> PolicyView | None:
+    """A code skill's optional `policy_view(ctx, args)`: the normalised arguments (one resolved
+    path, one effective command) that allowed-tools constraints and trust rules are matched on."""
+    if tool.kind != "code" or tool.path is None:
+        return None
+    view = getattr(load_module(tool), "policy_view", None)
+    return view if callable(view) else None
 
 
 def error_line(exc: BaseException, path: Path | None) -> int | None:

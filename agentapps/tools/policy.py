@@ -144,11 +144,13 @@ def matches_pattern(pattern: str, name: str) -> bool:
 
 @dataclass(frozen=True)
 class Candidate:
-    """The skill being called."""
+    """The skill being called. `action` names the arguments (of the policy view) that decide what
+    the call does: a rule with argument constraints must constrain every one of them present."""
 
     name: str
     tags: tuple[str, ...] = ()
     hidden: bool = False  # metadata.visibility == "hidden"
+    action: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -207,8 +209,17 @@ class Rule:
             return any(matches_pattern(self.selector, t) for t in c.tags)
         return matches_pattern(self.selector, c.name)
 
-    def unmet(self, args: Mapping[str, Any]) -> str | None:
-        """Why `args` fail this rule's constraints (values are never quoted: they may be secret)."""
+    def unmet(self, args: Mapping[str, Any], action: tuple[str, ...] = ()) -> str | None:
+        """Why `args` fail this rule's constraints (values are never quoted: they may be secret).
+
+        A rule that constrains arguments at all must constrain every action argument present:
+        otherwise an unconstrained spelling could change what the call does."""
+        if self.constraints:
+            constrained = {key for key, _ in self.constraints}
+            for key in action:
+                if key not in constrained and args.get(key) is not None:
+                    return (f"argument '{key}' changes what '{self.selector}' does and is not "
+                            f"constrained by '{self.text}'")
         for key, want in self.constraints:
             if key not in args:
                 return f"argument '{key}' is missing, required by '{self.text}'"
@@ -256,7 +267,7 @@ class Policy:
         if self.rules is None:
             return Decision(special is None, special or "no allowed-tools declared")
         for rule in self.rules:
-            if rule.deny and rule.selects(c) and rule.unmet(args) is None:
+            if rule.deny and rule.selects(c) and rule.unmet(args) is None:  # deny: its own keys only
                 return Decision(False, f"denied by '{rule.text}'")
         miss: str | None = None
         for rule in self.rules:
@@ -265,7 +276,7 @@ class Policy:
             if special and not (rule.literal and rule.selector == c.name):
                 miss = miss or special
                 continue
-            why = rule.unmet(args)
+            why = rule.unmet(args, c.action)
             if why is None:
                 return Decision(True, f"allowed by '{rule.text}'")
             miss = why  # a failed constraint is the most specific explanation

@@ -1,8 +1,8 @@
 """agent-execute: the leaf for markdown skills — hand the expanded prompt to the `agent` skill.
 
 With --dry-run the agent gets `dryRun: true` and returns its system prompt and user message.
-The agent is called with `restrict` = the served skill's policies, so agent code is bound by the
-served skill's callers and its own allowed-tools. A relative `model.script` is resolved against
+Agent code is bound by the served skill's own allowed-tools (passed as `allowedTools`), as the
+skill's own code would be. A relative `model.script` is resolved against
 the skill file's folder. The agent reaches the served context as `ctx.envelope.parent.target`.
 """
 
@@ -44,12 +44,11 @@ async def run(ctx, args):
     }
     internals = ctx.globals.internals
     if not internals.get("dry_run"):
-        return await ctx.manager.invoke("agent", agent_args, restrict=target.run.policies)
+        return await ctx.manager.invoke("agent", agent_args)
     # --dry-run: the agent itself must run (to show the system prompt) but call no model
     internals["dry_run"] = False
     try:
-        return await ctx.manager.invoke("agent", {**agent_args, "dryRun": True},
-                                        restrict=target.run.policies)
+        return await ctx.manager.invoke("agent", {**agent_args, "dryRun": True})
     finally:
         internals["dry_run"] = True
 

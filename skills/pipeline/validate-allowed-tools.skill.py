@@ -1,15 +1,17 @@
-"""validate-allowed-tools: the callers' allowed-tools must admit this call (no widening down the tree)."""
+"""validate-allowed-tools: the immediate caller's allowed-tools must admit this call."""
 
-from agentapps.tools.policy import Candidate, check_chain
+from agentapps.tools.policy import check_chain
+from agentapps.tools.views import candidate, policy_args
 
 frontmatter = {
     "name": "validate-allowed-tools",
-    "description": "Middleware: refuse a call that the allowed-tools of any caller above it does not admit.",
+    "description": "Middleware: refuse a call that the calling skill's allowed-tools (or the model's grant) does not admit.",
     "metadata": {"role": "middleware", "tags": ["pipeline"]},
 }
 
 
 def run(ctx, args):
     target = ctx.target
-    tool = target.tool
-    check_chain(target.run.caller_policies, Candidate(tool.name, tool.tags, tool.hidden), target.args)
+    policies = target.run.caller_policies
+    if policies:
+        check_chain(policies, candidate(target), policy_args(target))

@@ -3,7 +3,6 @@
 from agentapps.errors import DeniedError
 from agentapps.events.bus import bus_for
 from agentapps.tools.names import ref_kind
-from agentapps.tools.policy import Candidate, check_chain
 
 frontmatter = {
     "name": "event-subscribe",
@@ -41,12 +40,13 @@ frontmatter = {
 def run(ctx, args):
     ref = args.get("ref")
     if ref is not None:
-        if ctx.envelope.untrusted and ref_kind(ref) != "name":
+        parent = ctx.envelope.parent
+        if parent is not None and parent.envelope.untrusted and ref_kind(ref) != "name":
             raise DeniedError(f"Agent code may only subscribe skills by bare name; '{ref[:80]}' is not one.")
-        # Fail now, not at every event, if the handler is unknown or the subscriber may not call it;
-        # each event still goes through the full pipeline, with the subscriber's permissions.
-        tool = ctx.globals.lookup.resolve(ref)
-        check_chain(ctx.run.policies, Candidate(tool.name, tool.tags, tool.hidden), args.get("args") or {})
+        # Fail now, not at every event, if the handler is unknown. Which handlers a caller may
+        # subscribe is an argument constraint on its own pattern (`event-subscribe(ref=my-*)`);
+        # each event runs the handler through the full pipeline, under its own allowed-tools.
+        ctx.globals.lookup.resolve(ref)
     created = bus_for(ctx.globals).subscribe(
         args["topic"], queue=args.get("queue"), ref=ref, args=args.get("args"),
         ctx=ctx, replay=args.get("replay", False),

@@ -56,9 +56,12 @@ def test_hidden_skills_and_the_skill_itself_need_naming(agentic):
     assert agentic.tool_results() == [{"ok": True, "result": "opened"}]
 
 
-def test_the_callers_allowed_tools_bind_the_agent_code_of_a_skill_they_call(agentic):
+def test_a_markdown_helper_runs_its_agent_under_its_own_allowed_tools(agentic):
     agentic.code("wc", "1")
-    agentic.skill("helper", [{"code": "return await ctx.manager.invoke('wc', {})"}, {"text": "done"}])
+    agentic.code("net", "'net ran'")
+    agentic.skill("helper", [{"code": "return await ctx.manager.invoke('wc', {})"},
+                             {"code": "return await ctx.manager.invoke('net', {})"}, {"text": "done"}],
+                  allowed="wc")
     agentic.project.write("boss.skill.py", '''
         frontmatter = {"name": "boss", "allowed-tools": "helper"}
 
@@ -66,8 +69,10 @@ def test_the_callers_allowed_tools_bind_the_agent_code_of_a_skill_they_call(agen
             return await ctx.manager.invoke("helper", {})
         ''')
     result = agentic.run("boss")
-    assert result.returncode == 0, result.stderr  # the agent's provider is not the caller's business
-    assert "Skill 'boss' may not call 'wc'" in _errors(agentic)[0]
+    assert result.returncode == 0, result.stderr
+    first, second = agentic.tool_results()
+    assert first == {"ok": True, "result": 1}  # boss's grant does not reach into its helper
+    assert "Skill 'helper' may not call 'net'" in second["error"]  # the helper's own grant does
 
 
 def test_agent_code_cannot_call_its_own_callback_refs(agentic):

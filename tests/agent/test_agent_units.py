@@ -55,9 +55,20 @@ def test_bad_limits_are_configuration_errors_naming_the_key(config):
 def test_sub_agents_inherit_provider_keys_and_cannot_loosen_limits():
     parent = {"agent": "agent-scripted", "script": "/s.json", "guard": "g", "maxSteps": 5}
     mine = confine({"agent": "shell", "script": "/etc/passwd", "maxSteps": 99, "maxTurns": 3,
-                    "persistent": True, "temperature": 0.2}, parent)
-    assert mine == {"agent": "agent-scripted", "script": "/s.json", "guard": "g", "maxSteps": 5,
-                    "maxTurns": 3, "temperature": 0.2}
+                    "persistent": True, "temperature": 0.2}, parent, Limits.from_config(parent, "p"))
+    assert mine["agent"] == "agent-scripted" and mine["script"] == "/s.json" and mine["guard"] == "g"
+    assert mine["maxSteps"] == 5 and mine["maxTurns"] == 3 and mine["temperature"] == 0.2
+    assert "persistent" not in mine
+
+
+@pytest.mark.parametrize("asked", [{"maxTurns": 1000}, {"maxTurns": "Infinity"}, {"deadline": 1e9},
+                                   {"snippetTimeout": 600}, {"maxResultChars": 10**7}, {}])
+def test_a_sub_agent_never_outlives_the_parents_default_limits(asked):
+    parent_limits = Limits.from_config({}, "parent")  # the parent set no limits: defaults bind
+    mine = Limits.from_config(confine(asked, {}, parent_limits), "sub")
+    assert mine.max_turns <= parent_limits.max_turns and mine.deadline <= parent_limits.deadline
+    assert mine.snippet_timeout <= parent_limits.snippet_timeout
+    assert mine.max_result_chars <= parent_limits.max_result_chars
 
 
 @pytest.mark.parametrize("size", [10, 999, 1000, 1001, 5000, 100_000])

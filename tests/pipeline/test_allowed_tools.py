@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agentapps.errors import DeniedError
@@ -35,12 +37,38 @@ def test_allowed_call_runs_and_denied_call_raises_naming_caller_callee_and_rule(
     assert info.value.exit_code == 3
 
 
-def test_nested_calls_never_widen(project):
+def test_a_helper_acts_under_its_own_allowed_tools_like_a_function_under_its_body(project):
     caller(project, "outer", "middle")
-    caller(project, "middle", "*")
+    caller(project, "middle", "target")
     leaf(project, "target")
+    leaf(project, "elsewhere")
+    assert project.invoke("outer", {"call": "middle", "with": {"call": "target"}}) == "target ran"
+    # the helper's own grant still binds it, and the outer grant binds the outer skill's own calls
+    with pytest.raises(DeniedError, match="Skill 'middle' may not call 'elsewhere'"):
+        project.invoke("outer", {"call": "middle", "with": {"call": "elsewhere"}})
     with pytest.raises(DeniedError, match="Skill 'outer' may not call 'target'"):
-        project.invoke("outer", {"call": "middle", "with": {"call": "target"}})
+        project.invoke("outer", {"call": "target"})
+
+
+def test_wrapping_the_readmes_word_count_needs_only_the_wrapped_skill(project):
+    project.write("word-count.skill.py", """
+        frontmatter = {"name": "word-count", "metadata": {"params": {"type": "object",
+                       "properties": {"path": {"type": "string"}}, "required": ["path"]}}}
+
+        async def run(ctx, args):
+            text = await ctx.manager.invoke("file-read", {"path": args["path"]})
+            return {"words": len(text.split())}
+        """)
+    project.write("wc-wrap.skill.py", """
+        frontmatter = {"name": "wc-wrap", "allowed-tools": "word-count"}
+
+        async def run(ctx, args):
+            return await ctx.manager.invoke("word-count", {"path": "notes.txt"})
+        """)
+    project.write("notes.txt", "three small words\n")
+    result = project.cli("run", "wc-wrap")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"words": 3}
 
 
 def test_argument_constraints_in_specifiers(project):

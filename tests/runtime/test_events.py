@@ -251,29 +251,31 @@ SUBSCRIBER = """
 frontmatter = {{"name": "{name}", "allowed-tools": "{allowed}"}}
 
 async def run(ctx, args):
-    return await ctx.manager.invoke("event-subscribe", {{"topic": "t", "ref": "recorder"}})
+    return await ctx.manager.invoke("event-subscribe", {{"topic": "t", "ref": "{ref}"}})
 """
 
 
-def test_handler_refs_run_with_the_subscribers_permissions(project, caplog):
+def test_which_handlers_a_skill_may_subscribe_is_an_argument_constraint(project, caplog):
     project.write("recorder.skill.py", RECORDER)
-    project.write("blind.skill.py", SUBSCRIBER.format(name="blind", allowed="event-subscribe"))
-    project.write("bound.skill.py", SUBSCRIBER.format(name="bound", allowed="event-subscribe recorder"))
-    project.write("able.skill.py", SUBSCRIBER.format(name="able", allowed="event-subscribe recorder state-*"))
-    denied = project.cli("run", "blind")
+    project.write("other.skill.py", RECORDER.replace('"recorder"', '"other"'))
+    project.write("plain.skill.py", SUBSCRIBER.format(name="plain", allowed="event-subscribe", ref="recorder"))
+    project.write("narrow.skill.py", SUBSCRIBER.format(name="narrow", allowed="event-subscribe(ref=rec*)",
+                                                        ref="other"))
+    project.write("fits.skill.py", SUBSCRIBER.format(name="fits", allowed="event-subscribe(ref=rec*)",
+                                                      ref="recorder"))
+    denied = project.cli("run", "narrow")
     assert denied.returncode == 3
-    assert "Skill 'blind' may not call 'recorder'" in denied.stderr
+    assert "Skill 'narrow' may not call 'event-subscribe': argument 'ref' does not match 'rec*'" in denied.stderr
 
     async def scenario(root: Context, subscriber: str) -> Any:
         await call(root, subscriber)
-        await emit(root, "t", 1)  # the emitter (unrestricted) is not whose permissions count
+        await emit(root, "t", 1)
         await bus_for(root.globals).settle()
         return await call(root, "state-get", key="log", store="memory")
 
-    with caplog.at_level(logging.WARNING, logger="agentapps.events"):
-        assert asyncio.run(scenario(project.boot(), "bound")) is None
-    assert "Skill 'bound' may not call 'state-get'" in caplog.text
-    assert asyncio.run(scenario(project.boot(), "able")) == ["-:t:1"]
+    # the handler runs under its own allowed-tools (none declared: it may use state-set)
+    assert asyncio.run(scenario(project.boot(), "plain")) == ["-:t:1"]
+    assert asyncio.run(scenario(project.boot(), "fits")) == ["-:t:1"]
 
 
 def test_subscribing_an_unknown_skill_fails_at_once(project):

@@ -1,0 +1,36 @@
+"""What permission checks see of a call: the callee as a Candidate, and its normalised arguments."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agentapps.tools.loader import load_policy_view
+from agentapps.tools.policy import Candidate
+
+if TYPE_CHECKING:
+    from agentapps.context.context import Context
+
+VIEW_KEY = "policyView"
+
+
+def candidate(ctx: Context) -> Candidate:
+    """The skill `ctx` serves, with the action arguments it declares (`metadata.action-args`)."""
+    tool = ctx.tool
+    action = tool.metadata.get("action-args")
+    keys = tuple(str(k) for k in action) if isinstance(action, list) else ()
+    return Candidate(tool.name, tool.tags, tool.hidden, keys)
+
+
+def policy_args(ctx: Context) -> dict[str, Any]:
+    """The call's arguments as the skill normalises them for policy (computed once per call).
+
+    A code skill may define `policy_view(ctx, args)` returning its arguments with every spelling
+    of the action folded into one (a resolved project-relative path, the effective command line),
+    so a constraint binds what really runs rather than one way of writing it."""
+    cached = ctx.locals.get(VIEW_KEY)
+    if isinstance(cached, dict):
+        return cached
+    view_fn = load_policy_view(ctx.tool)
+    view = dict(ctx.args) if view_fn is None else dict(view_fn(ctx, dict(ctx.args)))
+    ctx.locals[VIEW_KEY] = view
+    return view
