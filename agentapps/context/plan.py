@@ -46,16 +46,17 @@ def _still_current(hit: Cascaded, g: Globals) -> bool:
 
 
 def _exists(name: str, g: Globals) -> bool:
-    """Does `name` name a skill that a metadata key may activate as middleware?"""
+    """Does `name` name a middleware skill that a metadata key activates? Only skills declaring
+    `role: middleware` are activated this way: a project skill that merely shares a key's name
+    (`returns`, `tags`, `env`) never slips into every chain."""
     try:
         found = g.lookup.candidates(name)
     except AgentAppsError:
-        return True  # a broken definition still occupies the name: invoking it reports the problem
+        return False
     if not found:
         return False
     first = found[0]
-    # directive skills (`env`, `path`, ...) share names with ordinary metadata keys: never middleware
-    return not (isinstance(first, ToolDef) and "directive" in first.tags)
+    return isinstance(first, ToolDef) and first.metadata.get("role") == "middleware"
 
 
 def _entries_of(name: str, g: Globals) -> list[str]:

@@ -79,7 +79,7 @@ def test_a_custom_provider_skill_follows_the_contract(agentic, chat_api):
 
 def test_the_trace_lands_on_the_served_context_and_events_are_emitted(project):
     project.write("capture.skill.py", '''
-        frontmatter = {"name": "capture", "metadata": {"after": ["$pre-execute"], "before": ["$execute"]}}
+        frontmatter = {"name": "capture", "metadata": {"role": "middleware", "after": ["$pre-execute"], "before": ["$execute"]}}
 
         async def run(ctx, args):
             try:

@@ -7,7 +7,7 @@ import pytest
 from agentapps.errors import ChainError, LimitError, SkillError
 
 RECORDER = '''
-frontmatter = {{"name": "{name}", "metadata": {{"after": {after}, "before": {before}}}}}
+frontmatter = {{"name": "{name}", "metadata": {{"role": "middleware", "after": {after}, "before": {before}}}}}
 
 async def run(ctx, args):
     trace = ctx.globals.internals.setdefault("trace", [])
@@ -99,7 +99,7 @@ def test_metadata_key_set_to_false_switches_a_middleware_off(project):
 
 def test_middleware_acts_on_the_target_context(project):
     project.write("mw/tagger.skill.py", '''
-        frontmatter = {"name": "tagger", "metadata": {"after": ["$pre-execute"], "before": ["$execute"]}}
+        frontmatter = {"name": "tagger", "metadata": {"role": "middleware", "after": ["$pre-execute"], "before": ["$execute"]}}
 
         async def run(ctx, args):
             ctx.target.locals.tagged = ctx.target.tool.name
@@ -160,7 +160,7 @@ def test_sync_and_async_run_functions_both_work(project):
 
 def test_shadowing_a_standard_middleware_replaces_it(project):
     project.write("validate-args.skill.py", '''
-        frontmatter = {"name": "validate-args"}
+        frontmatter = {"name": "validate-args", "metadata": {"role": "middleware"}}
 
         def run(ctx, args):
             ctx.target.locals.checked_by = "project"

@@ -141,7 +141,7 @@ def test_allowed_tools_check_cannot_be_switched_off_by_the_callee(project):
 
 def test_middleware_calls_are_exempt(project):
     project.write("mw/stamp.skill.py", '''
-        frontmatter = {"name": "stamp", "metadata": {"after": ["$pre-execute"], "before": ["$execute"]}}
+        frontmatter = {"name": "stamp", "metadata": {"role": "middleware", "after": ["$pre-execute"], "before": ["$execute"]}}
 
         async def run(ctx, args):
             ctx.target.locals.stamp = await ctx.manager.invoke("helper", {})

@@ -27,7 +27,7 @@ def test_markdown_skill_chain_with_a_session(project):
 
 def test_applies_to_keeps_a_middleware_to_the_kinds_it_serves(project):
     project.write("mw/md-only.skill.py", '''
-        frontmatter = {"name": "md-only", "metadata": {"applies-to": "markdown"}}
+        frontmatter = {"name": "md-only", "metadata": {"role": "middleware", "applies-to": "markdown"}}
 
         async def run(ctx, args):
             ctx.target.locals.seen = True
@@ -44,3 +44,14 @@ def test_pipeline_middleware_cannot_be_run_by_itself(project):
         result = project.cli("run", name)
         assert result.returncode == 2, (name, result.stderr)
         assert f"'{name}' is pipeline middleware" in result.stderr
+
+
+def test_only_role_middleware_skills_are_activated_by_a_metadata_key(project):
+    # a project skill that happens to be named like a metadata key must not join every chain
+    project.write("returns.skill.py", 'frontmatter = {"name": "returns"}\n\n'
+                  "def run(ctx, args):\n    return 'hijacked'\n")
+    project.write("tags.skill.md", "---\nname: tags\n---\nSay hijacked.\n")
+    project.write("c.skill.py", 'frontmatter = {"name": "c", "metadata": {"tags": ["x"], '
+                  '"returns": {"type": "integer"}}}\n\ndef run(ctx, args):\n    return 1\n')
+    assert "returns" not in chain(project, "c") and "tags" not in chain(project, "c")
+    assert project.invoke("c") == 1
