@@ -20,3 +20,22 @@ def unknown_keys(site: Site) -> list[Finding]:
         message = f"Unknown top-level key '{key}' in the frontmatter: {fix}"
         found.append(site.at([str(key)], "warning", "unknown-key", message))
     return found
+
+
+# Metadata keys with a meaning of their own (docs/skills.md, docs/pipeline.md).
+METADATA_KEYS = ("params", "returns", "model", "session", "visibility", "role", "tags", "env", "paths",
+                 "trust", "main", "events", "applies-to", "before", "after", "action-args", "mcp",
+                 "stores", "webhook", "schedule")
+
+
+def named_like_a_key(site: Site) -> list[Finding]:
+    """A skill named like a metadata key is never activated by that key unless it is middleware;
+    say so, since its author may expect otherwise (and a reader may think it is)."""
+    tool = site.tool
+    if tool.name not in METADATA_KEYS or tool.metadata.get("role") == "middleware":
+        return []
+    if "directive" in tool.tags:  # `:env[...]` is served by `env`: the shared name is the point
+        return []
+    message = (f"Skill '{tool.name}' is named like the metadata key '{tool.name}'; the key does not "
+               "activate it (only `role: middleware` skills join chains). Rename it to avoid confusion.")
+    return [site.at(["name"], "warning", "metadata-key-name", message)]

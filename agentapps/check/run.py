@@ -21,7 +21,7 @@ class _Memos:
 
 
 def _check_skill(site: Site, memos: _Memos) -> list[Finding]:
-    found = keys.unknown_keys(site)
+    found = keys.unknown_keys(site) + keys.named_like_a_key(site)
     found += schemas.schemas(site, memos.schemas)
     found += allowed.allowed_tools(site, memos.patterns)
     found += roots.shadowing(site)

@@ -136,6 +136,10 @@ BROKEN = [
     pytest.param({"hello.skill.py": HELLO_SHADOW},
                  [("hello.skill.py", 1, "warning", "shadows-bundled", "Skill 'hello' shadows bundled skill 'hello' (")],
                  id="shadows-bundled"),
+    pytest.param({"returns.skill.md": md("returns", "")},
+                 [("returns.skill.md", 2, "warning", "metadata-key-name",
+                   "Skill 'returns' is named like the metadata key 'returns'; the key does not activate it")],
+                 id="named-like-a-metadata-key"),
 ]
 
 
