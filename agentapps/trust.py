@@ -7,36 +7,82 @@ import os
 import select
 import sys
 import time
+import unicodedata
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from agentapps.core.atomic import FileLock, read_json, write_atomic
-from agentapps.errors import DeniedError
-from agentapps.tools.policy import matches_pattern
+from agentapps.errors import ConfigError, DeniedError, UsageError
+from agentapps.tools.policy import Candidate, Rule, split_patterns
 
 DEFAULT_TIMEOUT = 60.0
 
 
-def rules_of(meta: dict[str, Any]) -> list[str]:
+def rules_of(meta: dict[str, Any], owner: str = "") -> list[str]:
+    """The rule texts of one `metadata.trust` (`"a b"`, `{rules: "a b"}` or `{rules: [a, b]}`)."""
     trust = meta.get("trust")
     if isinstance(trust, str):
-        text = trust
+        text: Any = trust
     elif isinstance(trust, dict):
         text = trust.get("rules") or ""
     else:
         return []
     if isinstance(text, list):
-        text = " ".join(str(t) for t in text)
-    return [r for r in str(text).split() if r]
+        return [str(t).strip() for t in text if str(t).strip()]
+    try:
+        return split_patterns(str(text))
+    except UsageError as exc:
+        raise ConfigError(f"Skill '{owner}' trust rules: {exc.message}", skill=owner or None) from None
 
 
-def needs_approval(callers: list[tuple[str, dict[str, Any]]], callee: str) -> tuple[str, str] | None:
-    """The first (caller, rule) up the call tree whose trust rules match `callee`."""
-    for name, meta in callers:
-        for rule in rules_of(meta):
-            if matches_pattern(rule, callee):
-                return name, rule
+@lru_cache(maxsize=1024)
+def parse_rule(text: str, owner: str) -> Rule:
+    """One trust rule, in allowed-tools syntax (globs, `#tag`, argument constraints)."""
+    try:
+        return Rule.parse(text)
+    except UsageError as exc:
+        raise ConfigError(f"Skill '{owner}' trust rules: {exc.message}", skill=owner) from None
+
+
+def rule_matches(rule: Rule, callee: Candidate, view: Mapping[str, Any]) -> bool:
+    """A trust rule fires when it selects the callee and its constraints hold on the normalised
+    arguments. Unlike a grant, an unconstrained action argument never stops it from firing."""
+    return rule.selects(callee) and rule.unmet(view) is None
+
+
+def needs_approval(rule_sets: Sequence[tuple[str, list[str]]], callee: Candidate,
+                   view: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The first (owner, rule) whose trust rule fires for this call."""
+    for owner, rules in rule_sets:
+        for text in rules:
+            if rule_matches(parse_rule(text, owner), callee, view):
+                return owner, text
     return None
+
+
+def approved_by(patterns: Sequence[str], callee: Candidate, view: Mapping[str, Any]) -> bool:
+    """`--approve PATTERN`s use the same syntax: `shell(command=git *)` approves only such calls."""
+    for text in patterns:
+        try:
+            rule = Rule.parse(text)
+        except UsageError:
+            continue  # a pattern that does not parse approves nothing
+        if rule_matches(rule, callee, view):
+            return True
+    return False
+
+
+_UNSAFE = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
+
+
+def shown_args(args: Any) -> str:
+    """Every argument in full, as JSON, with anything a terminal could hide or reinterpret
+    (control and format characters: ANSI escapes, bidi overrides, zero-width spaces) escaped."""
+    text = json.dumps(args, ensure_ascii=False, indent=2, sort_keys=True, default=str)
+    return "".join(f"\\u{ord(ch):04x}" if ch != "\n" and unicodedata.category(ch) in _UNSAFE else ch
+                   for ch in text)
 
 
 def _store(data_dir: Path) -> Path:
@@ -83,21 +129,25 @@ def ask_terminal(question: str, timeout: float) -> str:
 
 def decide(
     *, caller: str, callee: str, rule: str, args: dict[str, Any], data_dir: Path, approve: list[str],
-    interactive: bool, timeout: float = DEFAULT_TIMEOUT,
+    interactive: bool, timeout: float = DEFAULT_TIMEOUT, candidate: Candidate | None = None,
+    view: Mapping[str, Any] | None = None,
 ) -> None:
     """Raise DeniedError unless the call is approved: by --approve, or on a terminal by a remembered
     'always' or the user's answer. Without a terminal only --approve counts, so an approval file
     (which could arrive in a pull request) never approves anything in CI."""
-    if any(matches_pattern(p, callee) for p in approve):
+    who = candidate or Candidate(callee)
+    if approved_by(approve, who, args if view is None else view):
         log_decision(data_dir, caller, callee, "approved (--approve)")
         return
     if interactive and remembered(data_dir, caller, callee):
         log_decision(data_dir, caller, callee, "approved (always)")
         return
     if interactive:
-        shown = json.dumps(args, ensure_ascii=False, default=str)
-        shown = shown if len(shown) <= 200 else shown[:200] + "..."
-        answer = ask_terminal(f"Skill '{caller}' wants to call '{callee}' {shown}. Allow?", timeout)
+        shown = shown_args(args)
+        if view is not None and dict(view) != dict(args):
+            shown += "\n  which resolves to: " + shown_args(dict(view))
+        answer = ask_terminal(f"Skill '{caller}' wants to call '{callee}' (trust rule '{rule}') with "
+                              f"arguments:\n{shown}\nAllow?", timeout)
         if answer == "always":
             remember(data_dir, caller, callee)
         if answer in ("once", "always"):

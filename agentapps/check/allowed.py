@@ -56,3 +56,28 @@ def allowed_tools(site: Site, memo: PatternMemo) -> list[Finding]:
         message = f"Skill '{tool.name}' allowed-tools pattern '{rule.text}' selects nothing: {what}.{hint}"
         found.append(site.at(["allowed-tools"], "warning", "unmatched-pattern", message))
     return found
+
+
+def trust_rules(site: Site, memo: PatternMemo) -> list[Finding]:
+    """`metadata.trust` rules use the allowed-tools syntax: each parses and selects some skill
+    (a rule that never fires is an approval that is never asked for)."""
+    from agentapps.trust import rules_of
+
+    tool = site.tool
+    found: list[Finding] = []
+    try:
+        texts = rules_of(tool.metadata, tool.name)
+    except UsageError as exc:
+        return [site.at(["metadata", "trust"], "error", "malformed-pattern", exc.message)]
+    for text in texts:
+        try:
+            rule = Rule.parse(text)
+        except UsageError as exc:
+            message = f"Skill '{tool.name}' trust rules: {exc.message}"
+            found.append(site.at(["metadata", "trust"], "error", "malformed-pattern", message))
+            continue
+        if not memo.selects_any(rule, site.scope):
+            what = f"no skill carries the tag '{rule.selector}'" if rule.tag else "no skill matches it"
+            message = f"Skill '{tool.name}' trust rule '{text}' never fires: {what}."
+            found.append(site.at(["metadata", "trust"], "warning", "unmatched-pattern", message))
+    return found

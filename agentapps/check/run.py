@@ -24,6 +24,7 @@ def _check_skill(site: Site, memos: _Memos) -> list[Finding]:
     found = keys.unknown_keys(site) + keys.named_like_a_key(site)
     found += schemas.schemas(site, memos.schemas)
     found += allowed.allowed_tools(site, memos.patterns)
+    found += allowed.trust_rules(site, memos.patterns)
     found += roots.shadowing(site)
     chain = inherit.inherit(site)
     found += chain

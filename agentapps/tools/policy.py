@@ -59,6 +59,11 @@ def _split(text: str, seps: str) -> list[str]:
     return parts
 
 
+def split_patterns(text: str) -> list[str]:
+    """The space-separated patterns of an allowed-tools (or trust rules) string."""
+    return [tok for tok in _split(text.strip(), _SPACES) if tok]
+
+
 def _unit(p: str, i: int) -> tuple[str, int]:
     """Translate the single glob element at p[i] into one fixed-width regex unit (or _STAR)."""
     ch = p[i]
@@ -257,7 +262,7 @@ class Policy:
             for item in items:
                 if not item.strip() and not isinstance(text, str):
                     raise _bad(item, "empty pattern")
-                rules.extend(Rule.parse(tok) for tok in _split(item.strip(), _SPACES) if tok)
+                rules.extend(Rule.parse(tok) for tok in split_patterns(item))
         except UsageError as exc:
             raise UsageError(f"Skill '{owner}' allowed-tools: {exc.message}", skill=owner) from None
         return cls(tuple(rules), owner, " ".join(items))

@@ -1,39 +1,67 @@
-"""trust: calls matching a caller's `metadata.trust.rules` need a human's approval (or --approve)."""
+"""trust: a call that a trust rule matches needs a human's approval (or --approve).
+
+Rules come from every calling skill up the tree (its cascaded `metadata.trust`) and from the
+project's main skill, read from the main skill itself: a skill cannot remove project-wide rules
+with `trust: false`, `rules: ""` or `$inherit: false`.
+"""
 
 import asyncio
 import os
 import sys
 
-from agentapps.trust import needs_approval
+from agentapps.errors import ConfigError
+from agentapps.trust import decide, needs_approval, rules_of
+from agentapps.tools.views import candidate, policy_args
 
 frontmatter = {
     "name": "trust",
-    "description": "Middleware: ask for approval before a call that matches a caller's trust rules.",
+    "description": "Middleware: ask for approval before a call that matches a caller's or the project's trust rules.",
     "metadata": {"role": "middleware", "tags": ["pipeline"]},
 }
 
 
-def _callers(target):
+def _rules(tool, meta):
+    try:
+        return tool.name, rules_of(meta, tool.name)
+    except ConfigError as exc:  # point at the file that declares the malformed rule
+        exc.file = exc.file or (str(tool.path) if tool.path else None)
+        raise
+
+
+def _rule_sets(target):
     ctx = target.envelope.parent
     while ctx is not None:
-        if not ctx.run.entry:
-            yield ctx.tool.name, ctx.meta
+        if not ctx.run.entry and ctx.envelope.parent is not None:  # skills, not the CLI's root
+            yield _rules(ctx.tool, ctx.meta)
         ctx = ctx.envelope.parent
+    main = target.globals.config.main_tool
+    caller = target.envelope.parent
+    if main is not None and caller is not None and caller.envelope.parent is not None:
+        yield _rules(main, main.metadata)
+
+
+def _caller_name(target):
+    """The skill on whose behalf the call is made (agent code acts for the skill its agent serves)."""
+    ctx = target.envelope.parent
+    while ctx is not None and (ctx.run.entry or ctx.tool.name in ("agent-code", "agent")):
+        ctx = ctx.envelope.parent
+    return ctx.tool.name if ctx is not None else "agentapps"
 
 
 async def run(ctx, args):
     target = ctx.target
-    found = needs_approval(list(_callers(target)), target.tool.name)
+    who = candidate(target)
+    view = policy_args(target)
+    found = needs_approval(list(_rule_sets(target)), who, view)
     if found is None:
         return
-    caller, rule = found
-    from agentapps.trust import decide
+    owner, rule = found
     g = ctx.globals
     approve = list(g.config.overrides.get("approve") or []) + os.environ.get("AGENTAPPS_APPROVE", "").split()
     interactive = sys.stdin is not None and sys.stdin.isatty() and not os.environ.get("CI")
     await asyncio.to_thread(
-        decide, caller=caller, callee=target.tool.name, rule=rule, args=dict(target.args),
-        data_dir=g.config.data_dir, approve=approve, interactive=interactive,
-        timeout=float(os.environ.get("AGENTAPPS_TRUST_TIMEOUT", "60")),
+        decide, caller=_caller_name(target), callee=target.tool.name,
+        rule=rule, args=dict(target.args), data_dir=g.config.data_dir, approve=approve,
+        interactive=interactive, timeout=float(os.environ.get("AGENTAPPS_TRUST_TIMEOUT", "60")),
+        candidate=who, view=view,
     )
-    return

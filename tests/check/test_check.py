@@ -140,6 +140,12 @@ BROKEN = [
                  [("returns.skill.md", 2, "warning", "metadata-key-name",
                    "Skill 'returns' is named like the metadata key 'returns'; the key does not activate it")],
                  id="named-like-a-metadata-key"),
+    pytest.param({"a.skill.md": md("a", "metadata:\n  trust: {rules: 'file-{write'}\n")},
+                 [("a.skill.md", 4, "error", "malformed-pattern", "Skill 'a' trust rules: Malformed pattern")],
+                 id="malformed-trust-rule"),
+    pytest.param({"a.skill.md": md("a", "metadata:\n  trust: {rules: '#nosuch'}\n")},
+                 [("a.skill.md", 4, "warning", "unmatched-pattern", "trust rule '#nosuch' never fires")],
+                 id="trust-rule-that-never-fires"),
 ]
 
 

@@ -10,6 +10,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 CALLER = '''
 frontmatter = {"name": "writer", "allowed-tools": "file-write", "metadata": {
     "trust": {"rules": "file-write shell"}, "params": {"type": "object"}}}
@@ -110,3 +112,76 @@ def test_locked_middleware_run_statically(project):
     for name in ("trust", "validate-allowed-tools", "validate-args", "execute"):
         described = json.loads(project.cli("describe", name, "--json").stdout)
         assert described["static"] is True, name
+
+
+MAIN = "---\nname: proj\nmetadata:\n  role: main\n  trust: {rules: 'file-write'}\n---\nThe project.\n"
+
+
+@pytest.mark.parametrize("own_trust", [
+    '"trust": False', '"trust": {"rules": ""}', '"$inherit": False', '"trust": {"rules": "shell"}'])
+def test_project_wide_rules_bind_every_skill_and_cannot_be_switched_off(project, own_trust):
+    project.write("agentapps.skill.md", MAIN)
+    project.write("writer.skill.py", f'''
+frontmatter = {{"name": "writer", "allowed-tools": "file-write", "metadata": {{{own_trust}}}}}
+
+async def run(ctx, args):
+    return await ctx.manager.invoke("file-write", {{"path": "out.txt", "content": "x"}})
+''')
+    result = project.cli("run", "writer")
+    assert result.returncode == 3, result.stderr
+    assert "Call from 'writer' to 'file-write' needs approval (trust rule 'file-write')" in result.stderr
+    assert not (project.root / "out.txt").exists()
+
+
+ECHO = '''
+frontmatter = {"name": "echo", "metadata": {"tags": ["api"], "params": {"type": "object"}}}
+
+def run(ctx, args):
+    return args
+'''
+
+
+@pytest.mark.parametrize(("rules", "args", "asks"), [
+    ("#api", {}, True),
+    ("#other", {}, False),
+    ("echo(level=high)", {"level": "high"}, True),
+    ("echo(level=high)", {"level": "low"}, False),
+    ("echo(level=h*)", {"level": "higher"}, True),
+    ("{echo,other}", {}, True),
+])
+def test_trust_rules_use_the_allowed_tools_matcher(project, rules, args, asks):
+    project.write("echo.skill.py", ECHO)
+    project.write("caller.skill.py", f'''
+frontmatter = {{"name": "caller", "metadata": {{"trust": {{"rules": {rules!r}}}}}}}
+
+async def run(ctx, args):
+    return await ctx.manager.invoke("echo", {args!r})
+''')
+    result = project.cli("run", "caller")
+    assert result.returncode == (3 if asks else 0), result.stderr
+    assert ("needs approval" in result.stderr) is asks
+
+
+def test_approve_takes_the_same_syntax_as_rules(project):
+    project.write("echo.skill.py", ECHO)
+    project.write("caller.skill.py", '''
+frontmatter = {"name": "caller", "metadata": {"trust": {"rules": "echo"}, "params": {"type": "object"}}}
+
+async def run(ctx, args):
+    return await ctx.manager.invoke("echo", {"level": args["level"]})
+''')
+    assert project.cli("run", "--approve", "echo(level=low)", "caller", "--arg-json",
+                       '{"level": "low"}').returncode == 0
+    assert project.cli("run", "--approve", "echo(level=low)", "caller", "--arg-json",
+                       '{"level": "high"}').returncode == 3
+
+
+def test_the_approval_prompt_shows_every_argument_in_full_and_escapes_terminal_controls(project):
+    hidden = "x" * 400 + "; echo PWNED > marker"
+    project.write("writer.skill.py", CALLER.replace('"content": "written"',
+                                                    f'"content": {hidden!r} + "\\x1b[2K\\u202e"'))
+    code, out = _run_in_pty(project, "n")
+    assert code == 3
+    assert "PWNED > marker" in out  # nothing is cut
+    assert "\x1b[2K" not in out and "\u202e" not in out
+    assert "\\u001b[2K" in out and "\\u202e" in out
