@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from agentapps.tools.policy import Candidate, Policy
+
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}}
 
 
@@ -124,3 +128,61 @@ def test_a_sub_agent_cannot_choose_its_provider_or_loosen_limits(agentic):
     (failed,) = agentic.tool_results()
     assert failed["ok"] is False and "LimitError" in failed["error"] and "maxSteps" in failed["error"]
     assert [r["skill"] for r in agentic.requests()] == ["parent", "agent", "parent"]
+
+
+GRANTS = ["wc", "wc other", "*", "w*", "other", "wc($deny) *"]
+
+
+@pytest.mark.parametrize("parent", GRANTS)
+@pytest.mark.parametrize("asked", ["wc", "other", "*", "wc other"])
+def test_a_sub_agent_started_by_agent_code_never_exceeds_the_starting_agents_grant(agentic, parent, asked):
+    agentic.code("wc", "'wc ran'")
+    agentic.code("other", "'other ran'")
+    sub = (f"return await ctx.manager.invoke('agent', {{prompt: 'x', userMessage: 'go', "
+           f"allowedTools: {asked!r}}})")
+    agentic.skill("boss", [
+        {"code": sub},
+        {"code": ["try { return await ctx.manager.invoke('wc', {}) } catch (e) { return 'denied: ' + e.message }",
+                  "try { return await ctx.manager.invoke('other', {}) } catch (e) { return 'denied: ' + e.message }"]},
+        {"text": "sub done"},
+        {"text": "done"},
+    ], allowed=f"agent {parent}")
+    result = agentic.run("boss")
+    if result.returncode != 0:
+        raise AssertionError(result.stderr)
+    results = agentic.tool_results()
+    sub_results = [r.get("result") for r in results[0:2]]  # the sub-agent's two snippets
+    for callee, got in zip(["wc", "other"], sub_results, strict=True):
+        c = Candidate(callee)
+        may = (Policy.parse(parent, "boss").decide(c, {}).allowed
+               and Policy.parse(asked, "boss").decide(c, {}).allowed)
+        assert (got == f"{callee} ran") is may, (callee, got)
+
+
+def test_a_sub_agent_never_outlives_a_parent_running_on_default_limits(agentic):
+    sub = ("return await ctx.manager.invoke('agent', {prompt: 'x', userMessage: 'go', "
+           "config: {maxTurns: 1000, maxSteps: 1000}})")
+    # the sub-agent plays 31 code turns: more than the parent's default 30 turns and 30 steps
+    turns = [{"code": sub}] + [{"code": f"return {n}"} for n in range(31)] + [{"text": "sub done"}]
+    agentic.skill("parent", turns + [{"text": "done"}], allowed="agent")
+    result = agentic.run("parent")
+    assert result.returncode == 0, result.stderr
+    assert [r["skill"] for r in agentic.requests()].count("agent") == 30  # the parent's default
+    failed = [r for r in agentic.tool_results() if not r.get("ok", True)]
+    assert len(failed) == 1 and "LimitError" in failed[0]["error"] and "30 turns" in failed[0]["error"]
+
+
+def test_the_bare_name_rule_binds_agent_codes_own_calls_not_the_skills_they_run(agentic):
+    agentic.code("helper", "'helper ran'")
+    agentic.project.write("pathy.skill.py", '''
+frontmatter = {"name": "pathy", "metadata": {"params": {"type": "object"}}}
+
+async def run(ctx, args):
+    return await ctx.manager.invoke("./helper.skill.py", {})
+''')
+    agentic.skill("user", [{"code": "return await ctx.manager.invoke('pathy', {})"}, {"text": "done"}],
+                  allowed="pathy")
+    assert agentic.project.cli("run", "pathy").stdout.strip() == "helper ran"
+    result = agentic.run("user")
+    assert result.returncode == 0, result.stderr
+    assert agentic.tool_results() == [{"ok": True, "result": "helper ran"}]
