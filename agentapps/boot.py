@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from agentapps.context.context import Config, Context, Globals
+from agentapps.context.manager import new_context
 from agentapps.errors import ConfigError, SkillLoadError
 from agentapps.tools.loader import load_file
 from agentapps.tools.lookup import Lookup
@@ -133,6 +134,6 @@ def bootstrap(cwd: Path | None = None, overrides: dict[str, Any] | None = None) 
         config.max_depth = int(depth)
     lookup = Lookup(search_path(cwd, project, main))
     g = Globals(config=config, lookup=lookup)
-    root = Context(tool=BOOTSTRAP, args=dict(overrides or {}), parent=None, globals_=g)
+    root = new_context(BOOTSTRAP, dict(overrides or {}), None, g)
     root.locals.config.update(cwd=str(cwd), project=str(project) if project else None)
     return root

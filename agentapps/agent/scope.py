@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentapps.context.admission import policy_for
 from agentapps.context.context import Context
-from agentapps.context.manager import policy_for
+from agentapps.context.manager import new_context
 from agentapps.tools.policy import Policy
 from agentapps.types import ToolDef
 
@@ -48,7 +49,7 @@ def code_policies(ctx: Context, allowed_tools: str | None, owner: str) -> tuple[
 
 def code_context(ctx: Context, policies: tuple[Policy, ...]) -> Context:
     """A child of the agent context that agent code calls from: untrusted (bare names only)."""
-    child = Context(tool=CODE_TOOL, args={}, parent=ctx, globals_=ctx.globals, untrusted=True)
+    child = new_context(CODE_TOOL, {}, ctx, ctx.globals, untrusted=True)
     child.run.policies = policies
     return child
 

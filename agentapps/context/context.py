@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentapps.context.manager import ContextManager
 from agentapps.errors import InterruptedError_
 from agentapps.types import ChainPlan, HistoryFrame, ToolDef
 
 if TYPE_CHECKING:
+    from agentapps.context.manager import ContextManager
     from agentapps.tools.lookup import Lookup
 
 
@@ -105,26 +105,27 @@ class Run:
     chain: ChainPlan
     entry: bool = False
     # calls made from this context are trusted pipeline calls (chain entries always are; the agent
-    # marks itself so for its provider calls): no callers' allowed-tools, no arg size limits
+    # marks itself so for its provider calls): no caller's allowed-tools, no arg size limits
     trusted: bool = False
-    chain_index: int = -1
-    # allowed-tools: what the callers above allowed (checked for this call), and what applies to the
-    # calls this context makes (callers' policies + any restriction + this skill's own allowed-tools)
+    chain_index: int = -1  # a chain entry's position in its owner's chain
+    stopped: bool = False  # a chain entry returned a value: the rest of this chain does not run
+    # allowed-tools: the immediate caller's grant (checked for this call), and the grant this
+    # context's own calls are checked against (this skill's allowed-tools, plus any restriction)
     caller_policies: tuple[Any, ...] = ()
     policies: tuple[Any, ...] = ()
 
-    @property
-    def origin(self) -> dict[str, Any]:
-        return {"uri": self.tool.uri, "frontmatter": self.tool.frontmatter}
-
 
 class Context:
-    __slots__ = ("_args", "_chain_state", "envelope", "globals", "locals", "manager", "nonlocals", "run")
+    """One call. Contexts are made by `agentapps.context.manager.new_context`, which gives each
+    its `manager`; this module knows nothing of the onion."""
+
+    __slots__ = ("_args", "envelope", "globals", "locals", "manager", "nonlocals", "run")
     envelope: Envelope
     run: Run
     locals: Namespace
     nonlocals: Namespace
     globals: Globals
+    manager: ContextManager
 
     def __init__(
         self, *, tool: ToolDef, args: dict[str, Any], parent: Context | None, globals_: Globals,
@@ -144,8 +145,6 @@ class Context:
         if parent is None:
             self.nonlocals.setdefault("rootContextId", self.envelope.id)
         self.globals = globals_
-        self._chain_state: list[int] = [0, 0]  # [stopped, running]
-        self.manager: ContextManager = ContextManager(self)
 
     @property
     def args(self) -> dict[str, Any]:

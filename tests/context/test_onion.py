@@ -89,6 +89,26 @@ def test_calling_next_twice_is_an_error(project):
         project.invoke("s", {})
 
 
+@pytest.mark.parametrize("body", [
+    "ctx.manager.next()",  # started, never awaited
+    "import asyncio\n    asyncio.get_running_loop().create_task(ctx.manager.next())",  # left running
+])
+def test_returning_before_next_has_finished_is_an_error(project, body):
+    middleware(project, "a", after='["$pre-execute"]', before='["$execute"]', body=body)
+    leaf(project, ["a"])
+    root = project.boot()
+    with pytest.raises(ChainError, match="Middleware 'a' returned before its next\\(\\) finished"):
+        project.invoke("s", {}, root)
+    assert "execute" not in root.globals.internals.get("trace", [])[:2]  # never ran before a< returned
+
+
+def test_next_outside_a_chain_is_an_error(project):
+    project.write("s.skill.py", 'frontmatter = {"name": "s"}\n\n'
+                  "async def run(ctx, args):\n    await ctx.manager.next()\n")
+    with pytest.raises(ChainError, match="called next\\(\\) but is not running as middleware"):
+        project.invoke("s", {})
+
+
 def test_metadata_key_set_to_false_switches_a_middleware_off(project):
     middleware(project, "a", after='["$pre-execute"]', before='["$execute"]')
     project.write("s.skill.py", 'frontmatter = {"name": "s", "metadata": {"a": False}}\n\n'

@@ -1,0 +1,75 @@
+"""Admission: what a call must pass before its context exists (abort, ref kind, depth, args), the
+grants it is checked against, and the refusal of pipeline middleware called on their own."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agentapps.errors import ArgsError, DeniedError, LimitError, UsageError
+from agentapps.tools.names import ref_kind
+from agentapps.tools.policy import Policy
+from agentapps.tools.schema import MAX_ARGS_BYTES, MAX_STRING, check_limits
+from agentapps.types import ToolDef
+
+if TYPE_CHECKING:
+    from agentapps.context.context import Context, Globals
+
+
+def admit(caller: Context, ref: str | ToolDef, args: Any, untrusted: bool) -> ToolDef:
+    """Resolve `ref` for a call from `caller` and refuse what may not be called at all."""
+    g = caller.globals
+    g.signal.raise_if_aborted()
+    if isinstance(ref, str):
+        # agent code's own calls name bare skills only; the skills they run are not agent code
+        if (untrusted or caller.envelope.untrusted) and ref_kind(ref) != "name":
+            raise DeniedError(f"Agent code may only call skills by bare name; '{ref[:80]}' is a path or URI.",
+                              skill=caller.tool.name)
+        tool = g.lookup.resolve(ref)
+    else:
+        tool = ref
+    if caller.envelope.depth + 1 > g.config.max_depth:
+        raise LimitError(f"Calling '{tool.name}' would nest deeper than {g.config.max_depth} skill calls; "
+                         "look for a skill that calls itself.", skill=tool.name)
+    if not isinstance(args, dict):
+        raise ArgsError(f"Arguments for '{tool.name}' must be an object.", skill=tool.name)
+    if not caller.run.trusted:  # middleware are trusted pipeline code (e.g. a long prompt for the agent)
+        # the user's own args from the command line (a piped diff, say) may use the whole 1 MiB
+        top = caller.envelope.parent is None
+        check_limits(args, skill=tool.name, max_string=MAX_ARGS_BYTES if top else MAX_STRING)
+    return tool
+
+
+def policy_for(g: Globals, text: str | None, owner: str) -> Policy:
+    """The parsed allowed-tools of `owner` (cached per process)."""
+    cache = g.cache_for("policy")
+    key = (text, owner)
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = Policy.parse(text, owner)
+    return found  # type: ignore[no-any-return]
+
+
+def grants(caller: Context, tool: ToolDef, restrict: tuple[Policy, ...]
+           ) -> tuple[tuple[Policy, ...], tuple[Policy, ...]]:
+    """(what this call is checked against, what the callee's own calls are checked against).
+
+    Only the immediate caller's grant applies — a helper acts under its own allowed-tools, as a
+    function under its own body — and middleware, being trusted pipeline code, grant no checks."""
+    try:
+        own = policy_for(caller.globals, tool.allowed_tools, tool.name)
+    except UsageError as exc:  # a malformed allowed-tools pattern: point at the skill's file
+        if exc.file is None and tool.path is not None:
+            exc.file = str(tool.path)
+        raise
+    return (() if caller.run.trusted else caller.run.policies), (*restrict, own)
+
+
+def refuse_pipeline_call(ctx: Context) -> None:
+    """Standard middleware serve other skills' chains; called on their own they would serve nothing."""
+    role = ctx.tool.metadata.get("role")
+    if role == "pipeline" or (role == "middleware" and (ctx.run.chain.static or not ctx.tool.params)):
+        raise UsageError(
+            f"'{ctx.tool.name}' is pipeline middleware: it runs inside other skills' chains and cannot be "
+            "run by itself ('agentapps describe SKILL' shows a skill's chain).",
+            skill=ctx.tool.name,
+        )
