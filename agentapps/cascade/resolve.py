@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,9 @@ class Cascaded:
     contributors: list[ToolDef]
     dynamic: bool
     checked_at: float = 0.0
+    # `params`/`returns` as resolved through `$inherit`, filled on first use (valid as long as the
+    # cascade is: its contributors include every `$inherit` parent)
+    interface: dict[str, dict[str, Any] | None] = field(default_factory=dict)
 
 
 def _parents(meta: dict[str, Any]) -> list[str] | None:

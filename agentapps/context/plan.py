@@ -6,6 +6,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from agentapps.cascade.chain import candidate_entries, order_entries, reaches
+from agentapps.cascade.interface import interface_key
 from agentapps.cascade.interpolate import interpolate
 from agentapps.cascade.resolve import Cascaded, cascade
 from agentapps.errors import AgentAppsError
@@ -133,6 +134,15 @@ def chain_tools(plan: ChainPlan, g: Globals) -> list[ToolDef]:
         plan.tools = [g.lookup.find(name) for name in plan.entries]
         plan.resolved_at = now
     return plan.tools
+
+
+def interface(ctx: Context, key: str) -> dict[str, Any] | None:
+    """The served skill's `params` or `returns` (own, else through `$inherit`), cached with its
+    cascade so the pipeline resolves each once per skill, not once per middleware per call."""
+    hit = cascaded(ctx.tool, ctx.globals)
+    if key not in hit.interface:
+        hit.interface[key] = interface_key(ctx.tool, ctx.globals.lookup, key)
+    return hit.interface[key]
 
 
 def prepare(ctx: Context) -> None:

@@ -6,7 +6,7 @@ skill's own code would be. A relative `model.script` is resolved against
 the skill file's folder. The agent reaches the served context as `ctx.envelope.parent.target`.
 """
 
-from agentapps.cascade.interface import returns_of
+from agentapps.context.plan import interface
 from agentapps.errors import ConfigError, SkillNotFoundError
 
 frontmatter = {
@@ -38,7 +38,7 @@ async def run(ctx, args):
         "prompt": prompt.get("expanded", target.tool.body),
         "config": config,
         "allowedTools": target.tool.allowed_tools,
-        "returns": returns_of(target.tool, ctx.globals.lookup),
+        "returns": interface(target, "returns"),
         "args": dict(target.args),
         "skillName": target.tool.name,
     }

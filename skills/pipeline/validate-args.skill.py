@@ -1,6 +1,6 @@
 """validate-args: check the served skill's args against its `params` JSON Schema (2020-12)."""
 
-from agentapps.cascade.interface import params_of
+from agentapps.context.plan import interface
 from agentapps.tools.schema import validate
 
 frontmatter = {
@@ -13,7 +13,7 @@ frontmatter = {
 def run(ctx, args):
     target = ctx.target
     tool = target.tool
-    params = params_of(tool, ctx.globals.lookup)
+    params = interface(target, "params")
     if params is None:
         if target.args:
             from agentapps.errors import ArgsError

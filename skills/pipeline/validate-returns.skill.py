@@ -1,6 +1,6 @@
 """validate-returns: after execution, check the result against the served skill's `returns` schema."""
 
-from agentapps.cascade.interface import returns_of
+from agentapps.context.plan import interface
 from agentapps.errors import ReturnsError
 from agentapps.tools.schema import validate
 
@@ -16,7 +16,7 @@ async def run(ctx, args):
     target = ctx.target
     if ctx.globals.internals.get("dry_run"):
         return
-    schema = returns_of(target.tool, ctx.globals.lookup)
+    schema = interface(target, "returns")
     if isinstance(schema, dict):
         validate(
             target.locals.result, schema, ctx.globals.cache_for("schema"),
