@@ -103,7 +103,7 @@ async def _serve(ctx: Context, directive: Directive, tool: ToolDef) -> str:
     return as_text(value)
 
 
-def served_context(ctx: Context) -> Context | None:
+def directive_target(ctx: Context) -> Context | None:
     """The context of the markdown skill whose prompt a directive skill is expanding.
 
     A directive skill is called by the directives middleware, so `ctx.envelope.parent` is that

@@ -10,7 +10,7 @@ SOURCE_DATE_EPOCH (seconds since 1970, UTC) when that is set, as reproducible bu
 import os
 from datetime import UTC, date, datetime, timedelta
 
-from agentapps.directives.expand import served_context
+from agentapps import directive_target
 from agentapps.errors import ConfigError
 
 frontmatter = {
@@ -52,7 +52,7 @@ def shifted(day, offset, workdays):
 
 
 def run(ctx, args):
-    served = served_context(ctx)
+    served = directive_target(ctx)
     if served is None:
         return None  # not expanding a prompt (a metadata key named `today`): nothing to do
     attrs = args.get("attrs") or {}

@@ -3,7 +3,7 @@
 import json
 
 from agentapps.core.paths import MISSING, path_get
-from agentapps.directives.expand import served_context
+from agentapps import directive_target
 from agentapps.errors import ArgsError
 
 frontmatter = {
@@ -18,7 +18,7 @@ frontmatter = {
 
 
 def run(ctx, args):
-    served = served_context(ctx)  # ctx.envelope.parent.target: the skill whose prompt is expanded
+    served = directive_target(ctx)  # ctx.envelope.parent.target: the skill whose prompt is expanded
     if served is None:
         return None  # running as a chain entry because a metadata key is named `arg`
     label, attrs = args.get("label", "").strip(), args.get("attrs") or {}

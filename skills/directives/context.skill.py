@@ -1,7 +1,7 @@
 """context: `:context[args.x]{default=...}` inserts a value found by a path expression in the served context."""
 
 from agentapps.core.paths import MISSING, path_get
-from agentapps.directives.expand import served_context
+from agentapps import directive_target
 from agentapps.directives.template import as_text
 from agentapps.errors import ConfigError
 
@@ -20,7 +20,7 @@ frontmatter = {
 
 
 def run(ctx, args):
-    served = served_context(ctx)  # ctx.envelope.parent.target: the skill whose prompt is expanded
+    served = directive_target(ctx)  # ctx.envelope.parent.target: the skill whose prompt is expanded
     if served is None:
         return None  # running as a chain entry because a metadata key is named `context`
     expr, attrs = args.get("label", "").strip(), args.get("attrs") or {}

@@ -2,7 +2,7 @@
 
 import os
 
-from agentapps.directives.expand import served_context
+from agentapps import directive_target
 from agentapps.errors import DeniedError
 
 frontmatter = {
@@ -17,7 +17,7 @@ frontmatter = {
 
 
 def run(ctx, args):
-    served = served_context(ctx)  # ctx.envelope.parent.target: the skill whose prompt is expanded
+    served = directive_target(ctx)  # ctx.envelope.parent.target: the skill whose prompt is expanded
     if served is None:
         return None  # running as a chain entry: `metadata.env` names this skill; nothing to do
     name, attrs = args.get("label", "").strip(), args.get("attrs") or {}

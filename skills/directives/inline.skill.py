@@ -3,7 +3,7 @@
 import os
 
 from agentapps.core.confine import resolve_in_project
-from agentapps.directives.expand import served_context
+from agentapps import directive_target
 from agentapps.errors import ConfigError, LimitError
 
 frontmatter = {
@@ -20,7 +20,7 @@ MAX_BYTES = 256 * 1024
 
 
 def run(ctx, args):
-    served = served_context(ctx)  # ctx.envelope.parent.target: the skill whose prompt is expanded
+    served = directive_target(ctx)  # ctx.envelope.parent.target: the skill whose prompt is expanded
     if served is None:
         return None  # running as a chain entry because a metadata key is named `inline`
     config = ctx.globals.config

@@ -2,7 +2,7 @@
 
 import os
 
-from agentapps.directives.expand import served_context
+from agentapps import directive_target
 
 frontmatter = {
     "name": "path",
@@ -16,7 +16,7 @@ frontmatter = {
 
 
 def run(ctx, args):
-    served = served_context(ctx)  # ctx.envelope.parent.target: the skill whose prompt is expanded
+    served = directive_target(ctx)  # ctx.envelope.parent.target: the skill whose prompt is expanded
     if served is None:
         return None  # running as a chain entry because a metadata key is named `path`
     config = ctx.globals.config

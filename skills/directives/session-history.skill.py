@@ -1,6 +1,6 @@
 """session-history: `:session-history[]{last=N}` places the session's history where it stands in the prompt."""
 
-from agentapps.directives.expand import served_context
+from agentapps import directive_target
 from agentapps.errors import ConfigError
 from agentapps.stores.sessions import history_for, render_history
 
@@ -19,7 +19,7 @@ frontmatter = {
 
 
 def run(ctx, args):
-    served = served_context(ctx)  # ctx.envelope.parent.target: the skill whose prompt is expanded
+    served = directive_target(ctx)  # ctx.envelope.parent.target: the skill whose prompt is expanded
     if served is None:
         return None  # running as a chain entry because a metadata key is named `session-history`
     # Directives run before the session middleware, so the history is read from the store here.

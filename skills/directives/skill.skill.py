@@ -1,7 +1,7 @@
 """skill: `:skill[name]` inserts another skill's name, description and params as a short markdown block."""
 
 from agentapps.cascade.interface import params_of
-from agentapps.directives.expand import served_context
+from agentapps import directive_target
 
 frontmatter = {
     "name": "skill",
@@ -15,7 +15,7 @@ frontmatter = {
 
 
 def run(ctx, args):
-    if served_context(ctx) is None:
+    if directive_target(ctx) is None:
         return None  # running as a chain entry because a metadata key is named `skill`
     tool = ctx.globals.lookup.find(args.get("label", "").strip())  # unknown: error with close names
     lines = [f"`{tool.name}`: {tool.description or '(no description)'}"]

@@ -12,7 +12,7 @@ frontmatter = {
 
 async def run(ctx, args):
     # Directive skills are invoked from this context, so for them `ctx.envelope.parent` is this
-    # context and `ctx.envelope.parent.target` the served skill (see served_context in expand.py).
+    # context and `ctx.envelope.parent.target` the served skill (see directive_target in expand.py).
     target = ctx.target
     prompt = target.locals.get("prompt")
     if target.tool.kind != "markdown" or prompt is None:
