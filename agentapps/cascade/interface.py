@@ -8,13 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentapps.cascade.c3 import linearize
-from agentapps.cascade.resolve import DEFAULT, _parents
+from agentapps.cascade.resolve import inherit_chain
 from agentapps.errors import AgentAppsError
 from agentapps.tools.lookup import Lookup
 from agentapps.types import ToolDef
-
-KEYS = ("params", "returns")
 
 
 def _schema(meta: dict[str, Any], key: str) -> dict[str, Any] | None:
@@ -27,19 +24,12 @@ def interface_key(tool: ToolDef, lookup: Lookup, key: str) -> dict[str, Any] | N
     own = _schema(tool.metadata, key)
     if own is not None or not tool.metadata.get("$inherit"):
         return own
-    found: dict[str, ToolDef] = {tool.name: tool}
-
-    def parents_of(name: str) -> list[str]:
-        if name not in found:
-            found[name] = lookup.find(name)
-        return [p for p in (_parents(found[name].metadata) or []) if p != DEFAULT]
-
     try:
-        order = linearize(tool.name, parents_of)[1:]
+        chain = inherit_chain(tool, lambda name, child: lookup.find(name))
     except AgentAppsError:
         return None  # a broken $inherit chain is reported when the skill runs (or by `check`)
-    for name in order:
-        inherited = _schema(found[name].metadata, key)
+    for parent in chain:
+        inherited = _schema(parent.metadata, key)
         if inherited is not None:
             return inherited
     return None

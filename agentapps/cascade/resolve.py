@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,8 +31,8 @@ class Cascaded:
     interface: dict[str, dict[str, Any] | None] = field(default_factory=dict)
 
 
-def _parents(meta: dict[str, Any]) -> list[str] | None:
-    """None means `$inherit: false` (no cascade at all)."""
+def parents_of(meta: dict[str, Any]) -> list[str] | None:
+    """The names a skill's `$inherit` lists; None means `$inherit: false` (no cascade at all)."""
     value = meta.get("$inherit")
     if value is False:
         return None
@@ -42,6 +43,25 @@ def _parents(meta: dict[str, Any]) -> list[str] | None:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return list(value)
     raise ConfigError("`$inherit` must be a skill name, a list of names, or false.")
+
+
+def inherit_chain(tool: ToolDef, find: Callable[[str, str], ToolDef]) -> list[ToolDef]:
+    """`tool`'s `$inherit` ancestors in C3 order, nearest first (`default` is not one of them).
+
+    `find(name, child)` returns the parent `name` that skill `child` lists, or raises; this walk is
+    shared by the cascade, interface resolution and `check`, which differ only in that error."""
+    found: dict[str, ToolDef] = {tool.name: tool}
+    referrer: dict[str, str] = {}
+
+    def parents(name: str) -> list[str]:
+        if name not in found:
+            found[name] = find(name, referrer.get(name, tool.name))
+        listed = [p for p in (parents_of(found[name].metadata) or []) if p != DEFAULT]
+        for parent in listed:
+            referrer.setdefault(parent, name)
+        return listed
+
+    return [found[name] for name in linearize(tool.name, parents)[1:]]
 
 
 def _level(meta: dict[str, Any], drop: frozenset[str]) -> dict[str, Any]:
@@ -60,7 +80,7 @@ def applies_authority(tool: ToolDef, authority: ToolDef | None, project: Path | 
 
 def cascade(tool: ToolDef, lookup: Lookup, authority: ToolDef | None, project: Path | None) -> Cascaded:
     own = tool.metadata
-    parents = _parents(own)
+    parents = parents_of(own)
     levels: list[dict[str, Any]] = [{k: v for k, v in own.items() if k not in ANNOTATIONS}]
     contributors: list[ToolDef] = [tool]
     merges: list[dict[str, Any]] = [own.get("$merge") or {}]
@@ -70,29 +90,20 @@ def cascade(tool: ToolDef, lookup: Lookup, authority: ToolDef | None, project: P
             levels.append(_level(authority.metadata, INTERFACE_KEYS))
             merges.append(authority.metadata.get("$merge") or {})
             contributors.append(authority)
-        found: dict[str, ToolDef] = {tool.name: tool}
-
-        def parents_of(name: str) -> list[str]:
-            if name not in found:
-                try:
-                    found[name] = lookup.find(name)
-                except SkillNotFoundError:
-                    raise ConfigError(
-                        f"Skill '{tool.name}' inherits from '{name}', which does not exist.",
-                        skill=tool.name,
-                        file=tool.path,
-                    ) from None
-            got = _parents(found[name].metadata)
-            return [p for p in (got or []) if p != DEFAULT]
+        def find(name: str, child: str) -> ToolDef:
+            try:
+                return lookup.find(name)
+            except SkillNotFoundError:
+                raise ConfigError(f"Skill '{tool.name}' inherits from '{name}', which does not exist.",
+                                  skill=tool.name, file=tool.path) from None
 
         try:
-            order = linearize(tool.name, parents_of)[1:]
+            chain = inherit_chain(tool, find)
         except ConfigError as exc:
             if exc.file is None and tool.path is not None:
                 exc.file = str(tool.path)  # point at the skill whose $inherit is wrong
             raise
-        for name in order:
-            parent = found[name]
+        for parent in chain:
             levels.append(_level(parent.metadata, NOT_INHERITED))
             merges.append(parent.metadata.get("$merge") or {})
             contributors.append(parent)

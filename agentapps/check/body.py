@@ -7,9 +7,9 @@ from typing import Any
 
 from agentapps.check.findings import Finding
 from agentapps.check.scope import Site
-from agentapps.directives.expand import _check_directive
+from agentapps.directives.expand import check_directive
 from agentapps.directives.scanner import Directive, find
-from agentapps.directives.template import ENGINES, _environment
+from agentapps.directives.template import ENGINES, environment
 from agentapps.errors import ConfigError, SkillLoadError
 
 _MAYBE_DIRECTIVE = re.compile(r":[a-z][a-z0-9-]*\[")  # cheap test before the markdown scanner runs
@@ -28,7 +28,7 @@ def template(site: Site, meta: dict[str, Any]) -> list[Finding]:
     from jinja2 import DictLoader, TemplateSyntaxError
 
     try:
-        _environment(loader=DictLoader({})).compile(tool.body)
+        environment(loader=DictLoader({})).compile(tool.body)
     except TemplateSyntaxError as exc:
         line = tool.body_line + (exc.lineno or 1) - 1
         message = f"Template of skill '{tool.name}' has a syntax error: {(exc.message or '').rstrip('.')}."
@@ -53,7 +53,7 @@ def directives(site: Site, found: list[Directive]) -> list[Finding]:
     for name, directive in first_use.items():
         known = name in site.scope.names()
         try:
-            _check_directive(site.scope.lookup, directive, site.tool)  # the run's own check
+            check_directive(site.scope.lookup, directive, site.tool)  # the run's own check
         except SkillLoadError as exc:
             if not known:  # a known name that fails to load is reported at its own file
                 problems.append(site.at_line(directive.line, "error", "unknown-directive", exc.message))

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentapps.cascade.c3 import linearize
-from agentapps.cascade.resolve import DEFAULT, _parents, cascade
+from agentapps.cascade.resolve import cascade, inherit_chain, parents_of
 from agentapps.check.findings import Finding
 from agentapps.check.scope import Site
 from agentapps.errors import AgentAppsError, ConfigError
@@ -22,20 +21,16 @@ class _MissingParent(ConfigError):
 def _chain_problem(site: Site) -> Finding | None:
     """Walk the $inherit graph the way the cascade does, classifying what stops it."""
     tool, lookup = site.tool, site.scope.lookup
-    found: dict[str, ToolDef] = {tool.name: tool}
 
-    def parents_of(name: str) -> list[str]:
-        if name not in found:
-            if name not in site.scope.names():
-                child = next((n for n, t in found.items() if name in (_parents(t.metadata) or [])), tool.name)
-                raise _MissingParent(f"Skill '{child}' inherits from '{name}', which does not exist."
-                                     f"{did_you_mean(name, site.scope.names())}")
-            found[name] = lookup.find(name)
-        return [p for p in (_parents(found[name].metadata) or []) if p != DEFAULT]
+    def find(name: str, child: str) -> ToolDef:
+        if name not in site.scope.names():
+            raise _MissingParent(f"Skill '{child}' inherits from '{name}', which does not exist."
+                                 f"{did_you_mean(name, site.scope.names())}")
+        return lookup.find(name)
 
     try:
-        if _parents(tool.metadata):
-            linearize(tool.name, parents_of)
+        if parents_of(tool.metadata):
+            inherit_chain(tool, find)
     except _MissingParent as exc:
         return site.at(KEY, "error", "inherit-missing", exc.message)
     except ConfigError as exc:

@@ -111,7 +111,7 @@ def build_scope(cwd: Path, paths: Sequence[Path] = ()) -> Scope:
         targets = [e for e in entries if e.kind in PROJECT_KINDS]
     taken = {e.directory for e in targets}
     lookup = Lookup(targets + [e for e in entries if e.directory not in taken])
-    roots = lookup._indexes[: len(targets)]  # the lookup's own indexes: each root is read once
+    roots = lookup.indexes[: len(targets)]  # the lookup's own indexes: each root is read once
     for index in roots:
         index.ensure(force_check=True, interval=0.0)
     bundled = RootIndex(PathEntry(bundled_skills_dir(), "bundled"))

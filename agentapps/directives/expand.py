@@ -55,7 +55,7 @@ async def expand_prompt(ctx: Context) -> str:
     for directive in found:
         first_use.setdefault(directive.name, directive)
     for directive in first_use.values():  # every name is checked before any directive runs
-        _check_directive(ctx.globals.lookup, directive, tool)
+        check_directive(ctx.globals.lookup, directive, tool)
     out: list[str] = []
     for seg in segments:
         out.append(seg if isinstance(seg, str) else await _serve(ctx, seg, tool))
@@ -64,7 +64,7 @@ async def expand_prompt(ctx: Context) -> str:
     return rendered.restore(expanded) if rendered is not None else expanded
 
 
-def _check_directive(lookup: Lookup, first: Directive, tool: ToolDef) -> None:
+def check_directive(lookup: Lookup, first: Directive, tool: ToolDef) -> None:
     name = first.name
     try:
         skill = lookup.find(name)

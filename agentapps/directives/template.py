@@ -69,7 +69,7 @@ def render(body: str, args: dict[str, Any], *, skill: str, file: Path | None, fi
         return f"\ue000{nonce}{len(values) - 1}\ue001"
 
     # An empty loader: {% include %}, {% import %} and {% extends %} find nothing.
-    env = _environment(undefined=StrictUndefined, finalize=hold, loader=DictLoader({}))
+    env = environment(undefined=StrictUndefined, finalize=hold, loader=DictLoader({}))
     env.globals.clear()  # no range(), lipsum(), namespace(): nothing executable in scope
     pieces: list[str] = []
     size = 0
@@ -111,7 +111,7 @@ def _line(exc: BaseException, first_line: int) -> int:
     return first_line + line - 1
 
 
-def _environment(**options: Any) -> Any:
+def environment(**options: Any) -> Any:
     from jinja2.exceptions import SecurityError
     from jinja2.sandbox import SandboxedEnvironment
 

@@ -29,6 +29,11 @@ class Lookup:
         self._indexes = [RootIndex(entry) for entry in self.roots]
 
     @property
+    def indexes(self) -> list[RootIndex]:
+        """One index per root, in search-path order."""
+        return self._indexes
+
+    @property
     def key(self) -> str:
         """Identifies this search path in caches."""
         return "\0".join(f"{r.kind}:{r.directory}" for r in self.roots)
