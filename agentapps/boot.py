@@ -123,7 +123,6 @@ def bootstrap(cwd: Path | None = None, overrides: dict[str, Any] | None = None) 
         cwd=cwd,
         project=project,
         bundled=bundled_skills_dir(),
-        user=user_skills_dir(),
         main_tool=main,
         overrides=dict(overrides or {}),
     )

@@ -59,7 +59,6 @@ class Config:
     cwd: Path
     project: Path | None
     bundled: Path
-    user: Path
     main_tool: ToolDef | None = None
     overrides: dict[str, Any] = field(default_factory=dict)
     max_depth: int = 16
