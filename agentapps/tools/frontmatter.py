@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,42 @@ def split_markdown(text: str, file: Path) -> tuple[str | None, str, int, int]:
         file=file,
         line=first + 1,
     )
+
+
+@cache
+def _handler_class() -> type:
+    """python-frontmatter's YAML handler, with our boundaries and our strict loader (built on first
+    use: importing python-frontmatter pulls in PyYAML, which a code skill never needs)."""
+    from frontmatter.default_handlers import YAMLHandler
+
+    class SkillYAMLHandler(YAMLHandler):  # type: ignore[misc]
+        """Splits like `split_markdown` (shebang line, `---`/`...`, size cap, line numbers) and
+        loads with `load_yaml` (safe types, no aliases, no duplicate keys, file:line errors)."""
+
+        def __init__(self, file: Path) -> None:
+            super().__init__()
+            self.file, self.yaml_line, self.body_line, self.body = file, 1, 1, ""
+
+        def split(self, text: str) -> tuple[str, str]:
+            yaml_text, self.body, self.yaml_line, self.body_line = split_markdown(text, self.file)
+            if yaml_text is None:
+                raise ValueError("no frontmatter")  # python-frontmatter's "nothing to split"
+            return yaml_text, self.body
+
+        def load(self, fm: str, **kwargs: object) -> dict[str, Any]:
+            return load_yaml(fm, self.file, self.yaml_line)
+
+    return SkillYAMLHandler
+
+
+def read_markdown(text: str, file: Path) -> tuple[dict[str, Any], str, int, int]:
+    """(frontmatter, body, line of the frontmatter, line of the body) of a markdown skill file."""
+    handler = _handler_class()(file)
+    try:
+        yaml_text, body = handler.split(text)
+    except ValueError:
+        return {}, handler.body, 1, handler.body_line
+    return handler.load(yaml_text), body, handler.yaml_line, handler.body_line
 
 
 def load_yaml(yaml_text: str, file: Path, first_line: int) -> dict[str, Any]:

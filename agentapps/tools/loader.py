@@ -11,7 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from agentapps.errors import SkillLoadError
-from agentapps.tools.frontmatter import load_yaml, read_python_frontmatter, split_markdown
+from agentapps.tools.frontmatter import read_markdown, read_python_frontmatter
 from agentapps.tools.names import FOLDER_SKILL_FILE, is_valid_name, name_from_file
 from agentapps.types import RootKind, ToolDef, ToolFn
 
@@ -75,8 +75,7 @@ def load_file(path: Path, *, root: Path | None = None, root_kind: RootKind | Non
         fm, line = read_python_frontmatter(text, path)
         fm = _normalize(fm, path, line)
         return ToolDef(fm["name"], "code", fm, path, "", 1, None, path.as_uri(), root, root_kind, mtime)
-    yaml_text, body, yaml_line, body_line = split_markdown(text, path)
-    fm = load_yaml(yaml_text, path, yaml_line) if yaml_text is not None else {}
+    fm, body, yaml_line, body_line = read_markdown(text, path)
     fm = _normalize(fm, path, yaml_line)
     if path.name == FOLDER_SKILL_FILE:
         fm["metadata"].setdefault("role", "context")
