@@ -112,8 +112,9 @@ class ChainPlan:
 
     entries: list[str] = field(default_factory=list)
     static: bool = False
-    # the entries' definitions as last resolved, and when (re-resolved at the lookup's check interval)
-    tools: list[ToolDef] = field(default_factory=list)
+    # per entry, as last resolved (re-resolved at the lookup's check interval): its definition,
+    # cascaded metadata (None when it interpolates the call) and own plan
+    steps: list[tuple[ToolDef, dict[str, Any] | None, ChainPlan]] = field(default_factory=list)
     resolved_at: float = -1.0
 
 

@@ -83,18 +83,28 @@ class Globals:
         """Unique per process run; cheaper than a uuid per context."""
         return f"{self._prefix}-{next(self._ids)}"
 
+    def next_serial(self) -> int:
+        return next(self._ids)  # type: ignore[no-any-return]
+
     def cache_for(self, name: str) -> dict[Any, Any]:
         return self.cache.setdefault(name, {})
 
 
-@dataclass(slots=True)
 class Envelope:
-    id: str
-    parent: Context | None
-    target: Context
-    signal: Signal
-    untrusted: bool = False
-    depth: int = 0
+    """Who a call is: its id, its caller (`parent`), the context it serves (`target`, itself unless
+    it is a chain entry), the shared cancellation signal, whether it is agent code, its depth."""
+
+    __slots__ = ("_serial", "_prefix", "depth", "parent", "signal", "target", "untrusted")
+
+    def __init__(self, serial: int, prefix: str, parent: Context | None, target: Context, signal: Signal,
+                 untrusted: bool = False, depth: int = 0) -> None:
+        self._serial, self._prefix = serial, prefix
+        self.parent, self.target, self.signal, self.untrusted, self.depth = parent, target, signal, untrusted, depth
+
+    @property
+    def id(self) -> str:
+        """Unique per process run (formatted only when asked for: most calls never are)."""
+        return f"{self._prefix}-{self._serial}"
 
 
 @dataclass(slots=True)
@@ -114,15 +124,17 @@ class Run:
     policies: tuple[Any, ...] = ()
 
 
+_NO_PLAN = ChainPlan()  # until prepare() fills it in
+
+
 class Context:
     """One call. Contexts are made by `agentapps.context.manager.new_context`, which gives each
-    its `manager`; this module knows nothing of the onion."""
+    its `manager`; this module knows nothing of the onion. `locals` and `nonlocals` are made on
+    first use: most middleware contexts never touch their own."""
 
-    __slots__ = ("_args", "envelope", "globals", "locals", "manager", "nonlocals", "run")
+    __slots__ = ("_args", "_locals", "_nonlocals", "_started", "envelope", "globals", "manager", "run")
     envelope: Envelope
     run: Run
-    locals: Namespace
-    nonlocals: Namespace
     globals: Globals
     manager: ContextManager
 
@@ -131,19 +143,53 @@ class Context:
         target: Context | None = None, untrusted: bool = False,
     ) -> None:
         depth = 0 if parent is None else parent.envelope.depth + 1
-        self.envelope = Envelope(globals_.new_id(), parent, target or self, globals_.signal, untrusted, depth)
+        self.envelope = Envelope(globals_.next_serial(), globals_._prefix, parent, target or self,
+                                 globals_.signal, untrusted, depth)
         self._args = args
-        self.run = Run(tool, {}, ChainPlan(), entry=target is not None, trusted=target is not None)
-        frame = HistoryFrame(tool.name, args, time.time())
-        history = [frame] if parent is None else [*parent.locals["history"], frame]
-        self.locals = Namespace(result=None, error=None, history=history, config=Namespace())
-        if tool.kind == "markdown":
-            # directives rewrite `expanded`; agent-execute sends it to the model
-            self.locals.prompt = Namespace(raw=tool.body, expanded=tool.body, line=tool.body_line)
-        self.nonlocals = Namespace(parent.nonlocals) if parent is not None else Namespace()
+        entry = target is not None
+        self.run = Run(tool, {}, _NO_PLAN, entry, entry)
+        self._started = time.time()
+        self._locals: Namespace | None = None
+        # a snapshot of the caller's nonlocals as they are when the call starts; a caller that has
+        # not touched its own yet holds what its caller had, so that is copied on first use (as
+        # are a middleware's, which share the served call's)
         if parent is None:
-            self.nonlocals.setdefault("rootContextId", self.envelope.id)
+            self._nonlocals: Namespace | None = Namespace(rootContextId=self.envelope.id)
+        elif entry or parent._nonlocals is None:
+            self._nonlocals = None
+        else:
+            self._nonlocals = Namespace(parent._nonlocals)
         self.globals = globals_
+
+    @property
+    def locals(self) -> Namespace:
+        """Per-call scratch: `result`, `error`, `history` (the call stack), `config`, `prompt`."""
+        found = self._locals
+        if found is None:
+            tool = self.run.tool
+            found = self._locals = Namespace(result=None, error=None, history=self._history(), config=Namespace())
+            if tool.kind == "markdown":
+                # directives rewrite `expanded`; agent-execute sends it to the model
+                found.prompt = Namespace(raw=tool.body, expanded=tool.body, line=tool.body_line)
+        return found
+
+    @property
+    def nonlocals(self) -> Namespace:
+        """Inherited scratch: a shallow copy of the caller's, taken when the call started."""
+        found = self._nonlocals
+        if found is None:
+            parent = self.envelope.parent
+            found = self._nonlocals = Namespace(parent.nonlocals) if parent is not None else Namespace()
+        return found
+
+    def _history(self) -> list[HistoryFrame]:
+        frames: list[HistoryFrame] = []
+        node: Context | None = self
+        while node is not None:
+            frames.append(HistoryFrame(node.run.tool.name, node._args, node._started))
+            node = node.envelope.parent
+        frames.reverse()
+        return frames
 
     @property
     def args(self) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Any
 from agentapps.context.admission import admit, grants, refuse_pipeline_call
 from agentapps.context.calls import call_tool
 from agentapps.context.context import Context, Globals
-from agentapps.context.plan import chain_tools, prepare
+from agentapps.context.plan import chain_steps, prepare
 from agentapps.errors import ChainError
 from agentapps.tools.policy import Policy
 from agentapps.types import ToolDef
@@ -63,42 +63,48 @@ async def invoke(caller: Context, ref: str | ToolDef, args: dict[str, Any], untr
     try:
         prepare(ctx)
         refuse_pipeline_call(ctx)
-        await _serve(ctx)
+        return await _serve(ctx)
     except BaseException as exc:
         ctx.locals.error = exc
         raise
-    return ctx.locals.result
 
 
-async def _serve(ctx: Context) -> None:
-    """Run a prepared context: a static tool's function directly, else its chain from the start."""
+async def _serve(ctx: Context) -> Any:
+    """Run a prepared context — a static tool's function directly, else its chain from the start —
+    and return its result."""
     if ctx.run.chain.static:
         value = await call_tool(ctx)
         if value is not None:
             ctx.locals.result = value
-    else:
-        await _dispatch(ctx, 0)
+        return value
+    await _dispatch(ctx, 0)
+    return ctx.locals.result if ctx._locals is not None else None
 
 
 async def _dispatch(owner: Context, index: int) -> None:
     """Run entry `index` of `owner`'s chain and, unless it stopped the chain or called next()
     itself, the entries after it."""
-    tools = chain_tools(owner.run.chain, owner.globals)
-    if index >= len(tools) or owner.run.stopped:
+    g = owner.globals
+    steps = chain_steps(owner.run.chain, g)
+    if index >= len(steps) or owner.run.stopped:
         return
-    owner.globals.signal.raise_if_aborted()
-    entry = new_context(tools[index], {}, owner, owner.globals, target=owner)
+    g.signal.raise_if_aborted()
+    tool, meta, plan = steps[index]
+    entry = new_context(tool, {}, owner, g, target=owner)
     entry.run.chain_index = index
-    prepare(entry)
-    await _serve(entry)
+    if meta is None:  # its metadata interpolates the call
+        prepare(entry)
+    else:
+        entry.run.meta, entry.run.chain = meta, plan
+    value = await _serve(entry)
     pending = entry.manager._next
     if pending is not None and inspect.getcoroutinestate(pending) != inspect.CORO_CLOSED:
         if inspect.getcoroutinestate(pending) == inspect.CORO_CREATED:
             pending.close()  # never awaited: nothing ran, and no "never awaited" warning
         raise ChainError(f"Middleware '{entry.tool.name}' returned before its next() finished; "
                          "await ctx.manager.next().", skill=entry.tool.name)
-    if entry.locals.result is not None:
-        owner.locals.result = entry.locals.result
+    if value is not None:
+        owner.locals.result = value
         owner.run.stopped = True
     elif pending is None:
         await _dispatch(owner, index + 1)

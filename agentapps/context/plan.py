@@ -127,13 +127,20 @@ def chain_plan(tool: ToolDef, meta: dict[str, Any], g: Globals) -> ChainPlan:
     return plan
 
 
-def chain_tools(plan: ChainPlan, g: Globals) -> list[ToolDef]:
-    """The entries' definitions, re-resolved at the lookup's check interval (shadowing stays live)."""
+def chain_steps(plan: ChainPlan, g: Globals) -> list[tuple[ToolDef, dict[str, Any] | None, ChainPlan]]:
+    """Each entry's definition, metadata and plan, re-resolved at the lookup's check interval
+    (shadowing stays live) so that serving a call prepares no entry from scratch."""
     now = time.monotonic()
-    if now - plan.resolved_at >= g.lookup.check_interval or len(plan.tools) != len(plan.entries):
-        plan.tools = [g.lookup.find(name) for name in plan.entries]
-        plan.resolved_at = now
-    return plan.tools
+    if now - plan.resolved_at >= g.lookup.check_interval or len(plan.steps) != len(plan.entries):
+        steps = []
+        for name in plan.entries:
+            tool = g.lookup.find(name)
+            result = cascaded(tool, g)
+            if "env" in result.meta:
+                register_declared(g.internals, result.meta["env"])
+            steps.append((tool, None if result.dynamic else result.meta, chain_plan(tool, result.meta, g)))
+        plan.steps, plan.resolved_at = steps, now
+    return plan.steps
 
 
 def interface(ctx: Context, key: str) -> dict[str, Any] | None:
