@@ -16,7 +16,7 @@ from typing import Any
 
 from agentapps.core.atomic import write_atomic_at
 from agentapps.core.confine import Walked, check_target, make_parents, walk
-from agentapps.errors import DeniedError, LimitError, UsageError
+from agentapps.errors import DeniedError, LimitError, SkillError, UsageError
 from agentapps.files.text import read_lines
 
 MAX_READ_BYTES = 256 * 1024
@@ -108,7 +108,12 @@ def write_text(root: Path, user_path: str, content: str, *, append: bool = False
                 continue
             if len(old) + len(data) > MAX_APPEND_TOTAL:
                 raise LimitError(f"file-write: {walked.rel} would grow past {MAX_APPEND_TOTAL // (1024 * 1024)} MiB.")
-            write_atomic_at(dir_fd, walked.name, old + data, mode=mode)
+            try:
+                write_atomic_at(dir_fd, walked.name, old + data, mode=mode)
+            except FileNotFoundError:
+                continue  # the folder was removed after the walk: walk again
+            except OSError as exc:
+                raise SkillError(f"file-write: cannot write {walked.rel}: {exc.strerror}.") from None
             return {"path": walked.rel, "bytes": len(old) + len(data)}
     raise _changed(user_path, "it kept changing while being written")
 
