@@ -314,3 +314,26 @@ def test_errors_are_from_the_tree(tree: Any) -> None:
     caller(tree, "file-read(path=docs/*)")
     with pytest.raises(AgentAppsError):
         tree.invoke("caller", {"call": "file-read", "with": {"path": "docs/\x00x"}})
+
+
+HANDLER = """
+frontmatter = {{"name": {name!r}, "metadata": {{"params": {{"type": "object"}}}}}}
+
+def run(ctx, args):
+    return None
+"""
+
+
+@pytest.mark.parametrize(("ref", "allowed"), [("recorder", True), ("rec/../other.skill.py", False),
+                                              ("./recorder.skill.py", False), ("other", False)])
+def test_event_subscribe_ref_constraint_binds_the_handler_really_subscribed(project: Any, ref: str, allowed: bool) -> None:
+    project.write("recorder.skill.py", HANDLER.format(name="recorder"))
+    project.write("other.skill.py", HANDLER.format(name="other"))
+    (project.root / "rec").mkdir()
+    caller(project, "event-subscribe(ref=rec*)")
+    call = {"call": "event-subscribe", "with": {"topic": "t", "ref": ref}}
+    if allowed:
+        assert project.invoke("caller", call)["created"] is True
+    else:
+        with pytest.raises(DeniedError, match="does not match"):
+            project.invoke("caller", call)
