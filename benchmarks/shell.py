@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agentapps.process.shell import minimal_env, run_command  # noqa: E402
+from agentapps.process.shell import minimal_env, run_command
 
 ROUNDS = 40
 
