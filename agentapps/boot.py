@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +118,7 @@ BOOTSTRAP = ToolDef("bootstrap", "memory", {"name": "bootstrap", "metadata": {"$
 
 def bootstrap(cwd: Path | None = None, overrides: dict[str, Any] | None = None) -> Context:
     """Return the root context every invocation of this process descends from."""
+    started = time.time_ns()
     cwd = (cwd or Path.cwd()).resolve()
     project, main = find_project(cwd)
     config = Config(
@@ -131,7 +133,7 @@ def bootstrap(cwd: Path | None = None, overrides: dict[str, Any] | None = None) 
         if not depth.isdigit() or not 1 <= int(depth) <= 1000:
             raise ConfigError(f"AGENTAPPS_MAX_DEPTH must be a whole number from 1 to 1000, got {depth!r}.")
         config.max_depth = int(depth)
-    lookup = Lookup(search_path(cwd, project, main))
+    lookup = Lookup(search_path(cwd, project, main), not_after_ns=started)  # the run's start
     g = Globals(config=config, lookup=lookup)
     root = new_context(BOOTSTRAP, dict(overrides or {}), None, g)
     root.locals.config.update(cwd=str(cwd), project=str(project) if project else None)

@@ -33,39 +33,70 @@ def _make_dirs(directory: Path) -> None:
         os.chmod(path, _DIR_MODE)
 
 
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+def _fsync_fd(fd: int) -> None:
     try:
         os.fsync(fd)
     except OSError as exc:
         # Some file systems cannot fsync a directory; the rename is still atomic there.
         if exc.errno not in (errno.EINVAL, errno.ENOTSUP):
             raise
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        _fsync_fd(fd)
     finally:
         os.close(fd)
+
+
+def _write_all(fd: int, data: bytes, mode: int) -> None:
+    try:
+        os.fchmod(fd, mode)
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _temp_name(name: str) -> str:
+    # Keep the temp name within NAME_MAX even for long target names.
+    return f".{name[:200]}.{secrets.token_hex(6)}.tmp"
 
 
 def stage(path: Path, data: bytes, *, mode: int = 0o600) -> Path:
     """Write `data` durably to a temp file beside `path` (the slow part); `commit` puts it in place."""
     path = Path(path)
     _make_dirs(path.parent)
-    # Keep the temp name within NAME_MAX even for long target names.
-    tmp = path.parent / f".{path.name[:200]}.{secrets.token_hex(6)}.tmp"
+    tmp = path.parent / _temp_name(path.name)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:
-        try:
-            os.fchmod(fd, mode)
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _write_all(fd, data, mode)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     return tmp
+
+
+def write_atomic_at(dir_fd: int, name: str, data: bytes, *, mode: int = 0o600) -> None:
+    """`write_atomic` of `name` inside the folder open as `dir_fd`: the temp file is created and
+    renamed relative to that descriptor, so the write lands in that very folder even if its path
+    is swapped for a symlink meanwhile."""
+    tmp = _temp_name(name)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd)
+    try:
+        _write_all(fd, data, mode)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=dir_fd)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_fd(dir_fd)
 
 
 def commit(tmp: Path, path: Path, *, sync_dir: bool = True) -> None:

@@ -1,109 +1,161 @@
-"""file-read / file-write / file-list: project-relative paths, real-path confinement, caps, atomic writes."""
+"""file-read / file-write / file-list: project-relative paths, no-follow walks, caps, atomic writes.
+
+Every operation resolves its path with `confine.walk` and then acts relative to the folder
+descriptor the walk holds, so nothing checked can be swapped between the check and the use. When
+`expect` is given (the path a permission check approved) the operation refuses to act anywhere else.
+"""
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
-from agentapps.core.atomic import write_atomic
-from agentapps.core.confine import resolve_in_project
-from agentapps.errors import LimitError, UsageError
+from agentapps.core.atomic import write_atomic_at
+from agentapps.core.confine import Walked, check_target, make_parents, walk
+from agentapps.errors import DeniedError, LimitError, SkillError, UsageError
+from agentapps.files.text import read_lines
 
 MAX_READ_BYTES = 256 * 1024
 MAX_WRITE_BYTES = 10 * 1024 * 1024
+MAX_APPEND_TOTAL = 64 * 1024 * 1024  # append copies the old bytes into the new version
 SKIP_DIRS = frozenset({".git", ".agent-apps", "node_modules", ".venv", "__pycache__"})
+ATTEMPTS = 3  # a final name that turns into a symlink between the walk and the open: walk again
+
+
+class _Raced(Exception):
+    pass
+
+
+def _changed(user_path: str, why: str) -> DeniedError:
+    return DeniedError(f"Refused path {user_path!r}: {why}.")
+
+
+def _walk_checked(root: Path, user_path: str, expect: str | None, *, for_write: bool) -> Walked:
+    walked = walk(root, user_path)
+    try:
+        check_target(walked, user_path, for_write=for_write)
+        if expect is not None and walked.rel != expect:
+            raise _changed(user_path, f"it now resolves to {walked.rel}, not {expect} as when it was allowed")
+    except BaseException:
+        walked.close()
+        raise
+    return walked
+
+
+def _open_final(walked: Walked, flags: int) -> int:
+    try:
+        return os.open(walked.name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=walked.dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOENT):
+            raise _Raced from None  # replaced by a symlink or removed since the walk
+        raise
 
 
 def read_text(root: Path, user_path: str, *, offset: int = 0, limit: int | None = None,
-              max_bytes: int = MAX_READ_BYTES) -> str:
+              max_bytes: int = MAX_READ_BYTES, expect: str | None = None) -> str:
     """Lines `offset`.. (0-based) of a text file, at most `limit` lines and `max_bytes` bytes."""
-    path = resolve_in_project(root, user_path)
-    if not path.exists():
-        raise UsageError(f"file-read: no such file {user_path!r} in the project.")
-    if path.is_dir():
-        raise UsageError(f"file-read: {user_path!r} is a folder; use file-list.")
-    size = path.stat().st_size
-    with open(path, "rb") as handle:
-        head = handle.read(min(size, 8192))
-        if b"\x00" in head:
-            return f"[binary file {user_path}, {size} bytes: not shown]"
-        handle.seek(0)
-        lines: list[str] = []
-        used = 0
-        truncated = False
-        long_line: tuple[int, int] | None = None  # (0-based number, bytes) of a line alone over the cap
-        for number, (raw, length) in enumerate(_lines(handle, max_bytes)):
-            if number < offset:
+    for _ in range(ATTEMPTS):
+        with _walk_checked(root, user_path, expect, for_write=False) as walked:
+            if walked.kind == "missing":
+                raise UsageError(f"file-read: no such file {user_path!r} in the project.")
+            if walked.kind == "dir":
+                raise UsageError(f"file-read: {user_path!r} is a folder; use file-list.")
+            try:
+                fd = _open_final(walked, os.O_RDONLY | os.O_NONBLOCK)
+            except _Raced:
                 continue
-            if limit is not None and len(lines) >= limit:
-                truncated = True
-                break
-            if used + length > max_bytes:
-                truncated = True
-                if not lines:  # showing nothing would leave the reader stuck at this offset
-                    lines.append(raw[:max_bytes].decode("utf-8", errors="replace"))
-                    long_line = (number, length)
-                break
-            used += length
-            lines.append(raw.decode("utf-8", errors="replace"))
-    text = "".join(lines)
-    if long_line is not None:
-        number, length = long_line
-        text += (f"\n[... truncated: line {number + 1} of {user_path} is {length} bytes long; showed only its "
-                 f"first {max_bytes} bytes. Read the next line with offset={number + 1}.]\n")
-    elif truncated:
-        last = offset + len(lines)
-        text += (f"\n[... truncated: {user_path} is {size} bytes; showed lines {offset + 1}-{last}. "
-                 f"Read on with offset={last}.]\n")
-    return text
+            with os.fdopen(fd, "rb") as handle:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise _changed(user_path, "it is not a regular file (device, fifo or socket)")
+                return read_lines(handle, user_path, offset=offset, limit=limit, max_bytes=max_bytes)
+    raise _changed(user_path, "it kept changing while being opened")
 
 
-def _lines(handle: BinaryIO, cap: int) -> Iterator[tuple[bytes, int]]:
-    """Each line as (at most its first `cap` + 1 bytes, its length): a huge line is never held whole."""
-    while raw := handle.readline(cap + 1):
-        length = len(raw)
-        if length > cap and not raw.endswith(b"\n"):
-            while rest := handle.readline(1 << 20):
-                length += len(rest)
-                if rest.endswith(b"\n"):
-                    break
-        yield raw, length
+def _old_bytes(walked: Walked, append: bool) -> tuple[int, bytes]:
+    """The existing file's mode, and its bytes when appending (a new file: 0o644, nothing)."""
+    if walked.kind == "missing":
+        return 0o644, b""
+    fd = _open_final(walked, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _changed(walked.rel, "it is not a regular file (device, fifo or socket)")
+        if not append:
+            return stat.S_IMODE(info.st_mode), b""
+        if info.st_size > MAX_APPEND_TOTAL:
+            raise LimitError(f"file-write: appending to {walked.rel} ({info.st_size} bytes) would pass "
+                             f"the {MAX_APPEND_TOTAL // (1024 * 1024)} MiB limit for appends.")
+        return stat.S_IMODE(info.st_mode), handle.read(MAX_APPEND_TOTAL + 1)
 
 
-def write_text(root: Path, user_path: str, content: str, *, append: bool = False) -> dict[str, Any]:
+def write_text(root: Path, user_path: str, content: str, *, append: bool = False,
+               expect: str | None = None) -> dict[str, Any]:
     data = content.encode("utf-8")
     if len(data) > MAX_WRITE_BYTES:
         raise LimitError(f"file-write: {len(data)} bytes is over the {MAX_WRITE_BYTES // (1024 * 1024)} MiB limit.")
-    path = resolve_in_project(root, user_path, for_write=True)
-    if path.is_dir():
-        raise UsageError(f"file-write: {user_path!r} is a folder.")
-    mode = 0o644
-    if path.exists():
-        mode = stat.S_IMODE(path.stat().st_mode)
-        if append:
-            data = path.read_bytes() + data
-    path.parent.mkdir(parents=True, exist_ok=True)
-    resolve_in_project(root, user_path, for_write=True)  # the folders we just made must not be a way out
-    write_atomic(path, data, mode=mode)
-    return {"path": str(path.relative_to(Path(os.path.realpath(root)))), "bytes": len(data)}
+    for _ in range(ATTEMPTS):
+        with _walk_checked(root, user_path, expect, for_write=True) as walked:
+            if walked.kind == "dir":
+                raise UsageError(f"file-write: {user_path!r} is a folder.")
+            dir_fd = make_parents(walked, user_path)
+            try:
+                mode, old = _old_bytes(walked, append)
+            except _Raced:
+                continue
+            if len(old) + len(data) > MAX_APPEND_TOTAL:
+                raise LimitError(f"file-write: {walked.rel} would grow past {MAX_APPEND_TOTAL // (1024 * 1024)} MiB.")
+            try:
+                write_atomic_at(dir_fd, walked.name, old + data, mode=mode)
+            except FileNotFoundError:
+                continue  # the folder was removed after the walk: walk again
+            except OSError as exc:
+                raise SkillError(f"file-write: cannot write {walked.rel}: {exc.strerror}.") from None
+            return {"path": walked.rel, "bytes": len(old) + len(data)}
+    raise _changed(user_path, "it kept changing while being written")
+
+
+def normalize_glob(pattern: str) -> str:
+    """`./docs//*.md` -> `docs/*.md`: the spelling file-list matches with (paths never hold them)."""
+    parts = [p for p in pattern.strip().split("/") if p not in ("", ".")]
+    return "/".join(parts) or "**/*"
+
+
+def _listed(real_root: Path, rel: str, dir_fd: int, name: str) -> bool:
+    """A regular file, or a symlink that leads to one inside the project."""
+    try:
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return False
+    if stat.S_ISREG(info.st_mode):
+        return True
+    if not stat.S_ISLNK(info.st_mode):
+        return False
+    try:
+        with walk(real_root, rel) as walked:
+            return walked.kind == "file"
+    except (DeniedError, UsageError):
+        return False  # a symlink that leads out of the project
 
 
 def list_files(root: Path, pattern: str = "**/*", *, limit: int = 1000) -> list[str]:
     real_root = Path(os.path.realpath(root))
+    pattern = normalize_glob(pattern)
     found: list[str] = []
-    for directory, dirs, files in os.walk(real_root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not os.path.islink(os.path.join(directory, d)))
+    # fwalk descends through folder descriptors without following symlinks: a folder swapped for
+    # a symlink mid-walk is not entered.
+    for directory, dirs, files, dir_fd in os.fwalk(real_root, follow_symlinks=False):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        base = os.path.relpath(directory, real_root)
         for name in sorted(files):
-            full = Path(directory, name)
-            rel = full.relative_to(real_root).as_posix()
+            rel = name if base == "." else f"{base}/{name}"
             if not (fnmatch.fnmatch(rel, pattern) or (pattern.startswith("**/") and fnmatch.fnmatch(rel, pattern[3:]))):
                 continue
-            if not Path(os.path.realpath(full)).is_relative_to(real_root):
-                continue  # a symlink that leads out of the project
+            if not _listed(real_root, rel, dir_fd, name):
+                continue
             found.append(rel)
             if len(found) >= limit:
                 return found

@@ -12,13 +12,18 @@ from urllib.parse import urljoin, urlsplit
 
 from agentapps.errors import LimitError, SkillError, UsageError
 from agentapps.net.addresses import HostPolicy, SockAddr
+from agentapps.net.urls import normalize_url
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-CREDENTIAL_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
-BODY_HEADERS = frozenset({"content-type", "content-length", "transfer-encoding"})
+# On a redirect to another origin every header may carry a credential (X-Api-Key, Private-Token,
+# signed values...) except these, which say only what the client wants or sends.
+CROSS_ORIGIN_SAFE = frozenset({"accept", "accept-language", "accept-encoding", "user-agent", "cache-control",
+                               "pragma"})
+BODY_HEADERS = frozenset({"content-type", "content-length", "content-encoding", "content-language",
+                          "transfer-encoding"})
 CHUNK = 64 * 1024
 
 
@@ -203,8 +208,12 @@ def fetch(
     max_redirects: int = 5,
     policy: HostPolicy | None = None,
 ) -> HttpResponse:
-    """Send one request, following redirects; every hop's addresses are checked before connecting."""
+    """Send one request, following redirects; every hop's addresses are checked before connecting.
+
+    Every URL is sent in its `normalize_url` spelling; on a redirect to another origin only the
+    headers in CROSS_ORIGIN_SAFE (and the body's own, while the body is kept) go along."""
     policy = HostPolicy.from_env() if policy is None else policy
+    url = normalize_url(url)
     deadline = time.monotonic() + timeout
     method = method.upper()
     sent = dict(headers or {})
@@ -220,11 +229,12 @@ def fetch(
             host = urlsplit(url).hostname
             raise LimitError(f"Too many redirects (more than {max_redirects}), last from {host}.")
         redirects += 1
-        next_url = urljoin(url, location)
-        if _split(next_url)[:3] != _split(url)[:3]:  # another origin: don't hand it our secrets
-            sent = {k: v for k, v in sent.items() if k.lower() not in CREDENTIAL_HEADERS}
+        next_url = normalize_url(urljoin(url, location))
         if response.status == 303 or (response.status in (301, 302) and method == "POST"):
             method = "GET" if method != "HEAD" else method
             data = None
             sent = {k: v for k, v in sent.items() if k.lower() not in BODY_HEADERS}
+        if _split(next_url)[:3] != _split(url)[:3]:  # another origin: don't hand it our secrets
+            keep = CROSS_ORIGIN_SAFE | (BODY_HEADERS if data is not None else frozenset())
+            sent = {k: v for k, v in sent.items() if k.lower() in keep}
         url = next_url

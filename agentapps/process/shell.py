@@ -1,19 +1,26 @@
-"""Running a command for the `shell` skill: minimal environment, timeout, output caps, group kill."""
+"""Running a command for the `shell` skill: minimal environment, timeout, output caps, tree kill.
+
+The command runs under `reaper.py`, a small subreaper process, so descendants that leave the
+process group (`setsid`, daemons) are still found and killed when the command ends or is stopped.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import shlex
 import signal
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentapps.errors import LimitError, UsageError
+from agentapps.errors import LimitError
+from agentapps.process import reaper
+from agentapps.process.command import SHELL
 
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "TERM")
 MAX_OUTPUT = 1024 * 1024
+STOP_GRACE = 2.0  # seconds the reaper gets to kill the command's tree before its group is SIGKILLed
 
 
 @dataclass
@@ -33,23 +40,6 @@ def minimal_env(declared: list[str]) -> dict[str, str]:
     return {name: os.environ[name] for name in names if name in os.environ}
 
 
-def to_argv(command: str | list[str] | None, argv: list[str] | None) -> list[str]:
-    if argv:
-        return [str(a) for a in argv]
-    if isinstance(command, list):
-        return [str(a) for a in command]
-    if not command or not command.strip():
-        raise UsageError("shell needs `command` (a string run by /bin/sh) or `argv` (a list).")
-    return ["/bin/sh", "-c", command]
-
-
-def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
 async def _read_capped(stream: asyncio.StreamReader | None, limit: int) -> tuple[bytes, bool]:
     data = bytearray()
     truncated = False
@@ -64,40 +54,65 @@ async def _read_capped(stream: asyncio.StreamReader | None, limit: int) -> tuple
     return bytes(data), truncated
 
 
+async def _feed(stream: asyncio.StreamWriter | None, data: bytes) -> None:
+    """Write stdin; a command that exits without reading it all is not an error."""
+    if stream is None:
+        return
+    try:
+        stream.write(data)
+        await stream.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    finally:
+        stream.close()
+
+
+def _signal(pid: int, signum: int, *, group: bool = False) -> None:
+    try:
+        (os.killpg if group else os.kill)(pid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def _stop(proc: asyncio.subprocess.Process) -> None:
+    """Ask the reaper to kill the command's whole tree; SIGKILL its group if it does not exit."""
+    _signal(proc.pid, signal.SIGTERM)
+    try:
+        await asyncio.wait_for(asyncio.shield(proc.wait()), STOP_GRACE)
+    except TimeoutError:
+        pass
+    _signal(proc.pid, signal.SIGKILL, group=True)
+    await proc.wait()
+
+
 async def run_command(
-    argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, stdin: str | None = None,
+    line: str, *, cwd: Path, env: dict[str, str], timeout: float, stdin: str | None = None,
     max_output: int = MAX_OUTPUT, children: set[int] | None = None,
 ) -> ShellResult:
-    """`children` collects live process-group ids so an interrupted CLI can kill them as it exits."""
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv, cwd=str(cwd), env=env, start_new_session=True,
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )
-    except FileNotFoundError:
-        raise UsageError(f"shell: command not found: {shlex.quote(argv[0])}.") from None
+    """Run `/bin/sh -c line`. `children` collects live process-group ids so an interrupted CLI can
+    kill them as it exits."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-I", "-S", reaper.__file__, str(os.getpid()), SHELL, "-c", line,
+        cwd=str(cwd), env=env, start_new_session=True,
+        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
     if children is not None:
         children.add(proc.pid)
     try:
-        if stdin is not None and proc.stdin is not None:
-            proc.stdin.write(stdin.encode())
-            await proc.stdin.drain()
-            proc.stdin.close()
-        gathered = asyncio.gather(_read_capped(proc.stdout, max_output), _read_capped(proc.stderr, max_output),
-                                  proc.wait())
+        gathered = asyncio.gather(
+            _read_capped(proc.stdout, max_output), _read_capped(proc.stderr, max_output), proc.wait(),
+            _feed(proc.stdin, stdin.encode() if stdin is not None else b""),
+        )
         # on cancellation nobody awaits the gather again: consume its outcome so asyncio stays quiet
         gathered.add_done_callback(lambda f: f.cancelled() or f.exception())
         try:
-            (out, t1), (err, t2), code = await asyncio.wait_for(gathered, timeout)
+            (out, t1), (err, t2), code, _ = await asyncio.wait_for(gathered, timeout)
         except TimeoutError:
-            raise LimitError(f"shell: {shlex.join(argv)[:120]} ran longer than {timeout:g} s and was killed.") from None
+            raise LimitError(f"shell: {line[:120]} ran longer than {timeout:g} s and was killed.") from None
     finally:
         if proc.returncode is None:
-            _kill_group(proc)  # timeout, Ctrl-C or cancellation: never leave the process group behind
-            await proc.wait()
-        else:
-            _kill_group(proc)  # children the command left running in its group
+            await _stop(proc)  # timeout, Ctrl-C or cancellation: never leave the command's tree behind
         if children is not None:
             children.discard(proc.pid)
     return ShellResult(code, out.decode(errors="replace"), err.decode(errors="replace"), t1 or t2)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -10,7 +11,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from agentapps.errors import SkillLoadError
+from agentapps.errors import DeniedError, SkillLoadError
 from agentapps.tools.frontmatter import read_markdown, read_python_frontmatter
 from agentapps.tools.names import FOLDER_SKILL_FILE, is_valid_name, name_from_file
 from agentapps.types import RootKind, ToolDef, ToolFn
@@ -82,21 +83,54 @@ def load_file(path: Path, *, root: Path | None = None, root_kind: RootKind | Non
     return ToolDef(fm["name"], "markdown", fm, path, body, body_line, None, path.as_uri(), root, root_kind, mtime)
 
 
-def load_module(tool: ToolDef) -> ModuleType:
-    """Import a code skill's module (once per file version) and return it."""
+def refuse_if_written_after(tool: ToolDef, not_after_ns: int | None, info: os.stat_result | None = None) -> None:
+    """Refuse a skill file changed after `not_after_ns` (the run's start): a run never loads skill
+    code written while it runs. The inode change time counts too, since `os.utime` can set the
+    modification time back but not the change time."""
+    if not_after_ns is None or tool.path is None:
+        return
+    try:
+        info = info or os.stat(tool.path)
+    except OSError:
+        return  # gone: reading it fails with its own message
+    if max(info.st_mtime_ns, info.st_ctime_ns) > not_after_ns:
+        raise DeniedError(
+            f"Skill '{tool.name}' was written after this run started ({tool.path}); a run never loads "
+            "skill code written while it runs. Run again to use the new version.",
+            skill=tool.name, file=tool.path,
+        )
+
+
+def _source(tool: ToolDef, path: Path, not_after_ns: int | None) -> bytes:
+    """The file's bytes, checked and read through one descriptor (no swap between check and read)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise SkillLoadError(f"Cannot read skill file: {exc.strerror}.", skill=tool.name, file=path) from None
+    with os.fdopen(fd, "rb") as handle:
+        refuse_if_written_after(tool, not_after_ns, os.fstat(fd))
+        return handle.read(MAX_SKILL_FILE_BYTES + 1)
+
+
+def load_module(tool: ToolDef, *, not_after_ns: int | None = None) -> ModuleType:
+    """Import a code skill's module (once per file version) and return it.
+
+    The source is compiled from the bytes read here, never from a `__pycache__` file (which anyone
+    able to write beside the skill could forge), and refused if written after `not_after_ns`."""
     if tool.path is None:
         raise SkillLoadError(f"Skill '{tool.name}' has no code to run.", skill=tool.name)
     module_name = f"agentapps_skill_{abs(hash(str(tool.path))):x}_{tool.mtime_ns}"
     module = sys.modules.get(module_name)
     if module is not None:
         return module
+    source = _source(tool, tool.path, not_after_ns)
     spec = importlib.util.spec_from_file_location(module_name, tool.path)
-    if spec is None or spec.loader is None:
+    if spec is None:
         raise SkillLoadError("Cannot import this file as Python.", skill=tool.name, file=tool.path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     try:
-        spec.loader.exec_module(module)
+        exec(compile(source, str(tool.path), "exec", dont_inherit=True), module.__dict__)  # noqa: S102 - importing the skill
     except Exception as exc:  # the skill's own import-time failure
         sys.modules.pop(module_name, None)
         line = error_line(exc, tool.path)
@@ -109,23 +143,23 @@ def load_module(tool: ToolDef) -> ModuleType:
     return module
 
 
-def load_function(tool: ToolDef) -> ToolFn:
+def load_function(tool: ToolDef, *, not_after_ns: int | None = None) -> ToolFn:
     """Import a code skill's module (once) and return its `run` function."""
     if tool.fn is not None:
         return tool.fn
-    fn: ToolFn | None = getattr(load_module(tool), "run", None)
+    fn: ToolFn | None = getattr(load_module(tool, not_after_ns=not_after_ns), "run", None)
     if not callable(fn):
         raise SkillLoadError("A code skill needs a function `run(ctx, args)`.", skill=tool.name, file=tool.path)
     tool.fn = fn
     return tool.fn
 
 
-def load_policy_view(tool: ToolDef) -> PolicyView | None:
+def load_policy_view(tool: ToolDef, *, not_after_ns: int | None = None) -> PolicyView | None:
     """A code skill's optional `policy_view(ctx, args)`: the normalised arguments (one resolved
     path, one effective command) that allowed-tools constraints and trust rules are matched on."""
     if tool.kind != "code" or tool.path is None:
         return None
-    view = getattr(load_module(tool), "policy_view", None)
+    view = getattr(load_module(tool, not_after_ns=not_after_ns), "policy_view", None)
     return view if callable(view) else None
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from agentapps.errors import SkillLoadError, SkillNotFoundError
 from agentapps.tools.index import Broken, RootIndex
-from agentapps.tools.loader import load_file
+from agentapps.tools.loader import load_file, refuse_if_written_after
 from agentapps.tools.names import did_you_mean, is_skill_file, ref_kind
 from agentapps.types import PathEntry, ToolDef
 
@@ -21,6 +21,7 @@ class Lookup:
     roots: list[PathEntry]
     memory: dict[str, ToolDef] = field(default_factory=dict)
     check_interval: float = 1.0
+    not_after_ns: int | None = None  # the run's start: skill files changed later are refused
     _indexes: list[RootIndex] = field(default_factory=list)
     _by_path: dict[str, ToolDef] = field(default_factory=dict)
     _memo: dict[str, tuple[ToolDef, int, float]] = field(default_factory=dict)
@@ -89,6 +90,7 @@ class Lookup:
         if cached is not None and cached.mtime_ns == mtime:
             return cached
         tool = self._from_roots(Path(real)) or load_file(Path(real))
+        refuse_if_written_after(tool, self.not_after_ns)
         self._by_path[real] = tool
         return tool
 
@@ -130,6 +132,7 @@ class Lookup:
             except OSError:
                 pass
         winner = self._find(name)
+        refuse_if_written_after(winner, self.not_after_ns)
         self._memo[name] = (winner, self._generation(), now)
         return winner
 

@@ -2,13 +2,14 @@
 
 from pathlib import Path
 
-from agentapps.files.ops import list_files
+from agentapps.files.ops import list_files, normalize_glob
 
 frontmatter = {
     "name": "file-list",
     "description": "List files in the project matching a glob such as 'src/**/*.py' (paths relative to the project root).",
     "metadata": {
         "tags": ["builtin", "files"],
+        "action-args": ["glob"],
         "params": {
             "type": "object",
             "properties": {
@@ -20,6 +21,12 @@ frontmatter = {
         "returns": {"type": "array", "items": {"type": "string"}},
     },
 }
+
+
+def policy_view(ctx, args):
+    """`glob` as file-list matches it: the default filled in, `./` and empty segments dropped."""
+    glob = args.get("glob", "**/*")
+    return {**args, "glob": normalize_glob(glob)} if isinstance(glob, str) else args
 
 
 def run(ctx, args):

@@ -2,13 +2,16 @@
 
 from pathlib import Path
 
+from agentapps.core.confine import project_relative
 from agentapps.files.ops import read_text
+from agentapps.tools.views import VIEW_KEY
 
 frontmatter = {
     "name": "file-read",
     "description": "Read a text file inside the project (path relative to the project root), optionally a range of lines.",
     "metadata": {
         "tags": ["builtin", "files"],
+        "action-args": ["path"],
         "params": {
             "type": "object",
             "properties": {
@@ -24,6 +27,19 @@ frontmatter = {
 }
 
 
-def run(ctx, args):
+def _root(ctx):
     cfg = ctx.globals.config
-    return read_text(Path(cfg.project or cfg.cwd), args["path"], offset=args.get("offset", 0), limit=args.get("limit"))
+    return Path(cfg.project or cfg.cwd)
+
+
+def policy_view(ctx, args):
+    """`path` as the project-relative POSIX path the read resolves to (symlinks followed, no `..`)."""
+    if isinstance(args.get("path"), str):
+        return {**args, "path": project_relative(_root(ctx), args["path"])}
+    return args
+
+
+def run(ctx, args):
+    view = ctx.locals.get(VIEW_KEY) or {}
+    return read_text(_root(ctx), args["path"], offset=args.get("offset", 0), limit=args.get("limit"),
+                     expect=view.get("path"))

@@ -2,14 +2,19 @@
 
 from pathlib import Path
 
+from agentapps.core.confine import project_relative
+from agentapps.files.guard import approve_code_write, is_protected
 from agentapps.files.ops import write_text
+from agentapps.tools.views import VIEW_KEY
 
 frontmatter = {
     "name": "file-write",
-    "description": "Write (or append to) a text file inside the project, creating folders; never inside .git/ or .agent-apps/.",
+    "description": ("Write (or append to) a text file inside the project, creating folders; never inside .git/ or "
+                    ".agent-apps/; writing a skill file (*.skill.md, *.skill.py, SKILL.md) needs approval."),
     "metadata": {
         "visibility": "hidden",
         "tags": ["builtin", "files", "dangerous"],
+        "action-args": ["path"],
         "params": {
             "type": "object",
             "properties": {
@@ -25,6 +30,23 @@ frontmatter = {
 }
 
 
-def run(ctx, args):
+def _root(ctx):
     cfg = ctx.globals.config
-    return write_text(Path(cfg.project or cfg.cwd), args["path"], args["content"], append=bool(args.get("append")))
+    return Path(cfg.project or cfg.cwd)
+
+
+def policy_view(ctx, args):
+    """`path` as the project-relative POSIX path the write lands on (symlinks followed, no `..`)."""
+    if isinstance(args.get("path"), str):
+        return {**args, "path": project_relative(_root(ctx), args["path"], for_write=True)}
+    return args
+
+
+async def run(ctx, args):
+    root = _root(ctx)
+    allowed = (ctx.locals.get(VIEW_KEY) or {}).get("path")  # what allowed-tools was shown
+    rel = allowed if allowed is not None else project_relative(root, args["path"], for_write=True)
+    if is_protected(rel):
+        await approve_code_write(ctx, rel, {"append": bool(args.get("append")), "bytes": len(args["content"])})
+    # the write walks again and refuses to land anywhere but the path that was checked
+    return write_text(root, args["path"], args["content"], append=bool(args.get("append")), expect=rel)

@@ -3,12 +3,17 @@
 import asyncio
 
 from agentapps.net.http import fetch
+from agentapps.net.urls import normalize_url
+
+OVERRIDES = ("x-http-method-override", "x-http-method", "x-method-override")
 
 frontmatter = {
     "name": "http",
     "description": "Make an HTTP or HTTPS request to a public host; returns status, headers and the body as text.",
     "metadata": {
         "tags": ["builtin", "network"],
+        # a constraint on `url` alone admits GET only: another method must be constrained too
+        "action-args": ["url", "method"],
         "params": {
             "type": "object",
             "properties": {
@@ -25,6 +30,25 @@ frontmatter = {
         "returns": {"type": "object", "required": ["status", "headers", "body", "url"]},
     },
 }
+
+
+def policy_view(ctx, args):
+    """`url` as sent (normalize_url) and `method` upper-cased, taken from a method-override header
+    when there is one, and left out when it is GET."""
+    view = dict(args)
+    if isinstance(args.get("url"), str):
+        view["url"] = normalize_url(args["url"])
+    method = args.get("method", "GET")
+    headers = args.get("headers") if isinstance(args.get("headers"), dict) else {}
+    for name, value in headers.items():
+        if str(name).lower() in OVERRIDES:
+            method = value
+    view.pop("method", None)
+    if isinstance(method, str) and method.strip().upper() != "GET":
+        view["method"] = method.strip().upper()
+    elif not isinstance(method, str):
+        view["method"] = method
+    return view
 
 
 async def run(ctx, args):

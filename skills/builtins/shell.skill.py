@@ -2,23 +2,30 @@
 
 from pathlib import Path
 
-from agentapps.process.shell import minimal_env, run_command, to_argv
+from agentapps.core.caller import caller_skill
+from agentapps.process.command import effective_command
+from agentapps.process.shell import minimal_env, run_command
 
 frontmatter = {
     "name": "shell",
-    "description": "Run a command in the project root with a timeout and a minimal environment; returns exitCode, stdout, stderr.",
+    "description": ("Run a command in the project root with a timeout and a minimal environment; "
+                    "returns exitCode, stdout, stderr."),
     "metadata": {
         "visibility": "hidden",
         "tags": ["builtin", "dangerous"],
+        # a constraint must say which commands (and which stdin: `sh` reads its script from it)
+        "action-args": ["command", "input"],
         "params": {
             "type": "object",
             "properties": {
                 "command": {"type": "string", "description": "A command line, run by /bin/sh -c."},
-                "argv": {"type": "array", "items": {"type": "string"}, "description": "Program and arguments, run without a shell."},
+                "argv": {"type": "array", "items": {"type": "string"}, "minItems": 1,
+                         "description": "Program and arguments (quoted for you; give this or `command`)."},
                 "input": {"type": "string", "description": "Text sent to the command's stdin."},
                 "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600, "default": 60,
-                            "description": "Seconds before the command's process group is killed."},
+                            "description": "Seconds before the command and everything it started are killed."},
             },
+            "not": {"required": ["command", "argv"]},
             "additionalProperties": False,
         },
         "returns": {"type": "object", "required": ["exitCode", "stdout", "stderr"]},
@@ -26,14 +33,27 @@ frontmatter = {
 }
 
 
-async def run(ctx, args):
-    caller = ctx.envelope.parent
+def policy_view(ctx, args):
+    """`command` as the one line /bin/sh runs (`argv` folded into it; scripts as `/bin/sh -c '...'`)."""
+    view = {k: v for k, v in args.items() if k != "argv"}
+    view["command"] = effective_command(args.get("command"), args.get("argv"))
+    return view
+
+
+def _declared_env(ctx):
+    """The variables the calling skill declares (for agent code: the skill the agent serves)."""
+    caller = caller_skill(ctx)
     declared = caller.meta.get("env") if caller is not None else None
-    env = minimal_env([str(v) for v in declared] if isinstance(declared, list) else [])
+    if isinstance(declared, str):
+        declared = [declared]
+    return [str(v) for v in declared] if isinstance(declared, list) else []
+
+
+async def run(ctx, args):
     cfg = ctx.globals.config
     result = await run_command(
-        to_argv(args.get("command"), args.get("argv")),
-        cwd=Path(cfg.project or cfg.cwd), env=env, timeout=float(args.get("timeout", 60)), stdin=args.get("input"),
-        children=ctx.globals.internals.setdefault("children", set()),
+        effective_command(args.get("command"), args.get("argv")),
+        cwd=Path(cfg.project or cfg.cwd), env=minimal_env(_declared_env(ctx)), timeout=float(args.get("timeout", 60)),
+        stdin=args.get("input"), children=ctx.globals.internals.setdefault("children", set()),
     )
     return result.to_dict()

@@ -33,8 +33,18 @@ frontmatter = {
         },
         "returns": {"type": "object", "properties": {"created": {"type": "boolean"}}},
         "tags": ["runtime", "events"],
+        "action-args": ["ref"],
     },
 }
+
+
+def policy_view(ctx, args):
+    """`ref` as the handler it names: a bare name as is, a path as its file's real `file://` URI
+    (so `ref=rec*` cannot admit `rec/../other.skill.py`)."""
+    ref = args.get("ref")
+    if not isinstance(ref, str) or ref_kind(ref) == "name" or not (ref_kind(ref) == "path" or ref.startswith("file:")):
+        return args
+    return {**args, "ref": ctx.globals.lookup.resolve(ref).uri or ref}
 
 
 def run(ctx, args):

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import time
 
 import pytest
 
-from agentapps.errors import DeniedError
+from agentapps.errors import AgentAppsError, DeniedError
 
 
 @pytest.fixture
@@ -98,3 +101,84 @@ def test_file_list_globs_and_skips_symlinks_out(files, tmp_path):
     assert out == ["src/m.py"]
     everything = files.invoke("file-list", {})
     assert "docs/a.txt" in everything and not any(p.startswith(".agent-apps") for p in everything)
+
+
+def test_reading_a_huge_sparse_file_stops_at_once(files):
+    """20 GB that are mostly a hole: reads stop at the first NUL instead of walking the file."""
+    path = files.root / "sparse.log"
+    with open(path, "wb") as handle:
+        handle.write(b"hello\n" * 2000)
+        handle.truncate(20 * 1024**3)
+    for args in ({"path": "sparse.log"}, {"path": "sparse.log", "offset": 5000}, {"path": "sparse.log", "limit": 1}):
+        started = time.monotonic()
+        text = files.invoke("file-read", args)
+        assert time.monotonic() - started < 1.0
+        assert text.startswith("hello\n" if args.get("limit") else "[binary file sparse.log")
+
+
+def test_one_read_scans_a_bounded_number_of_bytes(tmp_path):
+    from agentapps.errors import LimitError
+    from agentapps.files.text import read_lines
+
+    (tmp_path / "long").write_bytes(b"a" * 5000 + b"\n" + b"line\n" * 400)
+    (tmp_path / "many").write_bytes(b"line\n" * 400)
+    with open(tmp_path / "long", "rb") as handle:
+        head = read_lines(handle, "f", offset=0, limit=None, max_bytes=100, scan=1000)
+    assert head.startswith("a" * 100) and "line 1 of f is over 1000 bytes long" in head
+    with open(tmp_path / "many", "rb") as handle, pytest.raises(LimitError, match="beyond the first"):
+        read_lines(handle, "f", offset=300, limit=None, max_bytes=100, scan=1000)
+
+
+FLIPPER = """
+import itertools, os, sys, time
+root, outside = sys.argv[1], sys.argv[2]
+docs, parked = os.path.join(root, "docs"), os.path.join(root, "parked")
+end = time.monotonic() + float(sys.argv[3])
+for n in itertools.count():
+    if time.monotonic() > end:
+        break
+    os.rename(docs, parked)
+    try:
+        os.symlink(outside, docs)
+    except FileExistsError:  # a write made docs/ again while it was parked: keep it aside
+        os.rename(docs, os.path.join(root, f"made-{n}"))
+        os.symlink(outside, docs)
+    time.sleep(0.0001)
+    os.unlink(docs)
+    try:
+        os.rename(parked, docs)
+    except OSError:  # a write made docs/ again meanwhile
+        os.rename(docs, os.path.join(root, f"made-again-{n}"))
+        os.rename(parked, docs)
+    time.sleep(0.0001)
+"""
+
+
+def test_a_folder_swapped_for_a_symlink_mid_operation_never_lets_a_read_or_write_out(files, tmp_path):
+    """A real race: another process flips docs/ between a folder and a symlink out of the project
+    while reads and writes run; nothing outside is ever read or written."""
+    from agentapps.files.ops import read_text, write_text
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "a.txt").write_text("SECRET OUTSIDE\n")
+    flipper = subprocess.Popen([sys.executable, "-c", FLIPPER, str(files.root), str(outside), "1.5"])
+    seen: set[str] = set()
+    try:
+        while flipper.poll() is None:
+            for op in ("read", "write"):
+                try:
+                    if op == "read":
+                        seen.add(read_text(files.root, "docs/a.txt"))
+                    else:
+                        write_text(files.root, "docs/w.txt", "written")
+                except AgentAppsError:
+                    seen.add("refused")
+                except OSError as exc:  # a raw error is a defect too, but an escape is worse
+                    seen.add(f"raw {exc!r}")
+    finally:
+        assert flipper.wait(10) == 0
+    assert "SECRET OUTSIDE\n" not in seen
+    assert not [s for s in seen if s.startswith("raw ")]
+    assert {"one\ntwo\nthree\n", "refused"} <= seen  # the race really ran both ways
+    assert sorted(p.name for p in outside.iterdir()) == ["a.txt"]

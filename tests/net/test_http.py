@@ -283,12 +283,23 @@ def test_redirect_method_rewriting(
 def test_credentials_are_stripped_when_redirect_changes_origin(
     server: LocalServer, other_server: LocalServer
 ) -> None:
-    headers = {"Authorization": "Bearer s3cret", "Cookie": "sid=1", "X-Keep": "1"}
+    headers = {"Authorization": "Bearer s3cret", "Cookie": "sid=1", "X-Api-Key": "k3y", "Private-Token": "t0k",
+               "X-Custom-Sig": "s1g", "Accept": "application/json", "User-Agent": "tester/1"}
     url = server.url(f"/redirect?to={other_server.url('/echo')}")
     echo = json.loads(fetch("GET", url, headers=headers, policy=ALLOW_LOOPBACK).body)
-    assert "authorization" not in echo["headers"] and "cookie" not in echo["headers"]
-    assert echo["headers"]["x-keep"] == "1"
+    sent = echo["headers"]
+    for name in ("authorization", "cookie", "x-api-key", "private-token", "x-custom-sig"):
+        assert name not in sent, name
+    assert sent["accept"] == "application/json" and sent["user-agent"] == "tester/1"
     assert other_server.requests == ["/echo"]
+
+
+def test_a_kept_body_keeps_its_content_type_across_origins(server: LocalServer, other_server: LocalServer) -> None:
+    url = server.url(f"/redirect?code=307&to={other_server.url('/echo')}")
+    headers = {"Content-Type": "text/plain", "X-Api-Key": "k3y"}
+    echo = json.loads(fetch("POST", url, headers=headers, body="payload", policy=ALLOW_LOOPBACK).body)
+    assert echo["body"] == "payload" and echo["headers"]["content-type"] == "text/plain"
+    assert "x-api-key" not in echo["headers"]
 
 
 def test_credentials_are_kept_on_same_origin_redirect(server: LocalServer) -> None:

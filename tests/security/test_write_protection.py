@@ -1,0 +1,163 @@
+"""Writing code is privileged (issue 9 §3): a skill allowed only `file-write` cannot create or change
+skill code without the trust gate's approval, and a run never loads skill code written after it
+started, whoever wrote it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import time
+from typing import Any
+
+import pytest
+
+from agentapps.errors import DeniedError
+
+WRITER = """
+frontmatter = {"name": "writer", "allowed-tools": "file-write", "metadata": {"params": {"type": "object"}}}
+
+async def run(ctx, args):
+    return await ctx.manager.invoke("file-write", args)
+"""
+
+CODE = """
+frontmatter = {{"name": {name!r}, "metadata": {{"params": {{"type": "object"}}}}}}
+
+def run(ctx, args):
+    return "code from {name}"
+"""
+MARKDOWN = "---\nname: {name}\ndescription: x\n---\nDo it.\n"
+MAIN = "---\nname: proj\ndescription: main\nmetadata:\n  role: main\n---\nMain.\n"
+
+# (path written, its text) — every kind of file the loader takes as a skill
+PROTECTED = [
+    ("skills/file-write.skill.py", CODE.format(name="file-write")),  # shadows a built-in
+    ("helper.skill.py", CODE.format(name="helper")),
+    ("notes/evil.skill.md", MARKDOWN.format(name="evil")),
+    ("tools/kit/SKILL.md", MARKDOWN.format(name="kit")),
+    ("proj.skill.md", MAIN),  # the project's main skill
+    ("default.skill.md", MARKDOWN.format(name="default")),  # the pipeline
+    ("validate-allowed-tools.skill.py", CODE.format(name="validate-allowed-tools")),  # a middleware
+    ("docs/../late.skill.py", CODE.format(name="late")),
+]
+
+
+@pytest.fixture
+def writer(project: Any) -> Any:
+    project.write("proj.skill.md", MAIN)
+    project.write("writer.skill.py", WRITER)
+    project.write("docs/readme.txt", "r\n")
+    return project
+
+
+def _write(project: Any, path: str, text: str, *extra: str, **env: str) -> Any:
+    return project.cli("run", *extra, "writer", "--arg-json", json.dumps({"path": path, "content": text}), **env)
+
+
+@pytest.mark.parametrize(("path", "text"), PROTECTED)
+def test_writing_skill_code_needs_approval(writer: Any, path: str, text: str) -> None:
+    target = writer.root / os.path.normpath(path)
+    before = target.read_bytes() if target.exists() else None
+    denied = _write(writer, path, text)
+    assert denied.returncode == 3, denied.stderr
+    assert "needs approval" in denied.stderr and "--approve 'file-write'" in denied.stderr
+    assert (target.read_bytes() if target.exists() else None) == before
+
+    approved = _write(writer, path, text, "--approve", "file-write")
+    assert approved.returncode == 0, approved.stderr
+    assert target.read_text() == text
+
+
+@pytest.mark.parametrize("path", ["x.skill.py", "sub/SKILL.md", "a.skill.md"])
+def test_appending_to_skill_code_needs_approval_too(writer: Any, path: str) -> None:
+    writer.write(path, CODE.format(name="x") if path.endswith(".py") else MARKDOWN.format(name="a"))
+    before = (writer.root / path).read_text()
+    result = writer.cli("run", "writer", "--arg-json", json.dumps({"path": path, "content": "\nimport os",
+                                                                   "append": True}))
+    assert result.returncode == 3
+    assert (writer.root / path).read_text() == before
+
+
+def test_a_symlink_to_a_skill_file_does_not_hide_it(writer: Any) -> None:
+    writer.write("tool.skill.py", CODE.format(name="tool"))
+    os.symlink("tool.skill.py", writer.root / "docs" / "innocent.txt")
+    result = _write(writer, "docs/innocent.txt", "evil")
+    assert result.returncode == 3 and "tool.skill.py" in result.stderr
+    assert "code from tool" in (writer.root / "tool.skill.py").read_text()
+
+
+def test_other_files_need_no_approval_and_the_user_may_write_skills_directly(writer: Any) -> None:
+    assert _write(writer, "docs/notes.md", "fine").returncode == 0
+    assert _write(writer, "docs/skill.md.txt", "fine").returncode == 0
+    direct = writer.cli("run", "file-write", "--arg-json",
+                        json.dumps({"path": "mine.skill.md", "content": MARKDOWN.format(name="mine")}))
+    assert direct.returncode == 0, direct.stderr  # the user's own command, not a skill's
+
+
+def test_an_approved_skill_runs_in_the_next_run(writer: Any) -> None:
+    assert _write(writer, "helper.skill.py", CODE.format(name="helper"), "--approve", "file-write").returncode == 0
+    later = writer.cli("run", "helper")
+    assert later.returncode == 0 and later.stdout.strip() == "code from helper"
+
+
+CHAIN = """
+frontmatter = {{"name": "chain", "allowed-tools": {allowed!r}, "metadata": {{"params": {{"type": "object"}}}}}}
+
+async def run(ctx, args):
+    for call, with_args in args["steps"]:
+        await ctx.manager.invoke(call, with_args)
+    return await ctx.manager.invoke(args["then"], {{}})
+"""
+
+
+@pytest.mark.parametrize("kind", ["code", "markdown"])
+def test_skill_code_written_mid_run_is_never_loaded_by_that_run(writer: Any, kind: str) -> None:
+    """Even approved, a file written during the run is refused until the next run."""
+    name = "fresh"
+    path, text = (f"{name}.skill.py", CODE.format(name=name)) if kind == "code" else (
+        f"{name}.skill.md", MARKDOWN.format(name=name))
+    writer.write("chain.skill.py", CHAIN.format(allowed="file-write fresh"))
+    args = {"steps": [["file-write", {"path": path, "content": text}]], "then": name}
+    result = writer.cli("run", "--approve", "file-write", "chain", "--arg-json", json.dumps(args))
+    assert result.returncode == 3, result.stderr
+    assert "written after this run started" in result.stderr and path in result.stderr
+    assert (writer.root / path).read_text() == text  # written, just not loaded
+
+
+def test_a_file_written_mid_run_by_a_shell_command_is_not_loaded(writer: Any) -> None:
+    writer.write("chain.skill.py", CHAIN.format(allowed="shell planted"))
+    script = f"printf '%s' {shlex.quote(CODE.format(name='planted'))} > planted.skill.py"
+    args = {"steps": [["shell", {"command": script}]], "then": "planted"}
+    result = writer.cli("run", "chain", "--arg-json", json.dumps(args))
+    assert result.returncode == 3, result.stderr
+    assert "written after this run started" in result.stderr and "planted.skill.py" in result.stderr
+    assert writer.cli("run", "planted").stdout.strip() == "code from planted"  # the next run loads it
+
+
+def test_an_existing_skill_replaced_mid_run_with_its_old_times_is_not_loaded(writer: Any) -> None:
+    """os.utime can put the modification time back, never the inode change time."""
+    original = writer.write("victim.skill.py", CODE.format(name="victim"))
+    old = original.stat()
+    time.sleep(0.02)
+    root = writer.boot()
+    original.write_text(CODE.format(name="victim").replace("code from", "evil from"))
+    os.utime(original, ns=(old.st_atime_ns, old.st_mtime_ns))
+    with pytest.raises(DeniedError, match="written after this run started"):
+        writer.invoke("victim", {}, root=root)
+
+
+def test_a_forged_bytecode_cache_is_never_executed(writer: Any) -> None:
+    """A `.pyc` beside a skill file (writable by whoever may write there) is not what runs."""
+    import importlib.util
+    import py_compile
+
+    source = writer.write("cached.skill.py", CODE.format(name="cached"))
+    evil = writer.root / "evil_src.py"
+    evil.write_text(CODE.format(name="cached").replace("code from", "evil from"))
+    info = source.stat()
+    os.utime(evil, ns=(info.st_atime_ns, info.st_mtime_ns))
+    evil.write_text(evil.read_text()[: info.st_size].ljust(info.st_size))  # same size as the source
+    os.utime(evil, ns=(info.st_atime_ns, info.st_mtime_ns))
+    py_compile.compile(str(evil), cfile=importlib.util.cache_from_source(str(source)), doraise=True)
+    assert writer.invoke("cached", {}) == "code from cached"
