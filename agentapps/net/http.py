@@ -6,6 +6,7 @@ import http.client
 import socket
 import ssl
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
@@ -207,11 +208,13 @@ def fetch(
     max_bytes: int = 10 * 1024 * 1024,
     max_redirects: int = 5,
     policy: HostPolicy | None = None,
+    check_hop: Callable[[str, str], None] | None = None,
 ) -> HttpResponse:
     """Send one request, following redirects; every hop's addresses are checked before connecting.
 
     Every URL is sent in its `normalize_url` spelling; on a redirect to another origin only the
-    headers in CROSS_ORIGIN_SAFE (and the body's own, while the body is kept) go along."""
+    headers in CROSS_ORIGIN_SAFE (and the body's own, while the body is kept) go along.
+    `check_hop(method, url)` may refuse a redirect (it raises) before anything is sent to it."""
     policy = HostPolicy.from_env() if policy is None else policy
     url = normalize_url(url)
     deadline = time.monotonic() + timeout
@@ -234,6 +237,8 @@ def fetch(
             method = "GET" if method != "HEAD" else method
             data = None
             sent = {k: v for k, v in sent.items() if k.lower() not in BODY_HEADERS}
+        if check_hop is not None:  # the caller's grant binds where the request really goes
+            check_hop(method, next_url)
         if _split(next_url)[:3] != _split(url)[:3]:  # another origin: don't hand it our secrets
             keep = CROSS_ORIGIN_SAFE | (BODY_HEADERS if data is not None else frozenset())
             sent = {k: v for k, v in sent.items() if k.lower() in keep}

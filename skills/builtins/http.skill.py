@@ -4,6 +4,8 @@ import asyncio
 
 from agentapps.net.http import fetch
 from agentapps.net.urls import normalize_url
+from agentapps.tools.policy import check_chain
+from agentapps.tools.views import candidate
 
 OVERRIDES = ("x-http-method-override", "x-http-method", "x-method-override")
 
@@ -51,9 +53,23 @@ def policy_view(ctx, args):
     return view
 
 
+def _hop_check(ctx, args):
+    """A redirect is a new request: the calling skill's grant must admit it as if it were asked for
+    (`http(url=https://api.github.com/*)` does not follow a redirect to another host)."""
+    policies = ctx.run.caller_policies
+    if not policies:
+        return None
+    who = candidate(ctx)
+
+    def check(method, url):
+        check_chain(policies, who, policy_view(ctx, {**args, "url": url, "method": method}))
+
+    return check
+
+
 async def run(ctx, args):
     response = await asyncio.to_thread(
         fetch, args.get("method", "GET"), args["url"], headers=args.get("headers"), body=args.get("body"),
-        timeout=float(args.get("timeout", 60)),
+        timeout=float(args.get("timeout", 60)), check_hop=_hop_check(ctx, args),
     )
     return {"status": response.status, "headers": response.headers, "body": response.text, "url": response.url}

@@ -11,6 +11,11 @@ import pytest
 
 class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
+        if "/hop-to/" in self.path:  # a redirect to another path on this server
+            self.send_response(302)
+            self.send_header("Location", "/" + self.path.split("/hop-to/", 1)[1])
+            self.end_headers()
+            return
         if self.path == "/redirect-metadata":
             self.send_response(302)
             self.send_header("Location", "http://169.254.169.254/latest/meta-data/")
@@ -57,3 +62,20 @@ def test_redirect_to_the_metadata_address_is_refused(project, server):
 def test_non_http_schemes_are_bad_input(project):
     result = project.cli("run", "http", "--url", "file:///etc/passwd")
     assert result.returncode == 2
+
+
+@pytest.mark.parametrize(("start", "allowed"), [("/api/hop-to/api/data", True), ("/api/hop-to/private/x", False)])
+def test_a_redirect_must_pass_the_callers_url_constraint(project, server, start, allowed):
+    project.write("fetcher.skill.py", f"""
+frontmatter = {{"name": "fetcher", "allowed-tools": "http(url={server}/api/*)"}}
+
+async def run(ctx, args):
+    return (await ctx.manager.invoke("http", {{"url": "{server}{start}"}}))["url"]
+""")
+    result = project.cli("run", "fetcher", AGENTAPPS_HTTP_ALLOW="127.0.0.1")
+    if allowed:
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip().endswith("/api/data")
+    else:
+        assert result.returncode == 3
+        assert "Skill 'fetcher' may not call 'http': argument 'url' does not match" in result.stderr
