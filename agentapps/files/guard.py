@@ -14,10 +14,32 @@ if TYPE_CHECKING:
     from agentapps.context.context import Context
 
 
-def is_protected(rel: str) -> bool:
-    """Whether the project-relative path names a file the loader would take as a skill: any
-    `*.skill.md`, `*.skill.py` or `SKILL.md`, in any folder (main skill and pipeline included)."""
-    return is_skill_file(rel.rsplit("/", 1)[-1])
+# Folders whose files become code that runs later with more power than the agent has: the
+# project's virtual environments (a `.pth` file runs at every interpreter start) and CI workflows.
+CODE_FOLDERS = (".venv/", "venv/", ".github/workflows/", ".gitlab-ci", ".circleci/")
+
+
+def is_protected(rel: str, ctx: Context | None = None) -> bool:
+    """Whether writing the project-relative path `rel` changes code: a file the loader would take
+    as a skill (`*.skill.md`, `*.skill.py`, `SKILL.md` in any folder: main skill and pipeline
+    included), the real file behind any skill on the search path (a symlinked skill), or a file in
+    a virtual environment or CI workflow folder."""
+    if is_skill_file(rel.rsplit("/", 1)[-1]) or rel.startswith(CODE_FOLDERS):
+        return True
+    return ctx is not None and rel in _skill_targets(ctx)
+
+
+def _skill_targets(ctx: Context) -> set[str]:
+    """Project-relative real paths of the skill files the search path indexes (followed through
+    symlinks), so that a `notes.txt` some `x.skill.py` links to is protected like the skill."""
+    root = os.path.realpath(ctx.globals.config.project or ctx.globals.config.cwd)
+    found: set[str] = set()
+    for index in ctx.globals.lookup.indexes:
+        for path in index.files:
+            real = os.path.realpath(path)
+            if real != path and real.startswith(root + os.sep):
+                found.add(os.path.relpath(real, root).replace(os.sep, "/"))
+    return found
 
 
 async def approve_code_write(ctx: Context, rel: str, details: dict[str, Any]) -> None:

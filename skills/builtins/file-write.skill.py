@@ -46,7 +46,7 @@ async def run(ctx, args):
     root = _root(ctx)
     allowed = (ctx.locals.get(VIEW_KEY) or {}).get("path")  # what allowed-tools was shown
     rel = allowed if allowed is not None else project_relative(root, args["path"], for_write=True)
-    if is_protected(rel):
+    if is_protected(rel, ctx):
         await approve_code_write(ctx, rel, {"append": bool(args.get("append")), "bytes": len(args["content"])})
     # the write walks again and refuses to land anywhere but the path that was checked
     return write_text(root, args["path"], args["content"], append=bool(args.get("append")), expect=rel)

@@ -161,3 +161,20 @@ def test_a_forged_bytecode_cache_is_never_executed(writer: Any) -> None:
     os.utime(evil, ns=(info.st_atime_ns, info.st_mtime_ns))
     py_compile.compile(str(evil), cfile=importlib.util.cache_from_source(str(source)), doraise=True)
     assert writer.invoke("cached", {}) == "code from cached"
+
+
+@pytest.mark.parametrize("path", [".venv/lib/python3.11/site-packages/evil.pth", ".github/workflows/ci.yml",
+                                  "venv/bin/activate"])
+def test_files_that_become_code_elsewhere_need_approval(writer: Any, path: str) -> None:
+    result = _write(writer, path, "import os; os.system('id')\n")
+    assert result.returncode == 3, result.stderr
+    assert not (writer.root / path).exists()
+
+
+def test_the_file_behind_a_symlinked_skill_is_protected_like_the_skill(writer: Any) -> None:
+    writer.write("shared/impl.txt", CODE.format(name="linked"))
+    (writer.root / "linked.skill.py").symlink_to("shared/impl.txt")
+    result = _write(writer, "shared/impl.txt", CODE.format(name="linked").replace("code from", "evil from"))
+    assert result.returncode == 3, result.stderr
+    assert "evil" not in (writer.root / "shared" / "impl.txt").read_text()
+    assert _write(writer, "shared/other.txt", "plain text\n").returncode == 0  # ordinary files are not
