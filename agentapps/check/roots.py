@@ -49,8 +49,11 @@ def _same_file(a: Path, b: Path | None) -> bool:
 def shadowing(site: Site) -> list[Finding]:
     """A checked skill with the name of a bundled one replaces it on the search path: say so."""
     tool, found = site.tool, list[Finding]()
+    same_name = site.scope.bundled.by_name.get(tool.name)
+    if not same_name:
+        return found  # most skills: no path to resolve at all
     here = tool.path.resolve() if tool.path else None
-    for item in site.scope.bundled.by_name.get(tool.name, []):
+    for item in same_name:
         if item.path is None or item.path.resolve() == here or _same_file(item.path, here):
             continue  # checking the bundled folder itself (or a checkout of it, when installed)
         message = f"Skill '{tool.name}' shadows bundled skill '{tool.name}' ({item.path})."
