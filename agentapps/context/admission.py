@@ -15,6 +15,54 @@ if TYPE_CHECKING:
     from agentapps.context.context import Context, Globals
 
 
+OPTIONS = ("context",)  # invoke options that args may carry as `$NAME`
+SEED_KEYS = ("nonlocals", "locals")  # what a context seed may lay over the new context
+
+
+def split_options(caller: Context, args: Any, explicit: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """Pull `$NAME` keys out of `args` as invoke options (`$context` -> `context`).
+
+    Explicit options win; when both are objects the `$NAME` value only fills missing fields. Agent
+    code may pass none: a seed could otherwise forge the scope that bounds a sub-agent."""
+    if not isinstance(args, dict) or not any(isinstance(k, str) and k.startswith("$") for k in args):
+        return args, explicit
+    if caller.envelope.untrusted:
+        raise DeniedError("Agent code may not pass invoke options ($-keys) in args.", skill=caller.tool.name)
+    options = dict(explicit)
+    plain: dict[str, Any] = {}
+    for key, value in args.items():
+        if not (isinstance(key, str) and key.startswith("$")):
+            plain[key] = value
+            continue
+        name = key[1:]
+        if name not in OPTIONS:
+            known = ", ".join("$" + o for o in OPTIONS)
+            raise ArgsError(f"Unknown invoke option '{key}' in args (args may carry {known}).")
+        mine = options.get(name)
+        if isinstance(mine, dict) and isinstance(value, dict):
+            options[name] = {**value, **mine}
+        elif mine is None:
+            options[name] = value
+    return plain, options
+
+
+def apply_seed(ctx: Context, seed: Any) -> None:
+    """Lay an invoke's `context` seed over the new context: `nonlocals` and `locals` entries."""
+    if seed is None:
+        return
+    if not isinstance(seed, dict) or any(k not in SEED_KEYS for k in seed):
+        raise ArgsError(f"The context seed for '{ctx.tool.name}' must be an object with only "
+                        f"{' and '.join(SEED_KEYS)}.", skill=ctx.tool.name)
+    for key in SEED_KEYS:
+        value = seed.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            raise ArgsError(f"The context seed's {key} for '{ctx.tool.name}' must be an object.",
+                            skill=ctx.tool.name)
+        getattr(ctx, key).update(value)
+
+
 def admit(caller: Context, ref: str | ToolDef, args: Any, untrusted: bool) -> ToolDef:
     """Resolve `ref` for a call from `caller` and refuse what may not be called at all."""
     g = caller.globals

@@ -12,7 +12,7 @@ import inspect
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
-from agentapps.context.admission import admit, grants, refuse_pipeline_call
+from agentapps.context.admission import admit, apply_seed, grants, refuse_pipeline_call, split_options
 from agentapps.context.calls import call_tool
 from agentapps.context.context import Context, Globals
 from agentapps.context.plan import chain_steps, prepare
@@ -29,10 +29,13 @@ class ContextManager:
         self._next: Coroutine[Any, Any, None] | None = None
 
     async def invoke(self, ref: str | ToolDef, args: dict[str, Any] | None = None, *,
-                     untrusted: bool = False, restrict: Sequence[Policy] = ()) -> Any:
+                     untrusted: bool = False, restrict: Sequence[Policy] = (),
+                     context: dict[str, Any] | None = None) -> Any:
         """Call a skill through the full pipeline and return its result. `untrusted` (agent code)
-        allows bare names only; `restrict` adds grants the callee's own calls must also pass."""
-        return await invoke(self.ctx, ref, {} if args is None else args, untrusted, tuple(restrict))
+        allows bare names only; `restrict` adds grants the callee's own calls must also pass;
+        `context` seeds the callee's `nonlocals`/`locals` (args may carry it as `$context`)."""
+        return await invoke(self.ctx, ref, {} if args is None else args, untrusted, tuple(restrict),
+                            {} if context is None else {"context": context})
 
     def next(self) -> Coroutine[Any, Any, None]:
         """Run the rest of the served context's chain (once per middleware call; await it)."""
@@ -56,10 +59,12 @@ def new_context(tool: ToolDef, args: dict[str, Any], parent: Context | None, glo
 
 
 async def invoke(caller: Context, ref: str | ToolDef, args: dict[str, Any], untrusted: bool = False,
-                 restrict: tuple[Policy, ...] = ()) -> Any:
+                 restrict: tuple[Policy, ...] = (), options: dict[str, Any] | None = None) -> Any:
+    args, options = split_options(caller, args, options or {})
     tool = admit(caller, ref, args, untrusted)
     ctx = new_context(tool, args, caller, caller.globals)
     ctx.run.caller_policies, ctx.run.policies = grants(caller, tool, restrict)
+    apply_seed(ctx, options.get("context"))
     try:
         prepare(ctx)
         refuse_pipeline_call(ctx)

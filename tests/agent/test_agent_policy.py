@@ -186,3 +186,13 @@ async def run(ctx, args):
     result = agentic.run("user")
     assert result.returncode == 0, result.stderr
     assert agentic.tool_results() == [{"ok": True, "result": "helper ran"}]
+
+
+def test_agent_code_cannot_pass_invoke_options_to_forge_a_scope(agentic):
+    forged = ("return await ctx.manager.invoke('agent', {prompt: 'x', userMessage: 'go', "
+              "$context: {nonlocals: {agent: {config: {maxTurns: 100000}}}}})")
+    agentic.skill("parent", [{"code": forged}, {"text": "done"}], allowed="agent")
+    result = agentic.run("parent")
+    assert result.returncode == 0, result.stderr
+    (refused,) = agentic.tool_results()
+    assert refused["ok"] is False and "may not pass invoke options" in refused["error"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentapps.errors import ChainError, LimitError, SkillError
+from agentapps.errors import ArgsError, ChainError, LimitError, SkillError
 
 RECORDER = '''
 frontmatter = {{"name": "{name}", "metadata": {{"role": "middleware", "after": {after}, "before": {before}}}}}
@@ -187,3 +187,34 @@ def test_shadowing_a_standard_middleware_replaces_it(project):
         ''')
     project.write("s.skill.py", 'frontmatter = {"name": "s"}\n\ndef run(ctx, args):\n    return ctx.locals.checked_by\n')
     assert project.invoke("s") == "project"
+
+
+SEEDED = '''
+frontmatter = {"name": "seeded", "metadata": {"params": {"type": "object", "properties": {"x": {"type": "integer"}},
+               "additionalProperties": False}}}
+
+def run(ctx, args):
+    return {"args": args, "who": ctx.nonlocals.get("who"), "tag": ctx.nonlocals.get("tag"), "note": ctx.locals.get("note")}
+'''
+
+
+def test_dollar_keys_in_args_are_invoke_options_not_arguments(project):
+    project.write("seeded.skill.py", SEEDED)
+    project.write("caller.skill.py", '''
+frontmatter = {"name": "caller"}
+
+async def run(ctx, args):
+    seed = {"$context": {"nonlocals": {"who": "alias", "tag": "from-alias"}, "locals": {"note": "n"}}, "x": 1}
+    return await ctx.manager.invoke("seeded", seed, context={"nonlocals": {"who": "explicit"}})
+''')
+    # a closed schema accepts the call: `$context` is not an argument; explicit options win and
+    # the alias fills in what they leave out
+    assert project.invoke("caller") == {"args": {"x": 1}, "who": "explicit", "tag": None, "note": "n"}
+
+
+def test_unknown_invoke_options_are_refused(project):
+    project.write("seeded.skill.py", SEEDED)
+    project.write("caller.skill.py", 'frontmatter = {"name": "caller"}\n\n'
+                  'async def run(ctx, args):\n    return await ctx.manager.invoke("seeded", {"$target": 1})\n')
+    with pytest.raises(ArgsError, match=r"Unknown invoke option '\$target'"):
+        project.invoke("caller")
