@@ -19,13 +19,14 @@ def _schema(meta: dict[str, Any], key: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def interface_key(tool: ToolDef, lookup: Lookup, key: str) -> dict[str, Any] | None:
+def interface_key(tool: ToolDef, lookup: Lookup, key: str,
+                  authority: ToolDef | None = None) -> dict[str, Any] | None:
     """`params` or `returns` of `tool`, inherited through `$inherit` when the tool declares none."""
     own = _schema(tool.metadata, key)
     if own is not None or not tool.metadata.get("$inherit"):
         return own
     try:
-        chain = inherit_chain(tool, lambda name, child: lookup.find(name))
+        chain = inherit_chain(tool, lambda name, child: lookup.find(name), authority)
     except AgentAppsError:
         return None  # a broken $inherit chain is reported when the skill runs (or by `check`)
     for parent in chain:
@@ -35,9 +36,9 @@ def interface_key(tool: ToolDef, lookup: Lookup, key: str) -> dict[str, Any] | N
     return None
 
 
-def params_of(tool: ToolDef, lookup: Lookup) -> dict[str, Any] | None:
-    return interface_key(tool, lookup, "params")
+def params_of(tool: ToolDef, lookup: Lookup, authority: ToolDef | None = None) -> dict[str, Any] | None:
+    return interface_key(tool, lookup, "params", authority)
 
 
-def returns_of(tool: ToolDef, lookup: Lookup) -> dict[str, Any] | None:
-    return interface_key(tool, lookup, "returns")
+def returns_of(tool: ToolDef, lookup: Lookup, authority: ToolDef | None = None) -> dict[str, Any] | None:
+    return interface_key(tool, lookup, "returns", authority)

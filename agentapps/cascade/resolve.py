@@ -15,6 +15,7 @@ from agentapps.tools.lookup import Lookup
 from agentapps.types import ToolDef
 
 DEFAULT = "default"
+AUTHORITY = "$authority"  # `$inherit: $authority` names the project's main skill
 INTERFACE_KEYS = frozenset({"params", "returns", "allowed-tools", "role", "tags", "visibility", "main"})
 NOT_INHERITED = frozenset({"role", "tags", "visibility", "main"})
 ANNOTATIONS = frozenset({"$inherit", "$private", "$merge"})
@@ -45,15 +46,23 @@ def parents_of(meta: dict[str, Any]) -> list[str] | None:
     raise ConfigError("`$inherit` must be a skill name, a list of names, or false.")
 
 
-def inherit_chain(tool: ToolDef, find: Callable[[str, str], ToolDef]) -> list[ToolDef]:
+def inherit_chain(tool: ToolDef, find: Callable[[str, str], ToolDef],
+                  authority: ToolDef | None = None) -> list[ToolDef]:
     """`tool`'s `$inherit` ancestors in C3 order, nearest first (`default` is not one of them).
 
     `find(name, child)` returns the parent `name` that skill `child` lists, or raises; this walk is
-    shared by the cascade, interface resolution and `check`, which differ only in that error."""
+    shared by the cascade, interface resolution and `check`, which differ only in that error.
+    `$inherit: $authority` names the project's main skill."""
     found: dict[str, ToolDef] = {tool.name: tool}
     referrer: dict[str, str] = {}
 
     def parents(name: str) -> list[str]:
+        if name == AUTHORITY and name not in found:
+            if authority is None or authority is tool:
+                raise ConfigError(f"Skill '{referrer.get(name, tool.name)}' inherits from $authority, but "
+                                  "this project has no main skill (role: main) to inherit from.",
+                                  skill=tool.name, file=tool.path)
+            found[name] = authority
         if name not in found:
             found[name] = find(name, referrer.get(name, tool.name))
         listed = [p for p in (parents_of(found[name].metadata) or []) if p != DEFAULT]
@@ -98,7 +107,7 @@ def cascade(tool: ToolDef, lookup: Lookup, authority: ToolDef | None, project: P
                                   skill=tool.name, file=tool.path) from None
 
         try:
-            chain = inherit_chain(tool, find)
+            chain = inherit_chain(tool, find, authority if applies_authority(tool, authority, project) else None)
         except ConfigError as exc:
             if exc.file is None and tool.path is not None:
                 exc.file = str(tool.path)  # point at the skill whose $inherit is wrong

@@ -30,7 +30,7 @@ def _chain_problem(site: Site) -> Finding | None:
 
     try:
         if parents_of(tool.metadata):
-            inherit_chain(tool, find)
+            inherit_chain(tool, find, site.scope.main)
     except _MissingParent as exc:
         return site.at(KEY, "error", "inherit-missing", exc.message)
     except ConfigError as exc:

@@ -148,7 +148,7 @@ def interface(ctx: Context, key: str) -> dict[str, Any] | None:
     cascade so the pipeline resolves each once per skill, not once per middleware per call."""
     hit = cascaded(ctx.tool, ctx.globals)
     if key not in hit.interface:
-        hit.interface[key] = interface_key(ctx.tool, ctx.globals.lookup, key)
+        hit.interface[key] = interface_key(ctx.tool, ctx.globals.lookup, key, ctx.globals.config.main_tool)
     return hit.interface[key]
 
 

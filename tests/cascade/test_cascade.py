@@ -164,3 +164,20 @@ def test_params_and_returns_are_inherited_through_inherit(project):
     bad_result = project.cli("run", "child", "--n", "-1")
     assert bad_result.returncode == 1 and "Invalid result for skill 'child'" in bad_result.stderr
     assert "--n INTEGER" in project.cli("run", "child", "--help").stdout
+
+
+def test_inherit_authority_names_the_main_skill_as_the_parent(project):
+    import pytest
+
+    from agentapps.errors import ConfigError
+
+    project.write("proj.skill.md", "---\nname: proj\nmetadata:\n  role: main\n  tags: [main-only]\n"
+                  "  params: {type: object, properties: {who: {type: string}}}\n  greeting: hi\n---\nMain.\n")
+    project.write("child.skill.py", 'frontmatter = {"name": "child", "metadata": {"$inherit": "$authority"}}\n\n'
+                  'def run(ctx, args):\n    return [args, ctx.meta.get("greeting"), list(ctx.tool.tags)]\n')
+    # params come from the main skill (an $inherit parent passes its interface), tags do not
+    assert project.invoke("child", {"who": "Ada"}) == [{"who": "Ada"}, "hi", []]
+    project.root.joinpath("proj.skill.md").unlink()
+    project.write(".agent-apps/keep", "")
+    with pytest.raises(ConfigError, match=r"inherits from \$authority, but this project has no main skill"):
+        project.invoke("child", {})
