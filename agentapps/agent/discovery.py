@@ -31,6 +31,7 @@ class Discovered:
     mode: str  # "constrained" | "discovery"
     tools: list[dict[str, Any]] = field(default_factory=list)
     middleware: list[dict[str, Any]] = field(default_factory=list)
+    context: list[dict[str, Any]] = field(default_factory=list)  # role: context skills, with their text
 
 
 def _reachable(policy: Policy, c: Candidate) -> tuple[bool, str | None]:
@@ -84,13 +85,34 @@ def discover(lookup: Lookup, policies: Sequence[Policy], allowed_tools: str | No
             if note:
                 notes.append(note)
         else:
+            role = tool.metadata.get("role")
+            if role == "context":
+                _add_context(found, tool)
+                continue
             doc = document(tool, notes, lookup)
-            if tool.metadata.get("role") == "middleware":
+            if role == "middleware":
                 if params_of(tool, lookup):
                     found.middleware.append(doc)
             else:
                 found.tools.append(doc)
     return found
+
+
+MAX_CONTEXT_CHARS = 8_000  # of one context skill's text in the system prompt
+MAX_CONTEXT_TOTAL = 32_000  # of all of them
+
+
+def _add_context(found: Discovered, tool: ToolDef) -> None:
+    """A `role: context` skill (every folder SKILL.md unless it says otherwise) is reference text
+    for the agent: its body goes into the system prompt instead of a callable entry."""
+    used = sum(len(c["text"]) for c in found.context)
+    room = min(MAX_CONTEXT_CHARS, MAX_CONTEXT_TOTAL - used)
+    if room <= 0:
+        return
+    text = tool.body.strip()
+    if len(text) > room:
+        text = text[:room] + f"\n[... {len(tool.body.strip()) - room} more characters not shown ...]"
+    found.context.append({"name": tool.name, "description": tool.description.strip(), "text": text})
 
 
 def _type(schema: Any) -> str:

@@ -45,7 +45,7 @@ def render_system_prompt(template: Path, cache: dict[Any, Any], *, task: str, sk
     try:
         return str(compiled.render(
             task=task.strip(), skill=skill, mode=discovered.mode, tools=discovered.tools,
-            middleware=discovered.middleware,
+            middleware=discovered.middleware, context=discovered.context,
             returns=json.dumps(returns, indent=2) if returns else None,
             persistent=persistent, max_steps=None if max_steps == float("inf") else int(max_steps),
             has_args=has_args,

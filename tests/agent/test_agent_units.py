@@ -173,3 +173,27 @@ def test_the_recorder_keeps_turns_in_the_order_they_started(tmp_path: Path):
     body = json.loads((tmp_path / "out" / "rec.json").read_text())
     assert body["turns"] == [{"text": "", "code": "await agent()", "usage": {"inputTokens": 3, "outputTokens": 1}},
                              {"text": "sub answer"}]
+
+
+def test_context_skills_are_reference_text_in_the_prompt_not_callable_entries(project):
+    project.write("style/SKILL.md", "---\nname: style\ndescription: House style.\n---\nWrite in short sentences.\n")
+    project.write("big.skill.md", "---\nname: big\nmetadata: {role: context}\n---\n" + "x" * 20_000 + "\n")
+    project.write("task.skill.md", "---\nname: task\n---\nDo it.\n")
+    lookup = project.boot().globals.lookup
+    found = discover(lookup, [Policy.parse("style big task", "me")], "style big task", "agent-bedrock")
+    assert _names(found) == ["task"]
+    texts = {c["name"]: c["text"] for c in found.context}
+    assert texts["style"] == "Write in short sentences."
+    assert len(texts["big"]) < 8_100 and "12000 more characters not shown" in texts["big"]
+    # discovery mode: only the named ones, like tools
+    found = discover(lookup, [Policy.parse("* style", "me")], "* style", "agent-bedrock")
+    assert [c["name"] for c in found.context] == ["style"]
+
+
+def test_context_skills_reach_the_system_prompt(agentic):
+    agentic.project.write("style/SKILL.md", "---\nname: style\ndescription: House style.\n---\nAlways answer in French.\n")
+    agentic.skill("task", None, allowed="style")
+    result = agentic.run("--dry-run", "--json", "task")
+    assert result.returncode == 0, result.stderr
+    system = json.loads(result.stdout)["result"]["system"]
+    assert "# Reference" in system and "## style: House style." in system and "Always answer in French." in system
