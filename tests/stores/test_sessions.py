@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentapps.errors import ConfigError, StoreCorruptError, UsageError
+from agentapps.secrets import Redactor
 from agentapps.stores.sessions import (
     PREAMBLE,
     FileSessionStore,
@@ -165,7 +166,9 @@ def test_concurrent_appends_from_processes_lose_nothing(tmp_path):
 
 
 def test_scrub_replaces_secrets_everywhere_and_cuts_long_strings():
-    secrets = {"s3cr3t-long": "TOKEN", "s3cr3t": "SHORT"}
+    secrets = Redactor()
+    secrets.register("TOKEN", "s3cr3t-long")
+    secrets.register("SHORT", "s3cr3t")
     entry = {"args": {"q": "use s3cr3t-long and s3cr3t"}, "s3cr3t": ["x s3cr3t"], "n": 5, "long": "a" * 25_000}
     cleaned = scrub(entry, secrets)
     text = json.dumps(cleaned)
