@@ -12,7 +12,13 @@ from typing import Any
 
 from agentapps.cli import render
 from agentapps.cli.skillargs import parse_skill_args, property_for
-from agentapps.errors import AgentAppsError, ArgsError, InterruptedError_, StoreWriteError, UsageError
+from agentapps.errors import (
+    AgentAppsError,
+    ArgsError,
+    InterruptedError_,
+    StoreWriteError,
+    UsageError,
+)
 
 RUN_USAGE = """Usage: agentapps run [OPTIONS] SKILL [--param value ...]
 

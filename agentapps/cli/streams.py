@@ -80,8 +80,8 @@ def drain_all() -> None:
 def redacted_output(redactor: Redactor, *, verbose: bool) -> Iterator[None]:
     """Route stdout, stderr and the `agentapps` loggers through `redactor` for the duration."""
     saved = sys.stdout, sys.stderr
-    sys.stdout = RedactingStream(sys.stdout, redactor)  # type: ignore[assignment]
-    sys.stderr = RedactingStream(sys.stderr, redactor)  # type: ignore[assignment]
+    sys.stdout = RedactingStream(sys.stdout, redactor)
+    sys.stderr = RedactingStream(sys.stderr, redactor)
     logger = logging.getLogger("agentapps")
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_Format("%(message)s"))

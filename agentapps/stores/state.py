@@ -20,7 +20,13 @@ from typing import Any, Final, Protocol
 from urllib.parse import unquote_to_bytes
 
 from agentapps.core.atomic import FileLock, cleanup_temp_files, commit, read_json, stage, sync_dir
-from agentapps.errors import ConflictError, LimitError, StoreCorruptError, StoreWriteError, UsageError
+from agentapps.errors import (
+    ConflictError,
+    LimitError,
+    StoreCorruptError,
+    StoreWriteError,
+    UsageError,
+)
 
 MAX_KEY_CHARS: Final = 256
 _MISSING: Final[Any] = object()
