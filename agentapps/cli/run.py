@@ -236,9 +236,10 @@ def _run(opts: RunOptions, redactor: Any) -> int:
         _stdin_input(params, args, used_stdin=opts.args_file == "-")
         g.internals["dry_run"] = opts.dry_run
         try:
-            from agentapps.cli.supervise import run_supervised
+            from agentapps.cli.supervise import json_report, plain_report, run_supervised
 
-            result: Any = run_supervised(invoke_root(root, tool, args), g, opts.timeout)
+            report = json_report(skill_name, started) if opts.json else plain_report
+            result: Any = run_supervised(invoke_root(root, tool, args), g, opts.timeout, report)
         finally:
             if progress is not None:
                 progress.close()
