@@ -105,10 +105,16 @@ class Redactor:
     def _data(self, value: Any) -> Any:
         if isinstance(value, str):
             return self.redact(value)
-        if isinstance(value, dict):
-            return {self._data(k) if isinstance(k, str) else k: self._data(v) for k, v in value.items()}
+        if isinstance(value, dict):  # loops, not comprehensions: one frame per level of nesting
+            out = {}
+            for key, item in value.items():
+                out[self.redact(key) if isinstance(key, str) else key] = self._data(item)
+            return out
         if isinstance(value, (list, tuple)):
-            return [self._data(v) for v in value]
+            items = []
+            for item in value:
+                items.append(self._data(item))
+            return items
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             try:
                 text = repr(value)

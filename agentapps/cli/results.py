@@ -14,7 +14,7 @@ from typing import Any
 
 from agentapps.errors import SkillError
 
-MAX_DEPTH = 512  # deeper data cannot be printed by json (it recurses) and no reader wants it
+MAX_DEPTH = 256  # deeper data cannot be printed safely (json and the redactor recurse); no reader wants it
 
 
 class _NotJson(Exception):
@@ -72,7 +72,10 @@ def _convert(value: Any, where: str, depth: int, seen: set[int], fixed: list[int
                                           "JSON keys are text")
                 out[_text(key, fixed)] = _convert(item, f"{where}[{_short(key)}]", depth + 1, seen, fixed)
             return out
-        return [_convert(item, f"{where}[{i}]", depth + 1, seen, fixed) for i, item in enumerate(value)]
+        items = []
+        for i, item in enumerate(value):  # a loop, not a comprehension: one frame per level
+            items.append(_convert(item, f"{where}[{i}]", depth + 1, seen, fixed))
+        return items
     finally:
         seen.discard(id(value))
 
