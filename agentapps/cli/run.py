@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
 import time
@@ -11,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from agentapps.cli import render
-from agentapps.cli.skillargs import parse_skill_args, property_for
+from agentapps.cli.inputs import read_args_file, stdin_input
+from agentapps.cli.skillargs import parse_skill_args
 from agentapps.errors import (
     AgentAppsError,
-    ArgsError,
     InterruptedError_,
     StoreWriteError,
     UsageError,
@@ -117,54 +116,6 @@ def parse_run_options(tokens: list[str]) -> RunOptions | None:
     return opts
 
 
-def _read_capped(spec: str, label: str) -> str:
-    """The text of a file (or stdin for '-'), refused past the args limit: /dev/zero must not hang us."""
-    from agentapps.tools.schema import MAX_ARGS_BYTES
-
-    try:
-        if spec == "-":
-            data = sys.stdin.buffer.read(MAX_ARGS_BYTES + 1) if sys.stdin is not None else b""
-        else:
-            with open(spec, "rb") as handle:
-                data = handle.read(MAX_ARGS_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"Cannot read {label}: {exc.strerror or exc}.") from None
-    if len(data) > MAX_ARGS_BYTES:
-        raise ArgsError(f"{label} holds more than 1 MiB; the limit for args is 1 MiB.")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ArgsError(f"{label} is not UTF-8 text (invalid byte at offset {exc.start}).") from None
-
-
-def _read_args_file(spec: str) -> dict[str, Any]:
-    text = _read_capped(spec, f"--args-file {spec}")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ArgsError(f"--args-file {spec} is not valid JSON: {exc.msg} at line {exc.lineno}.") from None
-    except RecursionError:
-        raise ArgsError(f"--args-file {spec} is nested too deeply to read.") from None
-    if not isinstance(data, dict):
-        raise ArgsError(f"--args-file {spec} must hold a JSON object.")
-    return data
-
-
-def _stdin_input(params: dict[str, Any] | None, args: dict[str, Any], used_stdin: bool) -> None:
-    props = (params or {}).get("properties") or {}
-    key = property_for("input", props)
-    if key is None or key in args or used_stdin:
-        return
-    try:
-        if sys.stdin is None or sys.stdin.isatty():
-            return
-    except (OSError, ValueError):
-        return
-    data = _read_capped("-", "stdin")
-    if data:
-        args[key] = data
-
-
 class _Terminated(BaseException):
     pass
 
@@ -230,10 +181,10 @@ def _run(opts: RunOptions, redactor: Any) -> int:
 
             sys.stdout.write(skill_help(tool, params_of(tool, g.lookup)))
             return 0
-        args: dict[str, Any] = _read_args_file(opts.args_file) if opts.args_file else {}
+        args: dict[str, Any] = read_args_file(opts.args_file) if opts.args_file else {}
         params = params_of(tool, g.lookup)
         args.update(parse_skill_args(opts.arg_tokens + opts.rest, params, skill=tool.name))
-        _stdin_input(params, args, used_stdin=opts.args_file == "-")
+        stdin_input(params, args, used_stdin=opts.args_file == "-")
         g.internals["dry_run"] = opts.dry_run
         try:
             from agentapps.cli.supervise import json_report, plain_report, run_supervised
