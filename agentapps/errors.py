@@ -11,7 +11,8 @@
     │   ├── ChainError                  exit 1  middleware broke the onion's rules
     │   ├── ProviderError               exit 1  the model provider failed
     │   ├── ConflictError               exit 1  compare-and-swap lost (state-set expect)
-    │   └── StoreCorruptError           exit 1  a state/session file is unreadable
+    │   ├── StoreCorruptError           exit 1  a state/session file is unreadable
+    │   └── StoreWriteError             exit 1  a state/session file could not be written
     ├── DeniedError                     exit 3  allowed-tools, file confinement, SSRF, trust
     ├── LimitError                      exit 4  depth, turns, steps, timeouts, sizes
     │   └── LockTimeoutError            exit 4  a state lock could not be taken in time
@@ -107,6 +108,16 @@ class ConflictError(SkillError):
 
 class StoreCorruptError(SkillError):
     pass
+
+
+class StoreWriteError(SkillError):
+    """State or a session was not saved (disk full, read-only folder); the old file is untouched.
+
+    `result` holds `(value,)` when the skill had finished and only saving its session failed, so
+    the CLI can still print the result.
+    """
+
+    result: tuple[object] | None = None
 
 
 class DeniedError(AgentAppsError):

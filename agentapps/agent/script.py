@@ -13,6 +13,7 @@ started it). A run that starts after the script was used up plays it again from 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,8 @@ from agentapps.errors import ConfigError
 
 if TYPE_CHECKING:
     from agentapps.context.context import Globals
+
+MAX_SCRIPT_BYTES = 64 * 1024 * 1024  # far above any real recording; /dev/zero must not be read forever
 
 
 @dataclass(frozen=True)
@@ -60,9 +63,17 @@ def _turn(raw: Any, path: Path, n: int) -> Turn:
 def load_script(path: Path) -> list[Turn]:
     """Read and check a script file; every problem is a ConfigError naming the file."""
     try:
-        raw_text = path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_SCRIPT_BYTES + 1)
     except OSError as exc:
-        raise ConfigError(f"Cannot read script {path}: {exc.strerror}.", file=path) from None
+        raise ConfigError(f"Cannot read script {path}: {exc.strerror or exc}.", file=path) from None
+    if len(raw) > MAX_SCRIPT_BYTES:
+        raise ConfigError(f"Script {path} is larger than {MAX_SCRIPT_BYTES // 2**20} MiB.", file=path)
+    try:
+        raw_text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"Script {path} is not UTF-8 text (invalid byte at offset {exc.start}).",
+                          file=path) from None
     try:
         if path.suffix in (".yaml", ".yml"):
             import yaml
@@ -73,6 +84,8 @@ def load_script(path: Path) -> list[Turn]:
     except json.JSONDecodeError as exc:
         raise ConfigError(f"Script {path} is not valid JSON: {exc.msg}.", file=path,
                           line=exc.lineno) from None
+    except RecursionError:
+        raise ConfigError(f"Script {path} is nested too deeply to read.", file=path) from None
     except Exception as exc:  # noqa: BLE001 - yaml.YAMLError and friends
         raise ConfigError(f"Script {path} is not valid YAML: {exc}.", file=path) from None
     if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
@@ -115,6 +128,7 @@ class Recorder:
     path: Path
     turns: list[dict[str, Any] | None] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
+    redact: Callable[[Any], Any] = field(default=lambda data: data)
 
     def reserve(self) -> int:
         """Hold a slot at turn start, so sub-agent turns land after the turn that started them."""
@@ -133,7 +147,7 @@ class Recorder:
         turns = [t for t in self.turns if t is not None]
         if not turns:
             return  # a run that failed before any model turn must not replace an earlier recording
-        body = {"turns": turns, **({"recorded": self.info} if self.info else {})}
+        body = self.redact({"turns": turns, **({"recorded": self.info} if self.info else {})})
         try:
             write_atomic(self.path, (json.dumps(body, indent=2, ensure_ascii=False) + "\n").encode())
         except OSError as exc:
@@ -146,5 +160,7 @@ def recorder_for(g: Globals, path: str | None) -> Recorder | None:
         return None
     found = g.internals.get("agent.recorder")
     if not isinstance(found, Recorder):
-        found = g.internals["agent.recorder"] = Recorder(Path(path))
+        from agentapps.secrets import redactor_for
+
+        found = g.internals["agent.recorder"] = Recorder(Path(path), redact=redactor_for(g.internals).redact_data)
     return found

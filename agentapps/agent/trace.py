@@ -3,6 +3,8 @@
 Each trace entry is `{type, timestamp (ms), ...fields}`. With an `events` topic the same entry
 goes to the event bus as `agent-{type}` (plus `agent-start` and `agent-complete`). A reporter
 callable in `globals.internals["reporter"]` (the CLI's progress display) sees every entry.
+Entries are redacted when recorded (declared secrets, see agentapps/secrets.py), so the trace, its
+events, the progress display and a session's `$agent` capture never hold a secret the model echoed.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import logging
 import time
 from typing import TYPE_CHECKING, Any
+
+from agentapps.secrets import redactor_for
 
 if TYPE_CHECKING:
     from agentapps.context.context import Globals
@@ -32,9 +36,11 @@ class Trace:
         self.depth = depth  # 0 for the outermost agent run of the process
         reporter = g.internals.get("reporter")
         self.reporter: Reporter | None = reporter if callable(reporter) else None
+        self.redactor = redactor_for(g.internals)
 
     def record(self, type_: str, **fields: Any) -> dict[str, Any]:
-        entry = {"type": type_, "timestamp": int(time.time() * 1000), **fields}
+        entry: dict[str, Any] = self.redactor.redact_data(
+            {"type": type_, "timestamp": int(time.time() * 1000), **fields})
         if len(self.entries) >= MAX_TRACE:
             del self.entries[: MAX_TRACE // 10]
         self.entries.append(entry)

@@ -1,16 +1,15 @@
-"""`params` and `returns`: valid JSON Schemas (draft 2020-12) whose `pattern`s cannot backtrack badly."""
+"""`params` and `returns`: valid JSON Schemas (draft 2020-12) whose `pattern`s RE2 can run."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 from agentapps.check.findings import Finding
 from agentapps.check.locate import Key
 from agentapps.check.scope import Site
 from agentapps.tools.fastschema import supports
-from agentapps.tools.schema import _NESTED_QUANTIFIER, MAX_PATTERN
+from agentapps.tools.schema import unusable_patterns
 
 WHERE = ("params", "returns")
 
@@ -39,19 +38,6 @@ def schema_problem(schema: dict[str, Any], memo: dict[str, Problem | None]) -> P
     return memo[key]
 
 
-def risky_patterns(schema: Any, path: tuple[Key, ...] = ()) -> Iterator[tuple[str, tuple[Key, ...]]]:
-    """Every `pattern` the runtime refuses (nested quantifiers, too long), with its path."""
-    if isinstance(schema, dict):
-        pattern = schema.get("pattern")
-        if isinstance(pattern, str) and (len(pattern) > MAX_PATTERN or _NESTED_QUANTIFIER.search(pattern)):
-            yield pattern, (*path, "pattern")
-        for key, value in schema.items():
-            yield from risky_patterns(value, (*path, str(key)))
-    elif isinstance(schema, list):
-        for i, value in enumerate(schema):
-            yield from risky_patterns(value, (*path, i))
-
-
 def schemas(site: Site, memo: dict[str, Problem | None]) -> list[Finding]:
     tool, found = site.tool, list[Finding]()
     for where in WHERE:
@@ -64,8 +50,8 @@ def schemas(site: Site, memo: dict[str, Problem | None]) -> list[Finding]:
             message, path = problem
             found.append(site.at(base + path, "error", "invalid-schema",
                                  f"Skill '{tool.name}' has an invalid {where} schema: {message}."))
-        for pattern, path_ in risky_patterns(schema):
-            message = (f"Skill '{tool.name}' {where} schema has a 'pattern' that can backtrack "
-                       f"catastrophically ({pattern[:40]!r}); rewrite it without nested quantifiers.")
+        for pattern, why, path_ in unusable_patterns(schema):
+            message = (f"Skill '{tool.name}' {where} schema has a 'pattern' that cannot be matched in "
+                       f"linear time ({pattern[:40]!r}): {why}. Rewrite it with plain RE2 syntax.")
             found.append(site.at(base + list(path_), "error", "unsafe-pattern", message))
     return found

@@ -1,4 +1,8 @@
-"""Everything the CLI writes: the result on stdout, one-line diagnostics on stderr."""
+"""Everything the CLI writes: the result on stdout, one-line diagnostics on stderr.
+
+During a run stdout and stderr redact declared secrets themselves (cli/streams.py); data is also
+redacted before it is turned into JSON, so a redacted number or key still gives valid JSON.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import traceback
 from typing import Any, TextIO
 
 from agentapps.errors import AgentAppsError
-from agentapps.secrets import redact
+from agentapps.secrets import Redactor, redact
 
 
 def color_enabled(stream: TextIO) -> bool:
@@ -29,8 +33,13 @@ def to_text(result: Any) -> str | None:
     return json.dumps(result, indent=2, ensure_ascii=False, default=str)
 
 
+def _redacted(data: Any, internals: dict[str, Any] | None) -> Any:
+    found = (internals or {}).get("redactor")
+    return found.redact_data(data) if isinstance(found, Redactor) else data
+
+
 def emit_result(result: Any, internals: dict[str, Any] | None = None) -> None:
-    text = to_text(result)
+    text = to_text(_redacted(result, internals))
     if text is None:
         return
     text = redact(text, internals)
@@ -39,7 +48,8 @@ def emit_result(result: Any, internals: dict[str, Any] | None = None) -> None:
 
 
 def emit_json(payload: dict[str, Any], internals: dict[str, Any] | None = None) -> None:
-    sys.stdout.write(redact(json.dumps(payload, ensure_ascii=False, default=str), internals) + "\n")
+    text = json.dumps(_redacted(payload, internals), ensure_ascii=False, default=str)
+    sys.stdout.write(redact(text, internals) + "\n")
     sys.stdout.flush()
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
 import time
@@ -11,8 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from agentapps.cli import render
-from agentapps.cli.skillargs import parse_skill_args, property_for
-from agentapps.errors import AgentAppsError, ArgsError, InterruptedError_, UsageError
+from agentapps.cli.inputs import read_args_file, stdin_input
+from agentapps.cli.skillargs import parse_skill_args
+from agentapps.errors import (
+    AgentAppsError,
+    InterruptedError_,
+    StoreWriteError,
+    UsageError,
+)
 
 RUN_USAGE = """Usage: agentapps run [OPTIONS] SKILL [--param value ...]
 
@@ -111,35 +116,6 @@ def parse_run_options(tokens: list[str]) -> RunOptions | None:
     return opts
 
 
-def _read_args_file(spec: str) -> dict[str, Any]:
-    try:
-        text = sys.stdin.read() if spec == "-" else Path(spec).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"Cannot read --args-file {spec}: {exc.strerror}.") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ArgsError(f"--args-file {spec} is not valid JSON: {exc.msg} at line {exc.lineno}.") from None
-    if not isinstance(data, dict):
-        raise ArgsError(f"--args-file {spec} must hold a JSON object.")
-    return data
-
-
-def _stdin_input(params: dict[str, Any] | None, args: dict[str, Any], used_stdin: bool) -> None:
-    props = (params or {}).get("properties") or {}
-    key = property_for("input", props)
-    if key is None or key in args or used_stdin:
-        return
-    try:
-        if sys.stdin is None or sys.stdin.isatty():
-            return
-        data = sys.stdin.read()
-    except (OSError, ValueError):
-        return
-    if data:
-        args[key] = data
-
-
 class _Terminated(BaseException):
     pass
 
@@ -161,11 +137,20 @@ def run_command(tokens: list[str]) -> int:
         render.emit_error(UsageError("--record and --replay name the same file; record to another file."),
                           verbose=False)
         return 2
+    from agentapps.cli.streams import redacted_output
+    from agentapps.secrets import Redactor
+
+    redactor = Redactor()
+    with redacted_output(redactor, verbose=opts.verbose):
+        return _run(opts, redactor)
+
+
+def _run(opts: RunOptions, redactor: Any) -> int:
     started = time.perf_counter()
     skill_name: str | None = opts.ref
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     extras: dict[str, Any] = {}
-    internals: dict[str, Any] = {}
+    internals: dict[str, Any] = {"redactor": redactor}
     progress: Any = None
     try:
         from agentapps.boot import bootstrap
@@ -175,6 +160,8 @@ def run_command(tokens: list[str]) -> int:
         root = bootstrap()
         g = root.globals
         internals = g.internals
+        internals["redactor"] = redactor
+        _register_declared_secrets(g)
         g.config.overrides.update({k: v for k, v in (("model", opts.model), ("record", opts.record),
                                                      ("replay", opts.replay), ("approve", opts.approve)) if v})
         if not opts.quiet:
@@ -187,26 +174,28 @@ def run_command(tokens: list[str]) -> int:
                                  "'agentapps list' shows what is available.")
             tool = g.config.main_tool
         else:
-            tool = g.lookup.resolve(opts.ref)
+            tool = _resolve(g, opts.ref)
         skill_name = tool.name
         if "--help" in opts.rest or "-h" in opts.rest:
             from agentapps.cli.help import skill_help
 
             sys.stdout.write(skill_help(tool, params_of(tool, g.lookup)))
             return 0
-        args: dict[str, Any] = _read_args_file(opts.args_file) if opts.args_file else {}
+        args: dict[str, Any] = read_args_file(opts.args_file) if opts.args_file else {}
         params = params_of(tool, g.lookup)
         args.update(parse_skill_args(opts.arg_tokens + opts.rest, params, skill=tool.name))
-        _stdin_input(params, args, used_stdin=opts.args_file == "-")
+        stdin_input(params, args, used_stdin=opts.args_file == "-")
         g.internals["dry_run"] = opts.dry_run
         try:
-            from agentapps.cli.supervise import run_supervised
+            from agentapps.cli.supervise import json_report, plain_report, run_supervised
 
-            result: Any = run_supervised(invoke_root(root, tool, args), g, opts.timeout)
+            report = json_report(skill_name, started) if opts.json else plain_report
+            result: Any = run_supervised(invoke_root(root, tool, args), g, opts.timeout, report)
         finally:
             if progress is not None:
                 progress.close()
             extras = _agent_extras(g.internals.get("agent.totals"))
+        result = _printable(result, skill_name)
     except (KeyboardInterrupt, _Terminated) as exc:
         number = 15 if isinstance(exc, _Terminated) else 2
         return _fail(InterruptedError_("Interrupted.", signal_number=number), opts, skill_name, started,
@@ -226,6 +215,39 @@ def run_command(tokens: list[str]) -> int:
     return 0
 
 
+def _register_declared_secrets(g: Any) -> None:
+    """Redact, from the first byte on, what any skill on the search path declares in `metadata.env`
+    (a skill that runs later, a nested one say, could otherwise leak its value before it is prepared)."""
+    from agentapps.secrets import register_declared
+
+    try:
+        tools, _ = g.lookup.list_all()
+    except AgentAppsError:
+        tools = []  # a broken search path is reported when a skill is resolved
+    for tool in [*tools, g.config.main_tool]:
+        if tool is not None:
+            register_declared(g.internals, tool.metadata.get("env"))
+
+
+def _resolve(g: Any, ref: str) -> Any:
+    try:
+        return g.lookup.resolve(ref)
+    except OSError as exc:  # e.g. a 300-character "name" read as a path: the name is too long
+        shown = ref if len(ref) <= 60 else ref[:57] + "..."
+        raise UsageError(f"No skill '{shown}': {exc.strerror or exc}. Skill names are lowercase letters, "
+                         "digits and '-', at most 64 characters.") from None
+
+
+def _printable(result: Any, skill: str | None) -> Any:
+    from agentapps.cli.results import json_result
+
+    result, replaced = json_result(result, skill)
+    if replaced:
+        render.warn(f"The result of '{skill}' held {replaced} unpaired surrogate character(s) (half of "
+                    "an emoji, say); each was printed as U+FFFD.")
+    return result
+
+
 def _agent_extras(totals: Any) -> dict[str, Any]:
     """--json keys for agent runs: token usage, turns and steps over every agent run of the
     process, and the stop reason of the outermost one."""
@@ -236,12 +258,24 @@ def _agent_extras(totals: Any) -> dict[str, Any]:
 
 def _fail(exc: BaseException, opts: RunOptions, skill: str | None, started: float,
           extras: dict[str, Any] | None = None, internals: dict[str, Any] | None = None) -> int:
+    result = _finished_result(exc, skill)
+    if result is not None and not opts.json:
+        render.emit_result(result, internals)  # the skill did finish: only saving its session failed
     render.emit_error(exc, verbose=opts.verbose, internals=internals)
     code = render.exit_code(exc)
     if opts.json:
         error = exc.to_dict() if isinstance(exc, AgentAppsError) else {
             "type": type(exc).__name__, "message": render.error_line(exc), "exit_code": code}
-        render.emit_json({"ok": False, "skill": skill, "result": None, "error": error,
+        render.emit_json({"ok": False, "skill": skill, "result": result, "error": error,
                           "duration_ms": round((time.perf_counter() - started) * 1000, 1),
                           **(extras or {})}, internals)
     return code
+
+
+def _finished_result(exc: BaseException, skill: str | None) -> Any:
+    if not isinstance(exc, StoreWriteError) or exc.result is None:
+        return None
+    try:
+        return _printable(exc.result[0], skill)
+    except AgentAppsError:
+        return None

@@ -4,22 +4,48 @@ Signals are caught with `signal.signal` (not the event loop's handlers), so they
 a skill blocks the loop in synchronous code. The first signal cancels the run so `finally` blocks
 clean up (child processes, isolates, sessions saved as interrupted); if that has not finished after
 a grace period, or on a second signal, the child process groups are killed and the process exits.
+
+Hard deadlines (the grace after a signal, and --timeout plus the grace) fire through SIGALRM
+(`setitimer`), not a thread: a thread needs the interpreter lock, which Python's `re` holds for the
+whole of a backtracking match, while a signal handler still runs there (measured: a timer thread
+waited until the match ended; the SIGALRM handler ran on time). For native code that never checks
+for signals, watchdog.py kills the run a little later.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
-import sys
-import threading
-from collections.abc import Coroutine
+import time
+from collections.abc import Callable, Coroutine
 from typing import Any
 
+from agentapps.cli import watchdog
+from agentapps.cli.streams import drain_all
 from agentapps.context.context import Globals
 from agentapps.errors import InterruptedError_, LimitError
 
 GRACE_SECONDS = 1.0
+WATCHDOG_SLACK = 2.0  # after the SIGALRM deadline: only native code that ignores signals gets this far
+# (exit code, message, perf_counter time it is printed at) -> (stderr text, stdout text)
+Report = Callable[[int, str, float], tuple[str, str]]
+
+
+def plain_report(code: int, message: str, at: float) -> tuple[str, str]:
+    return f"error: {message}\n", ""
+
+
+def json_report(skill: str | None, started: float) -> Report:
+    """What --json prints when the run is stopped from outside: the same object as any failure."""
+    def report(code: int, message: str, at: float) -> tuple[str, str]:
+        error = {"type": "Interrupted" if code in (130, 143) else "LimitError", "message": message,
+                 "exit_code": code, "skill": skill, "file": None, "line": None}
+        payload = {"ok": False, "skill": skill, "result": None, "error": error,
+                   "duration_ms": round((at - started) * 1000, 1)}
+        return f"error: {message}\n", json.dumps(payload, ensure_ascii=False) + "\n"
+    return report
 
 
 def _kill_children(g: Globals) -> None:
@@ -30,40 +56,76 @@ def _kill_children(g: Globals) -> None:
             pass
 
 
-def _hard_exit(g: Globals, code: int, message: str) -> None:
-    _kill_children(g)
+def _kill_descendants() -> None:
+    """Every process started under this one, tracked or not (a skill's own Popen, say)."""
+    for pid in watchdog.descendants(os.getpid()):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _hard_exit(g: Globals, code: int, message: str, report: Report) -> None:
+    """Kill the children, write what is owed, exit now (may run inside a signal handler)."""
     try:
-        sys.stderr.write(f"error: {message}\n")
-        sys.stderr.flush()
+        _kill_children(g)
+        _kill_descendants()
+        try:
+            drain_all()
+        except RuntimeError:  # we interrupted a write to the same stream; what it held is lost
+            pass
+        err, out = report(code, message, time.perf_counter())
+        if out:
+            os.write(1, out.encode("utf-8", "replace"))
+        os.write(2, err.encode("utf-8", "replace"))
     finally:
         os._exit(code)
 
 
-def _timer(seconds: float, fn: Any, *args: Any) -> threading.Timer:
-    timer = threading.Timer(seconds, fn, args)
-    timer.daemon = True
-    timer.start()
-    return timer
+class _Deadlines:
+    """Hard exits at given times, fired by SIGALRM so they run even while `re` holds the interpreter."""
+
+    def __init__(self, g: Globals, report: Report) -> None:
+        self.g, self.report = g, report
+        self.due: list[tuple[float, int, str]] = []
+        self.previous = signal.signal(signal.SIGALRM, self._fire)
+
+    def add(self, seconds: float, code: int, message: str) -> None:
+        self.due.append((time.monotonic() + seconds, code, message))
+        self._arm()
+
+    def _arm(self) -> None:
+        if self.due:
+            earliest = min(when for when, _, _ in self.due)
+            signal.setitimer(signal.ITIMER_REAL, max(earliest - time.monotonic(), 0.001))
+
+    def _fire(self, signum: int, frame: Any) -> None:
+        now = time.monotonic()
+        for when, code, message in sorted(self.due):
+            if when <= now:
+                _hard_exit(self.g, code, message, self.report)
+        self._arm()  # woken early (a rounding of the timer): wait for the rest
+
+    def close(self) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, self.previous)
 
 
-async def _supervised(coro: Coroutine[Any, Any, Any], g: Globals, timeout: float | None) -> Any:
+async def _supervised(coro: Coroutine[Any, Any, Any], g: Globals, timeout: float | None,
+                      deadlines: _Deadlines) -> Any:
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
-    timers: list[threading.Timer] = []
 
     def on_signal(signum: int, frame: Any) -> None:
         name = "Interrupted" if signum == signal.SIGINT else "Terminated"
         if g.signal.aborted and g.signal.signal_number:  # a second signal: stop waiting for cleanup
-            _hard_exit(g, 128 + signum, f"{name} (second signal); cleanup skipped.")
+            _hard_exit(g, 128 + signum, f"{name} (second signal); cleanup skipped.", deadlines.report)
         g.signal.abort(f"{name}.", signum)
         loop.call_soon_threadsafe(task.cancel)
-        timers.append(_timer(GRACE_SECONDS, _hard_exit, g, 128 + signum, f"{name}; cleanup did not finish in time."))
+        deadlines.add(GRACE_SECONDS, 128 + signum, f"{name}; cleanup did not finish in time.")
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    if timeout is not None:  # a skill blocking the loop cannot stop this one
-        message = f"The run took longer than --timeout {timeout:g} s and was stopped."
-        timers.append(_timer(timeout + GRACE_SECONDS, _hard_exit, g, LimitError.exit_code, message))
     try:
         if timeout is None:
             return await coro
@@ -79,9 +141,22 @@ async def _supervised(coro: Coroutine[Any, Any, Any], g: Globals, timeout: float
         for s, handler in previous.items():
             signal.signal(s, handler)
         _kill_children(g)
-        for timer in timers:
-            timer.cancel()
 
 
-def run_supervised(coro: Coroutine[Any, Any, Any], g: Globals, timeout: float | None) -> Any:
-    return asyncio.run(_supervised(coro, g, timeout))
+def run_supervised(coro: Coroutine[Any, Any, Any], g: Globals, timeout: float | None,
+                   report: Report = plain_report) -> Any:
+    deadlines = _Deadlines(g, report)
+    guard: int | None = None
+    if timeout is not None:  # a skill blocking the loop cannot stop these
+        message = f"The run took longer than --timeout {timeout:g} s and was stopped."
+        deadlines.add(timeout + GRACE_SECONDS, LimitError.exit_code, message)
+        last = timeout + GRACE_SECONDS + WATCHDOG_SLACK
+        killed = f"{message[:-1]}: it was stuck in native code that ignores signals, so it was killed."
+        err, out = report(128 + signal.SIGKILL, killed, time.perf_counter() + last)
+        guard = watchdog.start(last, err, out)
+    try:
+        return asyncio.run(_supervised(coro, g, timeout, deadlines))
+    finally:
+        deadlines.close()
+        if guard is not None:
+            os.close(guard)

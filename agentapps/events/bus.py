@@ -100,9 +100,10 @@ class _Topic:
 
 
 class EventBus:
-    def __init__(self) -> None:
+    def __init__(self, redact: Callable[[str], str] | None = None) -> None:
         self.topics: dict[str, _Topic] = {}
         self.tasks: set[asyncio.Task[None]] = set()
+        self.redact = redact or (lambda text: text)  # a handler's error may quote a secret
 
     def _topic(self, name: str) -> _Topic:
         return self.topics.setdefault(name, _Topic())
@@ -209,7 +210,7 @@ class EventBus:
             del t.queues[name]
 
     def _fire(self, handler: _Handler, event: Event) -> None:
-        task = asyncio.get_running_loop().create_task(_run_handler(handler, envelope(event)))
+        task = asyncio.get_running_loop().create_task(_run_handler(handler, envelope(event), self.redact))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
@@ -218,7 +219,9 @@ def bus_for(g: Globals) -> EventBus:
     """The process's bus, created on first use."""
     bus = g.internals.get("events")
     if not isinstance(bus, EventBus):
-        bus = g.internals["events"] = EventBus()
+        from agentapps.secrets import redactor_for
+
+        bus = g.internals["events"] = EventBus(redactor_for(g.internals).redact)
     return bus
 
 
@@ -248,7 +251,7 @@ async def _await_one(q: EventQueue, ack: bool, timeout: float) -> list[Event]:
     return [waiter.future.result()] if not waiter.future.cancelled() else []
 
 
-async def _run_handler(handler: _Handler, env: dict[str, Any]) -> None:
+async def _run_handler(handler: _Handler, env: dict[str, Any], redact: Callable[[str], str]) -> None:
     # A tool ref runs from the subscriber's context: with its permissions, never the emitter's.
     try:
         if handler.fn is not None:
@@ -259,4 +262,5 @@ async def _run_handler(handler: _Handler, env: dict[str, Any]) -> None:
             await handler.ctx.manager.invoke(handler.ref, {**handler.args, "event": env})
     except Exception as exc:  # noqa: BLE001 - a handler's failure must not reach the emitter
         who = handler.ref or getattr(handler.fn, "__qualname__", "function")
-        log.warning("event handler '%s' for topic '%s' failed: %s", who, env["topic"], exc)
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        log.warning("%s", redact(f"event handler '{who}' for topic '{env['topic']}' failed: {text}"))

@@ -1,4 +1,9 @@
-"""Sessions: `metadata.session` settings, key resolution, capture with secret scrubbing, stores, rendering."""
+"""Sessions: `metadata.session` settings, key resolution, capture with secret scrubbing, stores, rendering.
+
+Entries are scrubbed with the process's `Redactor` (every secret declared so far by any skill,
+nested ones included). A file write that fails raises StoreWriteError naming the session; a file
+that is not a session file is reported with StoreCorruptError and left untouched.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agentapps.core.atomic import FileLock, cleanup_temp_files, write_atomic
 from agentapps.core.paths import path_get
-from agentapps.errors import ConfigError, StoreCorruptError, UsageError
+from agentapps.errors import ConfigError, StoreCorruptError, StoreWriteError, UsageError
+from agentapps.secrets import Redactor, redactor_for
 from agentapps.stores.state import decode_name, encode_key
 
 if TYPE_CHECKING:
@@ -134,10 +140,15 @@ class FileSessionStore:
             return []
 
     def append(self, key: str, entry: Entry, max_entries: int) -> None:
-        with FileLock(self.root / ".lock", timeout=self.lock_timeout):
-            entries = [*self.load(key), entry][-max_entries:]
-            text = json.dumps({"key": key, "entries": entries}, ensure_ascii=False)
-            write_atomic(self.root / encode_key(key), text.encode("utf-8"))
+        try:
+            with FileLock(self.root / ".lock", timeout=self.lock_timeout):
+                entries = [*self.load(key), entry][-max_entries:]
+                text = json.dumps({"key": key, "entries": entries}, ensure_ascii=False)
+                write_atomic(self.root / encode_key(key), text.encode("utf-8"))
+        except OSError as exc:
+            raise StoreWriteError(
+                f"Session {key!r:.60} was not saved: {exc.strerror or exc}; its earlier entries are kept. "
+                "Free some disk space (or fix the folder's permissions) and retry.") from None
 
     def all_keys(self) -> list[str]:
         """The stored keys; a long-key file that cannot be read is left out (`survey` reports it)."""
@@ -193,6 +204,12 @@ def _read(path: Path, key: str | None) -> tuple[str, list[Entry]]:
         data = json.loads(path.read_bytes())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         why = f"is not valid JSON ({exc})"
+    except IsADirectoryError:
+        why = "is a folder, not a session file"
+    except RecursionError:
+        why = "is nested too deeply to be a session file"
+    except PermissionError as exc:
+        why = f"cannot be read ({exc.strerror})"
     else:
         stored = data.get("key") if isinstance(data, dict) else None
         entries = data.get("entries") if isinstance(data, dict) else None
@@ -239,30 +256,34 @@ def capture(served: Context, found: SessionSettings, status: str, error: str | N
         if not item.startswith("$"):
             scope = {"result": result} if item.split(".")[0].split("[")[0] == "result" else served
             entry[item] = path_get(scope, item)
-    cleaned: Entry = scrub(json.loads(json.dumps(entry, default=str)), declared_secrets(served))
+    redactor = redactor_for(served.globals.internals)
+    redactor.register_declared(served.meta.get("env"))  # prepare did this; a session must not rely on it
+    cleaned: Entry = scrub({k: _json_safe(v) for k, v in entry.items()}, redactor)
     return cleaned
 
 
-def declared_secrets(served: Context) -> dict[str, str]:
-    """Values of the environment variables the skill declares in `metadata.env` (longest first)."""
-    names = served.meta.get("env") or []
-    names = [names] if isinstance(names, str) else names
-    values = {str(n): os.environ.get(str(n), "") for n in names if isinstance(n, str)}
-    return dict(sorted(((v, n) for n, v in values.items() if v), key=lambda p: -len(p[0])))
+def _json_safe(value: Any) -> Any:
+    """`value` as plain JSON data (other objects as text); what JSON cannot hold is noted instead."""
+    try:
+        return json.loads(json.dumps(value, default=str, allow_nan=False))
+    except (ValueError, TypeError, RecursionError) as exc:  # NaN, cycles, huge ints, deep nesting
+        return f"[not stored: not JSON data ({type(exc).__name__})]"
 
 
-def scrub(value: Any, secrets: dict[str, str]) -> Any:
-    """Replace every occurrence of a secret value (in strings and keys) and cut very long strings."""
+def scrub(value: Any, redactor: Redactor) -> Any:
+    """Redact every declared secret (in strings, keys and numbers) and cut very long strings."""
+    return _cut(redactor.redact_data(value))
+
+
+def _cut(value: Any) -> Any:
     if isinstance(value, str):
-        for secret, name in secrets.items():
-            value = value.replace(secret, f"[redacted:{name}]")
         if len(value) > MAX_STORED_STRING:
             value = value[:MAX_STORED_STRING] + f"... [cut {len(value) - MAX_STORED_STRING} characters]"
         return value
     if isinstance(value, dict):
-        return {scrub(k, secrets): scrub(v, secrets) for k, v in value.items()}
+        return {_cut(k): _cut(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [scrub(v, secrets) for v in value]
+        return [_cut(v) for v in value]
     return value
 
 

@@ -1,4 +1,10 @@
-"""The key-value state store: key validation and encoding, and the memory and file backends."""
+"""The key-value state store: key validation and encoding, and the memory and file backends.
+
+The file backend writes values with declared secrets redacted (the process's `Redactor`); a write
+that fails (disk full, read-only folder) raises StoreWriteError naming the key and leaves the old
+file as it was; a file that is not a state file (bad JSON, nested too deep, a folder) is reported
+with StoreCorruptError and left untouched.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +14,19 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final, Protocol
 from urllib.parse import unquote_to_bytes
 
 from agentapps.core.atomic import FileLock, cleanup_temp_files, commit, read_json, stage, sync_dir
-from agentapps.errors import ConflictError, LimitError, StoreCorruptError, UsageError
+from agentapps.errors import (
+    ConflictError,
+    LimitError,
+    StoreCorruptError,
+    StoreWriteError,
+    UsageError,
+)
 
 MAX_KEY_CHARS: Final = 256
 _MISSING: Final[Any] = object()
@@ -157,9 +170,11 @@ class FileStateStore:
     Each file holds `{"key": ..., "value": ...}` so hashed (long-key) names can still be listed.
     """
 
-    def __init__(self, root: Path, *, lock_timeout: float = 30.0) -> None:
+    def __init__(self, root: Path, *, lock_timeout: float = 30.0,
+                 redact: Callable[[Any], Any] | None = None) -> None:
         self.root = Path(root)
         self.lock_timeout = lock_timeout
+        self.redact = redact
         cleanup_temp_files(self.root)
 
     def _lock(self) -> FileLock:
@@ -168,7 +183,7 @@ class FileStateStore:
     def _load(self, key: str) -> tuple[bool, Any]:
         path = self.root / encode_key(key)
         try:
-            data = read_json(path)
+            data = read_state_file(path)
         except FileNotFoundError:
             return False, None
         if not (isinstance(data, dict) and data.get("key") == key and "value" in data):
@@ -185,17 +200,23 @@ class FileStateStore:
     def set(self, key: str, value: Any, *, expect: Any = _MISSING) -> None:
         validate_key(key)
         _dump(value)
-        data = json.dumps({"key": key, "value": value}, allow_nan=False)
+        stored = self.redact(value) if self.redact is not None else value
+        data = json.dumps({"key": key, "value": stored}, allow_nan=False)
         path = self.root / encode_key(key)
-        tmp = stage(path, data.encode("utf-8"))  # write and fsync outside the lock: it is the slow part
+        try:
+            tmp = stage(path, data.encode("utf-8"))  # write and fsync outside the lock: the slow part
+        except OSError as exc:
+            raise _not_saved(key, exc) from None
         try:
             with self._lock():
                 # Read even without `expect`: a corrupt file must be reported, not overwritten.
                 _check_expect(key, self._load(key)[1], expect)
                 commit(tmp, path, sync_dir=False)
+            sync_dir(self.root)
+        except OSError as exc:
+            raise _not_saved(key, exc) from None
         finally:
             tmp.unlink(missing_ok=True)  # still there only if the write was refused
-        sync_dir(self.root)
 
     def delete(self, key: str) -> bool:
         path = self.root / encode_key(key)
@@ -222,7 +243,7 @@ class FileStateStore:
 
     def _hashed_key(self, name: str) -> str | None:
         try:
-            data = read_json(self.root / name)
+            data = read_state_file(self.root / name)
         except FileNotFoundError:
             return None  # deleted while listing
         key = data.get("key") if isinstance(data, dict) else None
@@ -243,9 +264,33 @@ class FileStateStore:
             time.sleep(min(poll, remaining))
 
 
+def read_state_file(path: Path) -> Any:
+    """The JSON in a state or session file; anything that is not one is StoreCorruptError (the
+    file is left untouched). FileNotFoundError passes through: a missing file is an absent key."""
+    try:
+        return read_json(path)
+    except IsADirectoryError:
+        why = "is a folder, not a data file"
+    except RecursionError:
+        why = "is nested too deeply to be a data file"
+    except (FileNotFoundError, StoreCorruptError):
+        raise
+    except OSError as exc:
+        raise StoreCorruptError(f"cannot be read ({exc.strerror or exc}).", file=path) from None
+    raise StoreCorruptError(f"{why}; it was left untouched — remove it to start over.", file=path)
+
+
+def _not_saved(key: str, exc: OSError) -> StoreWriteError:
+    return StoreWriteError(f"State key {_shown(key)} was not saved: {exc.strerror or exc}; its previous "
+                           "value is kept. Free some disk space (or fix the folder's permissions) and retry.")
+
+
 def store_for(internals: dict[str, Any], data_dir: Path, kind: str) -> StateStore:
     """The process's state store of `kind` ('file' under `data_dir/state`, or 'memory'), made once."""
+    from agentapps.secrets import redactor_for
+
     stores: dict[str, StateStore] = internals.setdefault("state", {})
     if kind not in stores:
-        stores[kind] = MemoryStateStore() if kind == "memory" else FileStateStore(data_dir / "state")
+        stores[kind] = MemoryStateStore() if kind == "memory" else FileStateStore(
+            data_dir / "state", redact=redactor_for(internals).redact_data)
     return stores[kind]

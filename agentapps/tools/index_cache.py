@@ -1,8 +1,8 @@
 """A per-root cache of parsed skill files on disk, so a new process need not re-read every frontmatter.
 
 Entries are keyed by path, mtime and size; anything that does not round-trip through JSON exactly is
-simply not cached. The cache is an optimisation only: unreadable or corrupt cache files are ignored
-and rewritten. `AGENTAPPS_CACHE_DIR` moves it (default `$XDG_CACHE_HOME/agentapps` or
+simply not cached. The cache is an optimisation only: a cache file that is unreadable, not JSON,
+nested too deep, or not exactly in the shape this module writes is ignored and rewritten. `AGENTAPPS_CACHE_DIR` moves it (default `$XDG_CACHE_HOME/agentapps` or
 `~/.cache/agentapps`); `AGENTAPPS_CACHE_DIR=off` disables it.
 """
 
@@ -47,27 +47,53 @@ def encode(item: Any) -> dict[str, Any] | None:
         return None
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _well_formed(path: str, entry: Any) -> bool:
+    """Is `entry` exactly the shape `save` writes for `path`? (A hand-edited or damaged file is not.)"""
+    if not (isinstance(entry, list) and len(entry) == 3 and _is_int(entry[0]) and _is_int(entry[1])):
+        return False
+    data = entry[2]
+    if not isinstance(data, dict) or data.get("path") != path:
+        return False
+    if "broken" in data:
+        return (isinstance(data["broken"], str) and isinstance(data.get("message"), str)
+                and (data.get("line") is None or _is_int(data.get("line"))))
+    front = data.get("frontmatter")
+    return (isinstance(data.get("name"), str) and data.get("kind") in ("markdown", "code")
+            and isinstance(front, dict) and isinstance(front.get("metadata", {}), dict)
+            and isinstance(data.get("body"), str) and _is_int(data.get("body_line"))
+            and (data.get("uri") is None or isinstance(data.get("uri"), str)) and _is_int(data.get("mtime")))
+
+
 def decode(data: dict[str, Any], root: Path, kind: RootKind) -> Any:
     from agentapps.tools.index import Broken
 
     if "broken" in data:
         path = Path(data["path"])
-        return Broken(data["broken"], path, SkillLoadError(data["message"], file=path, line=data["line"]))
+        return Broken(data["broken"], path, SkillLoadError(data["message"], file=path, line=data.get("line")))
     return ToolDef(data["name"], data["kind"], data["frontmatter"], Path(data["path"]), data["body"],
-                   data["body_line"], None, data["uri"], root, kind, data["mtime"])
+                   data["body_line"], None, data.get("uri"), root, kind, data["mtime"])
 
 
 def load(root: Path, kind: RootKind) -> dict[str, Entry]:
+    """The cached entries of `root`; {} (so the cache is rebuilt and rewritten) for a file that is
+    missing, unreadable, not JSON, nested too deep, or not in the shape `save` writes."""
     path = cache_path(root)
     if path is None:
         return {}
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        if raw.get("version") != VERSION or raw.get("root") != str(root):
-            return {}
-        return {p: (e[0], e[1], decode(e[2], root, kind)) for p, e in raw["files"].items()}
-    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        raw = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
         return {}
+    if not (isinstance(raw, dict) and raw.get("version") == VERSION and raw.get("root") == str(root)):
+        return {}
+    files = raw.get("files")
+    if not isinstance(files, dict) or not all(_well_formed(p, e) for p, e in files.items()):
+        return {}
+    return {p: (e[0], e[1], decode(e[2], root, kind)) for p, e in files.items()}
 
 
 def save(root: Path, files: dict[str, Entry]) -> None:

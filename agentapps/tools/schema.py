@@ -1,22 +1,25 @@
-"""JSON Schema (2020-12) for params and returns: size limits first, cached validators, no remote $ref."""
+"""JSON Schema (2020-12) for params and returns: size limits first, cached validators, no remote $ref.
+
+Every `pattern` (and `patternProperties` key) is matched by RE2 in linear time (tools/patterns.py),
+on the fast path and in jsonschema alike; a pattern RE2 refuses is a configuration error. `format`
+is an annotation only (never validated), so `format: regex` runs nothing.
+"""
 
 from __future__ import annotations
 
 import json
 import math
-import re
+from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
 from agentapps.errors import AgentAppsError, ArgsError, ConfigError
 from agentapps.tools.fastschema import errors, supports
+from agentapps.tools.patterns import pattern_problem, search
 
 MAX_ARGS_BYTES = 1024 * 1024
 MAX_DEPTH = 64
 MAX_STRING = 64_000
-MAX_PATTERN = 1000
-
-# A nested quantifier such as (a+)+ or (a*)* backtracks exponentially in Python's re engine.
-_NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*}]\)\s*[+*{]")
 
 
 def check_limits(args: Any, *, skill: str, max_string: int = MAX_STRING) -> None:
@@ -58,36 +61,74 @@ def check_limits(args: Any, *, skill: str, max_string: int = MAX_STRING) -> None
             raise ArgsError(f"Arguments for '{skill}' are {size} bytes of JSON; the limit is 1 MiB.", skill=skill)
 
 
-def _safe_patterns(schema: Any, skill: str, where: str) -> None:
+Path = tuple[str | int, ...]
+
+
+def unusable_patterns(schema: Any, path: Path = ()) -> Iterator[tuple[str, str, Path]]:
+    """(pattern, why, path) for every `pattern` or `patternProperties` key that cannot be used."""
     if isinstance(schema, dict):
-        pattern = schema.get("pattern")
-        if isinstance(pattern, str) and (len(pattern) > MAX_PATTERN or _NESTED_QUANTIFIER.search(pattern)):
-            raise ConfigError(
-                f"Skill '{skill}' {where} schema has a 'pattern' that can backtrack catastrophically "
-                f"({pattern[:40]!r}); rewrite it without nested quantifiers.",
-                skill=skill,
-            )
-        for value in schema.values():
-            _safe_patterns(value, skill, where)
+        candidates: list[tuple[Any, Path]] = [(schema.get("pattern"), (*path, "pattern"))]
+        props = schema.get("patternProperties")
+        if isinstance(props, dict):
+            candidates += [(key, (*path, "patternProperties", key)) for key in props]
+        for pattern, where in candidates:
+            if isinstance(pattern, str):
+                why = pattern_problem(pattern)
+                if why is not None:
+                    yield pattern, why, where
+        for key, value in schema.items():
+            yield from unusable_patterns(value, (*path, str(key)))
     elif isinstance(schema, list):
-        for value in schema:
-            _safe_patterns(value, skill, where)
+        for i, value in enumerate(schema):
+            yield from unusable_patterns(value, (*path, i))
+
+
+def _check_patterns(schema: Any, skill: str, where: str) -> None:
+    for pattern, why, _ in unusable_patterns(schema):
+        raise ConfigError(
+            f"Skill '{skill}' {where} schema has a 'pattern' that cannot be matched in linear time "
+            f"({pattern[:40]!r}): {why}. Rewrite it with plain RE2 syntax.",
+            skill=skill,
+        )
+
+
+@cache
+def _validator_class() -> Any:
+    """Draft 2020-12 with `pattern` and `patternProperties` matched by RE2 (made once, on first use)."""
+    from jsonschema import Draft202012Validator, FormatChecker, ValidationError, validators
+
+    def pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Iterator[Any]:
+        if validator.is_type(instance, "string") and not search(patrn, instance):
+            yield ValidationError(f"{instance!r} does not match {patrn!r}")
+
+    def pattern_properties(validator: Any, properties: dict[str, Any], instance: Any, schema: Any) -> Iterator[Any]:
+        if not validator.is_type(instance, "object"):
+            return
+        for patrn, subschema in properties.items():
+            for key, value in instance.items():
+                if search(patrn, key):
+                    yield from validator.descend(value, subschema, path=key, schema_path=patrn)
+
+    checker = FormatChecker(formats=())  # the metaschema's `format: regex`, checked by RE2 too
+    checker.checks("regex")(lambda value: not isinstance(value, str) or pattern_problem(value) is None)
+    cls = validators.extend(Draft202012Validator, {"pattern": pattern, "patternProperties": pattern_properties})
+    return cls, checker
 
 
 def validator_for(schema: dict[str, Any], cache: dict[Any, Any], *, skill: str, where: str) -> Any:
     hit = cache.get(id(schema))
     if hit is not None and hit[0] is schema:  # the schema object itself is kept, so ids cannot be recycled
         return hit[1]
-    from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
     from referencing import Registry
 
-    _safe_patterns(schema, skill, where)
+    cls, checker = _validator_class()
+    _check_patterns(schema, skill, where)
     try:
-        Draft202012Validator.check_schema(schema)
+        cls.check_schema(schema, format_checker=checker)
     except SchemaError as exc:
         raise ConfigError(f"Skill '{skill}' has an invalid {where} schema: {exc.message}.", skill=skill) from None
-    validator = Draft202012Validator(schema, registry=Registry())  # empty registry: never fetch a $ref
+    validator = cls(schema, registry=Registry())  # empty registry: never fetch a $ref
     cache[id(schema)] = (schema, validator)
     return validator
 
@@ -111,9 +152,7 @@ def validate(
 ) -> None:
     hit = cache.get(("fast", id(schema)))
     if hit is None or hit[0] is not schema:
-        fast = supports(schema)
-        if fast:
-            _safe_patterns(schema, skill, where)
+        fast = supports(schema)  # refuses patterns RE2 cannot run: jsonschema's path then reports them
         hit = cache[("fast", id(schema))] = (schema, fast)
     if hit[1]:  # plain schema: checked without importing jsonschema (same verdicts, tested)
         messages = errors(value, schema)

@@ -8,10 +8,11 @@ A key that resolves to nothing skips the session quietly. History goes to `ctx.l
 unless the prompt placed it with `:session-history[]`; that directive runs earlier (directives
 come before this middleware) and reads the same store through `history_for`. A failed or
 interrupted call is saved too, marked `status: error|interrupted`. Values of the variables the
-skill declares in `metadata.env` are scrubbed from every entry. A dry run loads but never saves.
+skill (or any skill run so far) declares in `metadata.env` are scrubbed from every entry. A dry
+run loads but never saves. When saving fails after the skill finished, the error carries its result.
 """
 
-from agentapps.errors import AgentAppsError, InterruptedError_
+from agentapps.errors import AgentAppsError, InterruptedError_, StoreWriteError
 from agentapps.stores.sessions import capture, open_store, render_history, session_key, settings
 
 frontmatter = {
@@ -48,5 +49,10 @@ async def run(ctx, args):
         except AgentAppsError as store_error:  # keep the original failure; mention this one
             exc.add_note(f"The session could not be saved either: {store_error}")
         raise
-    store.append(key, capture(target, found, "ok", None), found.max_entries)
+    try:
+        store.append(key, capture(target, found, "ok", None), found.max_entries)
+    except StoreWriteError as exc:
+        if target.envelope.depth == 1:  # the command's own skill: the CLI still prints its result
+            exc.result = (target.locals.result,)
+        raise
     return

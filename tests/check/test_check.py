@@ -85,10 +85,10 @@ BROKEN = [
                    "invalid returns schema: 'count' is not of type 'array'")],
                  id="invalid-returns-schema-in-code"),
     pytest.param({"a.skill.md": md("a", "metadata:\n  params:\n    type: object\n    properties:\n"
-                                        "      s:\n        type: string\n        pattern: '(a+)+$'\n")},
+                                        "      s:\n        type: string\n        pattern: '(?=a)a+$'\n")},
                  [("a.skill.md", 9, "error", "unsafe-pattern",
-                   "params schema has a 'pattern' that can backtrack catastrophically")],
-                 id="nested-quantifier"),
+                   "params schema has a 'pattern' that cannot be matched in linear time")],
+                 id="lookahead-pattern"),
     pytest.param({"a.skill.md": md("a", body="Intro.\n\nInclude :inlin[notes.txt] here.\n")},
                  [("a.skill.md", 6, "error", "unknown-directive",
                    ("Unknown directive ':inlin[...]' in skill 'a': no skill named 'inlin' serves it. "

@@ -123,17 +123,17 @@ def test_json_output_for_success_and_failure(typed):
 
 
 def test_args_file_from_stdin_and_from_a_file(typed):
-    result, out = run_json(typed, "--args-file", "-", "typed", input='{"name": "Ada", "times": 2}')
+    _, out = run_json(typed, "--args-file", "-", "typed", input='{"name": "Ada", "times": 2}')
     assert out == {"name": "Ada", "times": 2}
     (typed.root / "a.json").write_text('{"name": "F"}')
-    result, out = run_json(typed, "--args-file", "a.json", "typed", "--times", "4")
+    _, out = run_json(typed, "--args-file", "a.json", "typed", "--times", "4")
     assert out == {"name": "F", "times": 4}
     bad = typed.cli("run", "--args-file", "-", "typed", input="[1]")
     assert bad.returncode == 2 and "must hold a JSON object" in bad.stderr
 
 
 def test_piped_stdin_fills_the_input_param(typed):
-    result, out = run_json(typed, "typed", "--name", "A", input="diff text\n")
+    _, out = run_json(typed, "typed", "--name", "A", input="diff text\n")
     assert out == {"name": "A", "input": "diff text\n"}
 
 
@@ -175,7 +175,7 @@ def test_shebang_skill_runs_when_executed_directly(project, tmp_path):
     import subprocess
 
     env = project.env(PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}")
-    result = subprocess.run([str(script)], cwd=project.root, env=env, capture_output=True, text=True, timeout=60)
+    result = subprocess.run([str(script)], check=False, cwd=project.root, env=env, capture_output=True, text=True, timeout=60)
     assert result.stdout == "ran directly\n", result.stderr
 
 

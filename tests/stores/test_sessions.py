@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentapps.errors import ConfigError, StoreCorruptError, UsageError
+from agentapps.secrets import Redactor
 from agentapps.stores.sessions import (
     PREAMBLE,
     FileSessionStore,
@@ -165,7 +166,9 @@ def test_concurrent_appends_from_processes_lose_nothing(tmp_path):
 
 
 def test_scrub_replaces_secrets_everywhere_and_cuts_long_strings():
-    secrets = {"s3cr3t-long": "TOKEN", "s3cr3t": "SHORT"}
+    secrets = Redactor()
+    secrets.register("TOKEN", "s3cr3t-long")
+    secrets.register("SHORT", "s3cr3t")
     entry = {"args": {"q": "use s3cr3t-long and s3cr3t"}, "s3cr3t": ["x s3cr3t"], "n": 5, "long": "a" * 25_000}
     cleaned = scrub(entry, secrets)
     text = json.dumps(cleaned)
@@ -186,3 +189,21 @@ def test_render_history_has_the_preamble_and_one_section_per_entry():
     assert "### 1. chat at 2025-01-01T00:00:00Z\nargs: {\"q\": \"hi\"}\nresult: hello\n" in text
     assert "### 2. chat at 2025-01-01T00:01:00Z (error)\nerror: boom\nargs: {\"q\": \"x\"}\n" in text
     assert "turn-start" not in text  # agent traces are stored, not shown to the model
+
+
+@pytest.mark.parametrize("shape", ["deeply nested", "a folder"])
+def test_a_file_that_cannot_be_a_session_is_reported_never_a_traceback(tmp_path, shape):
+    root = tmp_path / "sessions"
+    store = FileSessionStore(root)
+    store.append("other", {"n": 1}, 5)
+    path = root / "k.json"
+    if shape == "a folder":
+        path.mkdir()
+    else:
+        path.write_bytes(b"[" * 100_000 + b"]" * 100_000)
+    for call in (lambda: store.load("k"), lambda: store.append("k", {"n": 2}, 5)):
+        with pytest.raises(StoreCorruptError) as info:
+            call()
+        assert str(path) in str(info.value) and "left untouched" in str(info.value)
+    found, problems = store.survey()
+    assert [key for key, _ in found] == ["other"] and len(problems) == 1

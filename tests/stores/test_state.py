@@ -378,3 +378,31 @@ def test_wait_sees_a_key_set_by_another_process(root: Path) -> None:
         assert store.wait("job:9:done", timeout=20, poll=0.02) == {"rows": 3}
         assert time.monotonic() - started >= 0.3
         assert setter.wait(timeout=10) == 0
+
+
+@pytest.mark.parametrize("shape", ["deeply nested", "a folder"])
+def test_a_file_that_cannot_be_state_is_reported_never_a_traceback(root: Path, shape: str) -> None:
+    store = FileStateStore(root)
+    store.set("other", 1)
+    path = root / "k.json"
+    if shape == "a folder":
+        path.mkdir()
+    else:
+        path.write_bytes(b"[" * 100_000 + b"]" * 100_000)
+    for call in (lambda: store.get("k"), lambda: store.set("k", 1), lambda: store.wait("k", timeout=0.1)):
+        with pytest.raises(StoreCorruptError) as info:
+            call()
+        assert str(path) in str(info.value) and "left untouched" in str(info.value)
+    assert path.exists() and store.get("other") == 1
+
+
+def test_file_values_are_written_with_declared_secrets_redacted(root: Path) -> None:
+    from agentapps.secrets import Redactor
+
+    redactor = Redactor()
+    redactor.register("TOKEN", "s3cr3t-value")
+    store = FileStateStore(root, redact=redactor.redact_data)
+    store.set("k", {"note": "token s3cr3t-value", "s3cr3t-value": [1]})
+    text = (root / "k.json").read_text()
+    assert "s3cr3t-value" not in text
+    assert store.get("k") == {"note": "token [redacted:TOKEN]", "[redacted:TOKEN]": [1]}

@@ -65,3 +65,26 @@ def test_messages_name_the_problem():
     assert errors({"name": "a", "nam": 1}, schema) == ["Additional properties are not allowed ('nam' is not accepted)"]
     assert errors({"n": 0}, SCHEMAS[1]) == ["'n': 0 is less than the minimum of 1"]
     assert errors({"n": True}, SCHEMAS[1]) == ["'n': True is not of type 'integer'"]
+
+
+@pytest.mark.parametrize(("pattern", "text", "matches"), [
+    ("^abc$", "abc", True),
+    ("^abc$", "abc\n", False),  # ECMA-262 and RE2: `$` is the very end (Python's re would match)
+    ("^\\d+$", "123", True),
+    ("^\\d+$", "\u0663", False),  # `\d` is ASCII (Python's re matches an Arabic-Indic digit)
+    ("^\\u00e9$", "é", True),  # an ECMA-262 escape RE2 spells \x{e9}
+    ("(a|aa)*$", "a" * 5000 + "!", True),  # linear time: would take forever in a backtracking engine
+])
+def test_patterns_follow_ecma_262_on_both_paths(pattern, text, matches):
+    from agentapps.tools.schema import validator_for
+
+    schema = {"type": "string", "pattern": pattern}
+    assert supports(schema)
+    assert (errors(text, schema) == []) is matches
+    slow = validator_for({"allOf": [schema]}, {}, skill="t", where="params")
+    assert slow.is_valid(text) is matches
+
+
+@pytest.mark.parametrize("pattern", ["(?=a)", "(?<=a)b", "(a)\\1", "a{1001}"])
+def test_patterns_re2_cannot_run_leave_the_fast_path(pattern):
+    assert not supports({"type": "string", "pattern": pattern})

@@ -1,0 +1,99 @@
+"""The CLI's stdout and stderr while a run lasts: every write redacted, logging routed through them.
+
+`redacted_output()` puts a `RedactingStream` in place of `sys.stdout` and `sys.stderr`, so
+everything Python writes there — results, `--json`, progress, warnings, log records, `-v`
+tracebacks, a code skill's `print` — passes the process's `Redactor`. A value split across two
+writes (streamed model text) is caught: the end of a write that could begin a secret is held until
+the next write or `drain()`. Text that cannot be encoded (a lone surrogate) is written with U+FFFD.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+from agentapps.secrets import Redactor
+
+
+class RedactingStream:
+    """A text stream that writes through a redactor to the stream it wraps."""
+
+    def __init__(self, stream: TextIO, redactor: Redactor) -> None:
+        self.stream = stream
+        self.redactor = redactor
+        self._held = ""
+
+    def write(self, text: str) -> int:
+        size = len(text)
+        text = self.redactor.redact(self._held + text)
+        hold = self.redactor.held_back(text)
+        self._held = text[len(text) - hold:] if hold else ""
+        self._write(text[: len(text) - hold])
+        return size
+
+    def _write(self, text: str) -> None:
+        if not text:
+            return
+        try:
+            self.stream.write(text)
+        except UnicodeEncodeError:  # lone surrogates (e.g. half an emoji cut by agent code)
+            self.stream.write(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"))
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def drain(self) -> None:
+        """Write what was held back (the run is over, nothing more can complete it)."""
+        held, self._held = self._held, ""
+        self._write(held)
+        self.flush()
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding, buffer, ...
+        return getattr(self.stream, name)
+
+
+class _Format(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return f"{record.levelname.lower()}: {super().format(record)}"
+
+
+def drain_all() -> None:
+    """Flush both streams, held-back text included (before a hard exit)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if isinstance(stream, RedactingStream):
+                stream.drain()
+            elif stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
+@contextmanager
+def redacted_output(redactor: Redactor, *, verbose: bool) -> Iterator[None]:
+    """Route stdout, stderr and the `agentapps` loggers through `redactor` for the duration."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout = RedactingStream(sys.stdout, redactor)
+    sys.stderr = RedactingStream(sys.stderr, redactor)
+    logger = logging.getLogger("agentapps")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Format("%(message)s"))
+    previous = logger.level, logger.propagate
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if verbose else logging.WARNING)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(previous[0])
+        logger.propagate = previous[1]
+        drain_all()
+        sys.stdout, sys.stderr = saved
