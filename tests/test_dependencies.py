@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-IMPORT_NAMES = {"python-frontmatter": "frontmatter", "PyYAML": "yaml", "markdown-it-py": "markdown_it",
+IMPORT_NAMES = {"python-frontmatter": "frontmatter", "PyYAML": "yaml", "markdown-it-py": "markdown_it", "google-re2": "re2",
                 "mini-racer": "py_mini_racer"}
 
 
