@@ -1,4 +1,5 @@
-"""The command line: argv -> bootstrap -> invoke -> render; the only place errors become exit codes."""
+"""The command line: argv -> bootstrap -> invoke -> render. Every command ends in `dispatch`, and
+every exception becomes an exit code in one place (`cli.boundary.fail`)."""
 
 from __future__ import annotations
 
@@ -6,35 +7,60 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if args in (["--version"], ["-V"]):
-        from importlib.metadata import PackageNotFoundError, version
+    sys.exit(dispatch(list(sys.argv[1:] if argv is None else argv)))
 
-        try:
-            sys.stdout.write(f"agentapps {version('agentapps')}\n")
-        except PackageNotFoundError:  # running from a checkout that was never installed
-            sys.stdout.write("agentapps (not installed)\n")
-        sys.exit(0)
+
+def dispatch(args: list[str]) -> int:
+    if args in (["--version"], ["-V"]):
+        return _version()
+    if args in ([], ["--help"], ["-h"]):  # the top-level help, without importing typer
+        from agentapps.cli.commands import top_help
+
+        sys.stdout.write(top_help())
+        return 0
     if args and args[0] == "run":
         # The hot path skips typer: `run` parses its own argv (the skill's params follow the ref).
         from agentapps.cli.run import run_command
 
-        sys.exit(run_command(args[1:]))
+        return run_command(args[1:])
+    from agentapps.cli.boundary import fail
+
+    head = args[: args.index("--")] if "--" in args else args
+    verbose = "-v" in head or "--verbose" in head  # accepted by every command, anywhere before `--`
+    if verbose:
+        args = [a for i, a in enumerate(args) if not (i < len(head) and a in ("-v", "--verbose"))]
+    try:
+        return _typer(args)
+    except BaseException as exc:  # noqa: BLE001 - the boundary: whatever escapes a command ends here
+        if isinstance(exc, SystemExit):
+            raise
+        return fail(exc, as_json="--json" in head, verbose=verbose)
+
+
+def _version() -> int:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        sys.stdout.write(f"agentapps {version('agentapps')}\n")
+    except PackageNotFoundError:  # running from a checkout that was never installed
+        sys.stdout.write("agentapps (not installed)\n")
+    return 0
+
+
+def _typer(args: list[str]) -> int:
     import typer
-    from typer import _click as click  # typer 0.28 vendors click
+    from typer import _click as click  # typer 0.26+ vendors click
 
     from agentapps.cli.app import app
 
     try:
         code = app(args=args, prog_name="agentapps", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError:  # `agentapps` alone: typer has printed the help already
-        code = 0
+        return 0
     except click.exceptions.UsageError as exc:
         path = exc.ctx.command_path if exc.ctx else "agentapps"  # e.g. "agentapps sessions clear"
-        where = f" (see '{path} --help')"
-        sys.stderr.write(f"error: {exc.format_message()}{where}\n")
-        code = exc.exit_code
+        sys.stderr.write(f"error: {exc.format_message()} (see '{path} --help')\n")
+        return exc.exit_code
     except typer.Abort:
-        sys.stderr.write("error: Interrupted.\n")
-        code = 130
-    sys.exit(code if isinstance(code, int) else 0)
+        raise KeyboardInterrupt from None
+    return code if isinstance(code, int) else 0

@@ -73,10 +73,3 @@ def emit_error(exc: BaseException, *, verbose: bool, internals: dict[str, Any] |
     sys.stderr.write(_paint("error:", "31;1", sys.stderr) + " " + redact(error_line(exc), internals) + "\n")
     sys.stderr.flush()
 
-
-def exit_code(exc: BaseException) -> int:
-    if isinstance(exc, AgentAppsError):
-        return exc.exit_code
-    if isinstance(exc, KeyboardInterrupt):
-        return 130
-    return 1

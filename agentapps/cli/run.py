@@ -5,11 +5,10 @@ from __future__ import annotations
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from agentapps.cli import render
+from agentapps.cli import options, render
+from agentapps.cli.boundary import fail
 from agentapps.cli.inputs import read_args_file, stdin_input
 from agentapps.cli.skillargs import parse_skill_args
 from agentapps.errors import (
@@ -18,103 +17,6 @@ from agentapps.errors import (
     StoreWriteError,
     UsageError,
 )
-
-RUN_USAGE = """Usage: agentapps run [OPTIONS] SKILL [--param value ...]
-
-Run a skill by name or path. Runner options go before SKILL; the skill's params go after it.
-
-Options:
-  --json               Print one JSON object: {ok, skill, result, error, duration_ms} plus,
-                       for agents, usage, turns, steps and stop_reason.
-  --dry-run            Validate the args and show what would run, without running it.
-  --args-file FILE     Read the skill's args as a JSON object from FILE ('-' for stdin).
-  --arg KEY=VALUE      Set one arg (a string; repeatable).
-  --arg-json JSON      Merge a JSON object into the args.
-  --model ID           Model id for agents (overrides model.id and AGENTAPPS_MODEL).
-  --record FILE        Write the agent's model turns to FILE (a script --replay can play).
-  --replay FILE        Play the model turns in FILE instead of calling a model (offline).
-  --timeout SECONDS    Stop the run after this long (exit 4).
-  --approve PATTERN    Approve calls that trust rules would ask about (skill glob; repeatable).
-  -v, --verbose        Show tracebacks and debug logs on stderr.
-  -q, --quiet          Show nothing on stderr but errors.
-  -h, --help           Show this message. 'agentapps run SKILL --help' shows the skill's params.
-
-Exit codes: 0 ok, 1 the skill failed, 2 bad input, 3 denied, 4 a limit was reached, 130 interrupted.
-"""
-
-
-@dataclass
-class RunOptions:
-    json: bool = False
-    dry_run: bool = False
-    verbose: bool = False
-    quiet: bool = False
-    args_file: str | None = None
-    model: str | None = None
-    record: str | None = None
-    replay: str | None = None
-    timeout: float | None = None
-    approve: list[str] = field(default_factory=list)
-    arg_tokens: list[str] = field(default_factory=list)
-    ref: str | None = None
-    rest: list[str] = field(default_factory=list)
-
-
-def parse_run_options(tokens: list[str]) -> RunOptions | None:
-    """None means: print the usage and stop."""
-    opts = RunOptions()
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        name, eq, inline = token.partition("=")
-
-        def value(name: str = name, eq: str = eq, inline: str = inline) -> str:
-            """The option's value: after `=`, else the next token (consumed)."""
-            nonlocal i
-            if eq:
-                return inline
-            if i + 1 >= len(tokens):
-                raise UsageError(f"{name} needs a value.")
-            i += 1
-            return tokens[i]
-
-        if token in ("-h", "--help"):
-            return None
-        if token == "--json":
-            opts.json = True
-        elif token == "--dry-run":
-            opts.dry_run = True
-        elif token in ("-v", "--verbose"):
-            opts.verbose = True
-        elif token in ("-q", "--quiet"):
-            opts.quiet = True
-        elif name == "--args-file":
-            opts.args_file = value()
-        elif name == "--model":
-            opts.model = value()
-        elif name in ("--record", "--replay"):
-            setattr(opts, name[2:], str(Path(value()).absolute()))  # the shell already expanded ~
-        elif name in ("--arg", "--arg-json"):
-            opts.arg_tokens += [name, value()]
-        elif name == "--approve":
-            opts.approve.append(value())
-        elif name == "--timeout":
-            raw = value()
-            try:
-                opts.timeout = float(raw)
-            except ValueError:
-                raise UsageError(f"--timeout expects seconds, got {raw!r}.") from None
-            if not 0 < opts.timeout <= 30 * 24 * 3600:  # also refuses nan and inf
-                raise UsageError(f"--timeout must be more than 0 and at most 2592000 seconds, got {raw!r}.")
-        elif token.startswith("-") and token != "-":
-            raise UsageError(f"Unknown runner option {name!r}; see 'agentapps run --help'. "
-                             "Skill params go after the skill name.")
-        else:
-            opts.ref, opts.rest = token, tokens[i + 1 :]
-            return opts
-        i += 1
-    return opts
-
 
 class _Terminated(BaseException):
     pass
@@ -125,18 +27,16 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 
 def run_command(tokens: list[str]) -> int:
+    as_json = "--json" in tokens[: tokens.index("--") if "--" in tokens else len(tokens)]
     try:
-        opts = parse_run_options(tokens)
+        opts = options.parse(tokens)
+        if opts is not None and opts.record and opts.record == opts.replay:
+            raise UsageError("--record and --replay name the same file; record to another file.")
     except AgentAppsError as exc:
-        render.emit_error(exc, verbose=False)
-        return exc.exit_code
+        return fail(exc, as_json=as_json and exc.exit_code != 0)
     if opts is None:
-        sys.stdout.write(RUN_USAGE)
+        sys.stdout.write(options.usage())
         return 0
-    if opts.record and opts.record == opts.replay:
-        render.emit_error(UsageError("--record and --replay name the same file; record to another file."),
-                          verbose=False)
-        return 2
     from agentapps.cli.streams import redacted_output
     from agentapps.secrets import Redactor
 
@@ -145,7 +45,7 @@ def run_command(tokens: list[str]) -> int:
         return _run(opts, redactor)
 
 
-def _run(opts: RunOptions, redactor: Any) -> int:
+def _run(opts: options.RunOptions, redactor: Any) -> int:
     started = time.perf_counter()
     skill_name: str | None = opts.ref
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
@@ -256,20 +156,13 @@ def _agent_extras(totals: Any) -> dict[str, Any]:
     return {key: totals.get(key) for key in ("usage", "turns", "steps", "stop_reason")}
 
 
-def _fail(exc: BaseException, opts: RunOptions, skill: str | None, started: float,
+def _fail(exc: BaseException, opts: options.RunOptions, skill: str | None, started: float,
           extras: dict[str, Any] | None = None, internals: dict[str, Any] | None = None) -> int:
     result = _finished_result(exc, skill)
     if result is not None and not opts.json:
         render.emit_result(result, internals)  # the skill did finish: only saving its session failed
-    render.emit_error(exc, verbose=opts.verbose, internals=internals)
-    code = render.exit_code(exc)
-    if opts.json:
-        error = exc.to_dict() if isinstance(exc, AgentAppsError) else {
-            "type": type(exc).__name__, "message": render.error_line(exc), "exit_code": code}
-        render.emit_json({"ok": False, "skill": skill, "result": result, "error": error,
-                          "duration_ms": round((time.perf_counter() - started) * 1000, 1),
-                          **(extras or {})}, internals)
-    return code
+    return fail(exc, as_json=opts.json, verbose=opts.verbose, internals=internals, started=started,
+                payload={"skill": skill, "result": result, **(extras or {})})
 
 
 def _finished_result(exc: BaseException, skill: str | None) -> Any:

@@ -7,14 +7,14 @@ import math
 import re
 from typing import Any
 
+from agentapps.cli.options import LONG_NAMES, SHORT_NAMES
 from agentapps.errors import ArgsError, ConfigError
 from agentapps.tools.names import close_names
 
 RESERVED = ("arg", "arg-json", "args-file")
 # `agentapps run` options: after the skill name they would silently become skill args
-RUNNER_OPTIONS = frozenset({"json", "dry-run", "timeout", "record", "replay", "model", "approve",
-                            "verbose", "quiet", "help"})
-RUNNER_SHORT = frozenset({"-v", "-q", "-h"})
+RUNNER_OPTIONS = LONG_NAMES - set(RESERVED)
+RUNNER_SHORT = SHORT_NAMES
 
 
 def _misplaced(option: str, skill: str) -> ArgsError:

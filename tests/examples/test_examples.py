@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import yaml
 
-from agentapps.cli.run import parse_run_options
+from agentapps.cli.options import parse as parse_run_options
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"

@@ -255,28 +255,25 @@ def _fill_file_store(proj):
         proj.invoke("note", {"sessionId": key, "msg": msg}, root)
 
 
-def test_sessions_commands_list_show_clear_in_process(proj):
-    import typer
-    from typer.testing import CliRunner
+def test_sessions_commands_list_show_clear_in_process(proj, capsys):
+    from agentapps.cli import dispatch
 
-    from agentapps.cli.sessions import register
+    def run(*argv):
+        code = dispatch(list(argv))
+        out, err = capsys.readouterr()
+        return code, out, err
 
-    app = typer.Typer()
-    app.command("noop")(lambda: None)  # a second command, so `sessions` stays a subcommand
-    register(app)
-    runner = CliRunner()
-    assert "No sessions in" in runner.invoke(app, ["sessions", "list"]).stderr
+    assert "No sessions in" in run("sessions", "list")[2]
     _fill_file_store(proj)
-    listed = runner.invoke(app, ["sessions", "list"])
-    assert listed.exit_code == 0 and [line.split()[:2] for line in listed.stdout.splitlines()] == [
-        ["alpha", "2"], ["beta", "1"]]
-    rows = json.loads(runner.invoke(app, ["sessions", "list", "--json"]).stdout)["sessions"]
+    code, out, _ = run("sessions", "list")
+    assert code == 0 and [line.split()[:2] for line in out.splitlines()] == [["alpha", "2"], ["beta", "1"]]
+    rows = json.loads(run("sessions", "list", "--json")[1])["sessions"]
     assert [(r["key"], r["entries"], r["skill"]) for r in rows] == [("alpha", 2, "note"), ("beta", 1, "note")]
-    shown = json.loads(runner.invoke(app, ["sessions", "show", "alpha"]).stdout)
+    shown = json.loads(run("sessions", "show", "alpha")[1])
     assert [e["args.msg"] for e in shown["entries"]] == ["a1", "a2"]
-    assert runner.invoke(app, ["sessions", "clear", "alpha"]).stdout == "Cleared session 'alpha' (2 entries).\n"
-    missing = runner.invoke(app, ["sessions", "show", "alpha"])
-    assert missing.exit_code == 2 and "No session 'alpha'" in missing.stderr
+    assert run("sessions", "clear", "alpha")[1] == "Cleared session 'alpha' (2 entries).\n"
+    code, _, err = run("sessions", "show", "alpha")
+    assert code == 2 and "No session 'alpha'" in err
 
 
 def test_sessions_commands_in_a_real_process(proj):

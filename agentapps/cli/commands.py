@@ -1,0 +1,25 @@
+"""The commands of `agentapps`: one table for the top-level help (printed without importing typer)
+and the typer commands' own help."""
+
+from __future__ import annotations
+
+SUMMARY = "Run AI skills (markdown prompts and Python code) through a middleware pipeline."
+
+COMMANDS: dict[str, str] = {
+    "run": "Run a skill: agentapps run [OPTIONS] SKILL [--param value ...].",
+    "list": "List the skills on the search path (the winners; see 'which' for what they shadow).",
+    "describe": "Show a skill's interface, cascaded metadata and middleware chain.",
+    "which": "Show which file a skill name resolves to, and every definition it shadows.",
+    "check": "Validate skills without running them; exit 2 when there are errors.",
+    "init": "Create a main skill, an example skill and .agent-apps/ (never overwrites a file).",
+    "sessions": "Inspect the file session store (.agent-apps/sessions/).",
+}
+
+
+def top_help() -> str:
+    width = max(len(name) for name in COMMANDS)
+    rows = "\n".join(f"  {name:<{width}}  {text}" for name, text in COMMANDS.items())
+    return (f"Usage: agentapps COMMAND [ARGS]...\n\n{SUMMARY}\n\nCommands:\n{rows}\n\n"
+            "Options:\n  --version  Show the installed version.\n  -v         Show a traceback on an "
+            "internal error (any command).\n  --help     Show this message; 'agentapps COMMAND --help' "
+            "shows a command's.\n")

@@ -1,0 +1,138 @@
+"""The runner options of `agentapps run`: one table drives the parser, the usage text, and the
+skill-argument parser's check for runner options placed after the skill name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentapps.errors import UsageError
+
+
+@dataclass(frozen=True)
+class RunnerOption:
+    names: tuple[str, ...]  # spellings, short first: ("-v", "--verbose")
+    dest: str  # the RunOptions field it sets
+    help: str
+    metavar: str | None = None  # None: a flag that takes no value
+    convert: Callable[[str], Any] | None = None
+    repeat: bool = False  # values collect into a list
+
+
+@dataclass
+class RunOptions:
+    json: bool = False
+    dry_run: bool = False
+    verbose: bool = False
+    quiet: bool = False
+    args_file: str | None = None
+    model: str | None = None
+    record: str | None = None
+    replay: str | None = None
+    timeout: float | None = None
+    approve: list[str] = field(default_factory=list)
+    arg_tokens: list[str] = field(default_factory=list)
+    ref: str | None = None
+    rest: list[str] = field(default_factory=list)
+
+
+def _seconds(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise UsageError(f"--timeout expects seconds, got {raw!r}.") from None
+    if not 0 < value <= 30 * 24 * 3600:  # also refuses nan and inf
+        raise UsageError(f"--timeout must be more than 0 and at most 2592000 seconds, got {raw!r}.")
+    return value
+
+
+def _approve_pattern(raw: str) -> str:
+    from agentapps.tools.policy import Rule
+
+    try:
+        Rule.parse(raw)
+    except UsageError as exc:
+        raise UsageError(f"--approve {raw!r}: {exc.message}") from None
+    return raw
+
+
+def _absolute(raw: str) -> str:
+    return str(Path(raw).absolute())  # the shell already expanded ~
+
+
+OPTIONS: tuple[RunnerOption, ...] = (
+    RunnerOption(("--json",), "json", "Print one JSON object: {ok, skill, result, error, duration_ms} plus, "
+                 "for agents, usage, turns, steps and stop_reason."),
+    RunnerOption(("--dry-run",), "dry_run", "Validate the args and show what would run, without running it."),
+    RunnerOption(("--args-file",), "args_file", "Read the skill's args as a JSON object from FILE ('-' for stdin).",
+                 "FILE"),
+    RunnerOption(("--arg",), "arg_tokens", "Set one arg (a string; repeatable).", "KEY=VALUE", repeat=True),
+    RunnerOption(("--arg-json",), "arg_tokens", "Merge a JSON object into the args.", "JSON", repeat=True),
+    RunnerOption(("--model",), "model", "Model id for agents (overrides model.id and AGENTAPPS_MODEL).", "ID"),
+    RunnerOption(("--record",), "record", "Write the agent's model turns to FILE (a script --replay can play).",
+                 "FILE", _absolute),
+    RunnerOption(("--replay",), "replay", "Play the model turns in FILE instead of calling a model (offline).",
+                 "FILE", _absolute),
+    RunnerOption(("--timeout",), "timeout", "Stop the run after this long (exit 4).", "SECONDS", _seconds),
+    RunnerOption(("--approve",), "approve", "Approve calls that trust rules would ask about (allowed-tools "
+                 "syntax: a skill glob, #tag, or name(arg=glob); repeatable).", "PATTERN", _approve_pattern,
+                 repeat=True),
+    RunnerOption(("-v", "--verbose"), "verbose", "Show tracebacks and debug logs on stderr."),
+    RunnerOption(("-q", "--quiet"), "quiet", "Show nothing on stderr but errors."),
+    RunnerOption(("-h", "--help"), "help", "Show this message. 'agentapps run SKILL --help' shows the skill's params."),
+)
+_BY_NAME = {name: option for option in OPTIONS for name in option.names}
+LONG_NAMES = frozenset(n[2:] for o in OPTIONS for n in o.names if n.startswith("--"))
+SHORT_NAMES = frozenset(n for o in OPTIONS for n in o.names if not n.startswith("--"))
+
+EXIT_CODES = "Exit codes: 0 ok, 1 the skill failed, 2 bad input, 3 denied, 4 a limit was reached, 130 interrupted."
+
+
+def usage() -> str:
+    """The text of `agentapps run --help`, made from the table."""
+    rows = []
+    for option in OPTIONS:
+        spelled = ", ".join(option.names) + (f" {option.metavar}" if option.metavar else "")
+        rows.append(f"  {spelled:<19}  {option.help}")
+    return ("Usage: agentapps run [OPTIONS] SKILL [--param value ...]\n\n"
+            "Run a skill by name or path. Runner options go before SKILL; the skill's params go after it.\n\n"
+            "Options:\n" + "\n".join(rows) + "\n\n" + EXIT_CODES + "\n")
+
+
+def parse(tokens: list[str]) -> RunOptions | None:
+    """Runner options up to the skill ref, then the rest verbatim. None means: show the usage."""
+    opts = RunOptions()
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        name, eq, inline = token.partition("=")
+        option = _BY_NAME.get(token) or (_BY_NAME.get(name) if eq else None)
+        if option is None:
+            if token.startswith("-") and token != "-":
+                raise UsageError(f"Unknown runner option {name!r}; see 'agentapps run --help'. "
+                                 "Skill params go after the skill name.")
+            opts.ref, opts.rest = token, tokens[i + 1:]
+            return opts
+        if option.dest == "help":
+            return None
+        if option.metavar is None:
+            setattr(opts, option.dest, True)
+        else:
+            if eq:
+                raw = inline
+            elif i + 1 < len(tokens):
+                i += 1
+                raw = tokens[i]
+            else:
+                raise UsageError(f"{name} needs a value.")
+            value = option.convert(raw) if option.convert else raw
+            if option.dest == "arg_tokens":  # parsed with the skill's params, after the ref
+                opts.arg_tokens += [name, value]
+            elif option.repeat:
+                getattr(opts, option.dest).append(value)
+            else:
+                setattr(opts, option.dest, value)
+        i += 1
+    return opts
