@@ -25,10 +25,20 @@ sessions.register(app)
 
 def _invoke(skill: str, args: dict[str, Any]) -> tuple[Any, Any]:
     from agentapps.boot import bootstrap
+    from agentapps.cli.progress import Progress
     from agentapps.context.manager import invoke_root
+    from agentapps.core.cleanup import run_cleanups
 
     root = bootstrap()
-    return asyncio.run(invoke_root(root, skill, args)), root
+    root.globals.internals["reporter"] = Progress(sys.stderr)  # e.g. "starting MCP server 'x' to list its tools"
+
+    async def call() -> Any:
+        try:
+            return await invoke_root(root, skill, args)
+        finally:
+            await run_cleanups(root.globals.internals)  # servers a listing started (MCP) stop here
+
+    return asyncio.run(call()), root
 
 
 def _guard(fn: Any, as_json: bool = False) -> Any:

@@ -17,6 +17,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 from agentapps.context.context import Globals
+from agentapps.core.cleanup import run_cleanups
 from agentapps.errors import InterruptedError_, LimitError
 
 GRACE_SECONDS = 1.0
@@ -76,6 +77,7 @@ async def _supervised(coro: Coroutine[Any, Any, Any], g: Globals, timeout: float
             raise InterruptedError_(g.signal.reason or "Interrupted.", signal_number=g.signal.signal_number) from None
         raise
     finally:
+        await run_cleanups(g.internals)  # e.g. MCP servers told to stop (a second signal still kills)
         for s, handler in previous.items():
             signal.signal(s, handler)
         _kill_children(g)
