@@ -173,3 +173,25 @@ def init(directory: Path = typer.Argument(Path("."), help="Project folder (defau
             sys.stdout.write("Next: agentapps run greet --name Ada\n")
 
     _guard(body)
+
+
+@app.command("mcp-server")
+def mcp_server(
+    transport: str = typer.Option("stdio", "--transport", help="stdio (for a client that starts it) or http."),
+    host: str = typer.Option("127.0.0.1", "--host", help="HTTP: address to bind (not loopback needs --token)."),
+    port: int = typer.Option(8080, "--port", help="HTTP: port (0 picks a free one)."),
+    allowed_tools: str = typer.Option(None, "--allowed-tools", help="Offer only skills these globs select."),
+    token: str = typer.Option(None, "--token", envvar="AGENTAPPS_MCP_TOKEN", help="HTTP: bearer token clients send."),
+    allow_origin: list[str] = typer.Option(None, "--allow-origin", help="HTTP: a browser Origin to accept."),
+    approve: list[str] = typer.Option(None, "--approve", help="Approve calls trust rules would ask about."),
+    heartbeat: float = typer.Option(10.0, "--heartbeat", help="Seconds between progress heartbeats (0: none)."),
+) -> None:
+    """Serve the project's skills to MCP clients (Claude Code, Copilot, Cursor...)."""
+
+    def body() -> int:
+        from agentapps.mcp.serve import serve
+
+        return serve(transport=transport, host=host, port=port, allowed_tools=allowed_tools, token=token,
+                     origins=allow_origin or [], approve=approve or [], heartbeat=heartbeat)
+
+    raise typer.Exit(_guard(body))
