@@ -12,6 +12,7 @@ from agentapps.errors import SkillError, SkillNotFoundError
 from agentapps.mcp.elicit import FORWARD
 from agentapps.mcp.hub import Hub
 from agentapps.mcp.registry import registry_for
+from agentapps.secrets import redact
 
 if TYPE_CHECKING:
     from mcp_types import CallToolResult
@@ -67,9 +68,10 @@ def text_of(result: CallToolResult) -> str:
     return "\n".join(_block(item) for item in result.content)
 
 
-def outcome(spec: ServerSpec, tool: str, skill: str, result: CallToolResult, structured: bool) -> Any:
+def outcome(spec: ServerSpec, tool: str, skill: str, result: CallToolResult, structured: bool,
+            internals: dict[str, Any]) -> Any:
     if result.is_error:
-        said = " ".join(text_of(result).split())[:MAX_ERROR] or "no message"
+        said = redact(" ".join(text_of(result).split())[:MAX_ERROR], internals) or "no message"
         raise SkillError(f"MCP server '{spec.name}' tool '{tool}' failed: {said}", skill=skill)
     if structured and result.structured_content is not None:
         return result.structured_content
@@ -95,4 +97,4 @@ async def call_tool(ctx: Context, prefix: str, tool: str, skill: str, args: dict
                                     "message": message})
 
     result = await conn.call(tool, dict(args), FORWARD.get(), progress)
-    return outcome(spec, tool, skill, result, structured)
+    return outcome(spec, tool, skill, result, structured, g.internals)

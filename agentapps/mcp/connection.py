@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentapps.errors import AgentAppsError, ArgsError, LimitError, SkillError
 from agentapps.mcp import config, elicit
-from agentapps.mcp.stdio import ProcessInfo, stdio_transport
+from agentapps.mcp.stdio import ProcessInfo, kill_group, stdio_transport
+from agentapps.secrets import redact
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from agentapps.context.context import Globals
     from agentapps.mcp.config import ServerSpec
 
+CLOSE_SECONDS = 3.0  # stdin closed, SIGTERM, SIGKILL: about 1 s; the rest is for a slow HTTP goodbye
 PAGES = 100  # tools/list pages followed at most: a paginator that never ends cannot hang a run
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 
@@ -136,7 +138,7 @@ class Connection:
 
     def _how_it_ended(self) -> str:
         code = self.info.returncode
-        said = self.info.last_words()
+        said = redact(self.info.last_words(), self.g.internals)  # a server may print what it was given
         return (f" (exit code {code})" if code is not None else "") + (f"; its last words: {said}" if said else "")
 
     async def call(self, tool: str, args: dict[str, Any], forward: elicit.Forward | None,
@@ -182,9 +184,19 @@ class Connection:
         return SkillError(f"MCP server '{self.spec.name}' {self.ended}.", skill=skill)
 
     async def close(self) -> None:
+        """Stop the session and its server (bounded: a server that ignores us is killed)."""
         self.stopping.set()
-        if self.task is not None and not self.task.done():
-            await asyncio.wait({self.task})
+        task = self.task
+        if task is None or task.done():
+            return
+        if not self.ready.is_set():
+            task.cancel()  # still starting: nothing waits for `stopping` yet
+        done, _ = await asyncio.wait({task}, timeout=CLOSE_SECONDS)
+        if not done:
+            task.cancel()
+            await asyncio.wait({task}, timeout=1.0)
+        if self.info.pid is not None and not task.done():
+            kill_group(self.info.pid)
 
     async def _elicit(self, context: Any, params: Any) -> Any:
         import mcp_types as types

@@ -125,8 +125,8 @@ async def stdio_transport(command: str, args: list[str], env: dict[str, str], cw
         finally:
             info.returncode = proc.returncode
             children.discard(proc.pid)
-            write_send.close()
-            read_recv.close()
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            for stream in (write_send, write_recv, read_send, read_recv):
+                stream.close()

@@ -1,4 +1,4 @@
-"""A test MCP server written with the SDK's low-level Server: `python fake_server.py [--http PORT]`.
+"""A test MCP server written with the SDK's low-level Server: `python mcp_server.py [--http PORT]`.
 
 Its tools cover what a client meets: plain and structured results, isError, a crash mid-call, a
 hang that blocks the whole process, huge output, elicitation, progress, a destructive tool, and
@@ -60,7 +60,7 @@ async def call_tool(ctx, params):
     if name == "fail":
         return text("the widget is broken", error=True)
     if name == "crash":
-        sys.stderr.write("fatal: the server fell over\n")
+        sys.stderr.write(f"fatal: the server fell over (token {os.environ.get('TOKEN')})\n")
         sys.stderr.flush()
         os._exit(3)
     if name == "hang":

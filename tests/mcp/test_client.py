@@ -1,0 +1,146 @@
+"""agentapps as an MCP client: servers declared in metadata.mcp become skills <server>-<tool>."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+from agentapps.errors import ArgsError, ConfigError, DeniedError, LimitError, SkillError
+from agentapps.mcp.naming import sanitize, skill_name
+from tests.fakes.mcpkit import SECRET, assert_all_gone, fake_entry, pids, run_calls, write_main
+
+
+@pytest.mark.parametrize(("server", "tool", "expected"), [
+    ("fake", "echo", "fake-echo"),
+    ("GitHub", "create_issue", "github-create-issue"),
+    ("my server", "Read File!", "my-server-read-file"),
+    ("fs", "a__b--c..d", "fs-a-b-c-d"),
+    ("fs", "--edge--", "fs-edge"),
+    ("fs", "Ünïcode", "fs-n-code"),
+    ("fs", "___", None),
+    ("fs", "x" * 70, None),
+])
+def test_tool_names_are_sanitised_into_skill_names(server, tool, expected):
+    assert skill_name(server, tool) == expected
+    assert sanitize("A--B__c") == "a-b-c"
+
+
+def test_a_servers_tools_are_skills_with_its_schemas(project, pidfile):
+    write_main(project, {"fake": fake_entry(pidfile)}, seed=False)
+    info = project.invoke("skill-describe", {"name": "fake-add"})
+    assert info["source"] == "mcp" and info["path"] == "mcp://fake/add"
+    assert info["params"]["required"] == ["a", "b"]
+    assert info["returns"]["properties"] == {"sum": {"type": "number"}}
+    listed = {item["name"] for item in project.invoke("skill-list", {"tags": ["mcp"]})}
+    assert {"fake-echo", "fake-ask-name", "fake-delete-all"} <= listed
+    assert_all_gone(pidfile)  # listing started the server, and stopped it
+
+
+def test_calls_give_text_structured_content_and_server_errors(project, pidfile):
+    write_main(project, {"fake": fake_entry(pidfile)})
+    echo, added, failed, bad = run_calls(project, [
+        ("fake-echo", {"text": "hi there"}), ("fake-add", {"a": 2, "b": 3}), ("fake-fail", {}),
+        ("fake-add", {"a": "two"})])
+    assert echo == "hi there"
+    assert added == {"sum": 5}
+    assert isinstance(failed, SkillError) and failed.exit_code == 1
+    assert "MCP server 'fake' tool 'fail' failed: the widget is broken" in str(failed)
+    assert isinstance(bad, ArgsError)  # our own validation, against the tool's input schema
+    assert len(pids(pidfile)) == 1  # the tool list came from the cache; the calls started it once
+    assert_all_gone(pidfile)
+
+
+def test_mcp_tool_calls_pass_the_callers_allowed_tools(project, pidfile):
+    write_main(project, {"fake": fake_entry(pidfile)})
+    project.write("caller.skill.py", """
+        frontmatter = {"name": "caller", "allowed-tools": "fake-echo", "metadata": {"params": {"type": "object"}}}
+
+        async def run(ctx, args):
+            return await ctx.manager.invoke("fake-add", {"a": 1, "b": 1})
+    """)
+    [denied] = run_calls(project, [("caller", {})])
+    assert isinstance(denied, DeniedError) and "may not call 'fake-add'" in str(denied)
+
+
+def test_huge_output_passes_and_an_oversized_message_is_a_clear_error(project, pidfile):
+    write_main(project, {"fake": fake_entry(pidfile)})
+    big, too_big = run_calls(project, [("fake-huge", {"size": 5_000_000}), ("fake-huge", {"size": 17_000_000})])
+    assert big == "x" * 5_000_000
+    assert isinstance(too_big, SkillError)
+    assert "MCP server 'fake' sent a message over 16 MiB during 'huge' and was stopped" in str(too_big)
+    assert_all_gone(pidfile)
+
+
+def test_a_crash_names_the_server_and_the_next_call_restarts_it_once(project, pidfile):
+    write_main(project, {"fake": fake_entry(pidfile)})
+    results = run_calls(project, [("fake-crash", {}), ("fake-echo", {"text": "again"}), ("fake-crash", {}),
+                                  ("fake-echo", {"text": "no more"})])
+    crashed, again, crashed_twice, refused = results
+    assert isinstance(crashed, SkillError)
+    assert "MCP server 'fake' exited during 'crash' (exit code 3); its last words: fatal: the server fell over" \
+        in str(crashed)
+    assert SECRET not in str(crashed) and "(token [redacted])" in str(crashed)  # what it printed, redacted
+    assert again == "again"
+    assert isinstance(crashed_twice, SkillError)
+    assert isinstance(refused, SkillError) and "failed 2 times in this run" in str(refused)
+    assert len(pids(pidfile)) == 2  # the first session, and the one restart
+    assert_all_gone(pidfile)
+
+
+def test_a_hung_server_times_out_is_stopped_and_restarts(project, pidfile):
+    write_main(project, {"fake": fake_entry(pidfile, timeout=0.5)})
+    hung, after = run_calls(project, [("fake-hang", {}), ("fake-echo", {"text": "alive"})])
+    assert isinstance(hung, LimitError) and hung.exit_code == 4
+    assert "MCP server 'fake' did not answer 'hang' within 0.5 s and was stopped" in str(hung)
+    assert after == "alive"
+    assert_all_gone(pidfile)
+
+
+def test_a_server_that_never_answers_fails_its_start_timeout(project, pidfile):
+    silent = {"command": sys.executable, "args": ["-c", "import time; time.sleep(60)"], "startTimeout": 0.5}
+    write_main(project, {"mute": silent, "ghost": {"command": "/no/such/program"}})
+    [mute] = run_calls(project, [("mcp://mute/anything", {})])
+    assert isinstance(mute, LimitError) and "MCP server 'mute' did not start within 0.5 s" in str(mute)
+    [ghost] = run_calls(project, [("mcp://ghost/anything", {})])
+    assert isinstance(ghost, SkillError)
+    assert "MCP server 'ghost' could not start: command '/no/such/program' was not found" in str(ghost)
+
+
+def test_a_missing_environment_variable_is_a_config_error(project, monkeypatch):
+    monkeypatch.delenv("MCP_TEST_SECRET")
+    write_main(project, {"fake": fake_entry()})
+    [missing] = run_calls(project, [("mcp://fake/echo", {})])
+    assert isinstance(missing, ConfigError)
+    assert "MCP server 'fake' needs the environment variable MCP_TEST_SECRET (its env.TOKEN)" in str(missing)
+
+
+@pytest.mark.parametrize(("entry", "why"), [
+    ({"args": ["x"]}, "needs `command`"),
+    ({"command": "x", "args": "not a list"}, "`args` must be a list"),
+    ({"url": "ftp://x"}, "http:// or https://"),
+    ({"command": "x", "timeout": -1}, "`timeout` must be a number"),
+    ({"command": "x", "confirm": "maybe"}, "`confirm` must be one of"),
+    ({"command": "x", "cmd": "y"}, "unknown key(s) cmd"),
+])
+def test_a_wrong_declaration_is_reported_when_its_tools_are_wanted(project, entry, why):
+    write_main(project, {"bad": entry})
+    [found] = run_calls(project, [("bad-tool", {})])
+    assert isinstance(found, ConfigError) and why in str(found) and "metadata.mcp.bad" in str(found)
+    assert project.invoke("hello", {"name": "Ada"}) == "Hello, Ada!"  # other skills are unaffected
+
+
+def test_a_skill_may_declare_its_own_server(project, pidfile):
+    project.write(".agent-apps/skills/own.skill.py", f"""
+        frontmatter = {{"name": "own", "metadata": {{"params": {{"type": "object"}},
+                        "mcp": {{"mine": {json.dumps(fake_entry(pidfile))}}}}}}}
+
+        async def run(ctx, args):
+            return await ctx.manager.invoke("mine-echo", {{"text": "from my own server"}})
+    """)
+    assert run_calls(project, [("own", {})]) == ["from my own server"]
+
+
+def test_elicitation_without_a_terminal_is_declined(project, pidfile):
+    write_main(project, {"fake": fake_entry(pidfile)})
+    assert run_calls(project, [("fake-ask-name", {})]) == ["no name (decline)"]
