@@ -36,6 +36,7 @@ TOOLS = [
                annotations=types.ToolAnnotations(destructive_hint=True)),
     types.Tool(name="peek", description="Reads; annotated destructive but read-only.", input_schema=NONE,
                annotations=types.ToolAnnotations(destructive_hint=True, read_only_hint=True)),
+    types.Tool(name="auth", description="Returns the Authorization header it received (HTTP).", input_schema=NONE),
     types.Tool(name="slow", description="Reports progress, then answers.",
                input_schema={"type": "object", "properties": {"seconds": {"type": "number"}}}),
 ]
@@ -78,6 +79,9 @@ async def call_tool(ctx, params):
         return text(os.environ.get(args["name"], "<unset>"))
     if name in ("delete_all", "peek"):
         return text(f"{name} done")
+    if name == "auth":
+        request = getattr(ctx, "request", None)
+        return text(str(request.headers.get("authorization")) if request is not None else "<stdio>")
     if name == "slow":
         seconds = float(args.get("seconds", 0.3))
         for step in range(3):

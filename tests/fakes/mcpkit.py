@@ -76,14 +76,15 @@ def assert_all_gone(pidfile: Path, within: float = 3.0) -> None:
     assert [p for p in started if alive(p)] == []
 
 
-def run_calls(project: Any, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+def run_calls(project: Any, calls: list[tuple[str, dict[str, Any]]], approve: list[str] | None = None) -> list[Any]:
     """Invoke each call in one event loop of one process (one server start), then close up;
-    an AgentAppsError is returned in place of the result."""
+    an AgentAppsError is returned in place of the result. `approve` is `--approve`."""
     from agentapps.context.manager import invoke_root
     from agentapps.core.cleanup import run_cleanups
     from agentapps.errors import AgentAppsError
 
     root = project.boot()
+    root.globals.config.overrides["approve"] = list(approve or [])
 
     async def go() -> list[Any]:
         out: list[Any] = []

@@ -144,3 +144,31 @@ def test_a_skill_may_declare_its_own_server(project, pidfile):
 def test_elicitation_without_a_terminal_is_declined(project, pidfile):
     write_main(project, {"fake": fake_entry(pidfile)})
     assert run_calls(project, [("fake-ask-name", {})]) == ["no name (decline)"]
+
+
+def test_destructive_tools_need_approval_unless_approved_or_relaxed(project, pidfile):
+    write_main(project, {"fake": fake_entry(pidfile)})
+    denied, peeked = run_calls(project, [("fake-delete-all", {}), ("fake-peek", {})])
+    assert isinstance(denied, DeniedError) and denied.exit_code == 3
+    assert "needs approval (trust rule 'mcp.fake.confirm: destructive')" in str(denied)
+    assert peeked == "peek done"  # destructive but read-only: no question
+    assert run_calls(project, [("fake-delete-all", {})], approve=["fake-delete-*"]) == ["delete_all done"]
+    write_main(project, {"fake": fake_entry(pidfile, confirm="none")})
+    assert run_calls(project, [("fake-delete-all", {})]) == ["delete_all done"]
+    write_main(project, {"fake": fake_entry(pidfile, confirm="all")})
+    [asked] = run_calls(project, [("fake-echo", {"text": "x"})])
+    assert isinstance(asked, DeniedError)
+    assert "trust.log" in {p.name for p in (project.root / ".agent-apps").iterdir()}  # decisions are logged
+
+
+def test_an_http_server_declared_outside_the_project_is_refused(project):
+    project.write("../home/.agent-apps/skills/remote.skill.py", """
+        frontmatter = {"name": "remote", "metadata": {"params": {"type": "object"},
+                       "mcp": {"far": {"url": "https://mcp.example.com/mcp"}}}}
+
+        async def run(ctx, args):
+            return await ctx.manager.invoke("far-echo", {})
+    """)
+    [refused] = run_calls(project, [("remote", {})])
+    assert isinstance(refused, DeniedError)
+    assert "declares the HTTP MCP server 'far': only the project's own skills may declare one" in str(refused)
