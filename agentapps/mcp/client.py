@@ -24,10 +24,10 @@ MAX_ERROR = 2000  # characters of a server's error message kept in ours
 
 
 def hub_for(g: Globals) -> Hub:
-    found = g.internals.get("mcp.hub")
+    found: Hub | None = g.internals.get("mcp.hub")
     if found is None:
         found = g.internals["mcp.hub"] = Hub(g)
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def _caller(ctx: Context) -> str:
@@ -91,9 +91,9 @@ async def call_tool(ctx: Context, prefix: str, tool: str, skill: str, args: dict
     conn = await hub_for(g).connection(spec, lambda tools: registry.set_tools(prefix, tools, fresh=True))
     report = g.internals.get("reporter")
 
-    async def progress(done: float, total: float | None, message: str | None) -> None:
+    async def progress(progress: float, total: float | None, message: str | None) -> None:
         if callable(report):
-            report("mcp-progress", {"server": spec.name, "tool": tool, "progress": done, "total": total,
+            report("mcp-progress", {"server": spec.name, "tool": tool, "progress": progress, "total": total,
                                     "message": message})
 
     result = await conn.call(tool, dict(args), FORWARD.get(), progress)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agentapps.errors import AgentAppsError, ArgsError, LimitError, SkillError
@@ -16,6 +16,7 @@ from agentapps.secrets import redact
 
 if TYPE_CHECKING:
     from mcp import Client
+    from mcp.shared.dispatcher import ProgressFnT
     from mcp_types import CallToolResult
 
     from agentapps.context.context import Globals
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
 
 CLOSE_SECONDS = 3.0  # stdin closed, SIGTERM, SIGKILL: about 1 s; the rest is for a slow HTTP goodbye
 PAGES = 100  # tools/list pages followed at most: a paginator that never ends cannot hang a run
-Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 def leaf(exc: BaseException) -> BaseException:
@@ -142,7 +142,7 @@ class Connection:
         return (f" (exit code {code})" if code is not None else "") + (f"; its last words: {said}" if said else "")
 
     async def call(self, tool: str, args: dict[str, Any], forward: elicit.Forward | None,
-                   progress: Progress | None = None) -> CallToolResult:
+                   progress: ProgressFnT | None = None) -> CallToolResult:
         from mcp.shared.exceptions import MCPError
         from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, REQUEST_TIMEOUT
 

@@ -12,9 +12,9 @@ import sys
 import unicodedata
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Literal
 
-Answer = tuple[str, dict[str, Any] | None]  # ("accept", content) | ("decline", None) | ("cancel", None)
+Answer = tuple[Literal["accept", "decline", "cancel"], dict[str, Any] | None]
 Forward = Callable[[str, str, dict[str, Any]], Awaitable[Answer]]
 # Set by `agentapps mcp-server` for each call it serves: questions go back to its own client.
 FORWARD: ContextVar[Forward | None] = ContextVar("agentapps_mcp_forward", default=None)

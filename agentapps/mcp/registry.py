@@ -64,12 +64,12 @@ class Registry:
         elif known.spec is None or replace(known.spec, declared_by="", file=None) != replace(
                 spec, declared_by="", file=None):
             by = known.spec.declared_by if known.spec else "another skill"
-            exc = ConfigError(f"Skill '{owner.name}' declares MCP server '{name}' differently from '{by}'; a "
-                              "server name is one set of skills for the whole run, so rename one of them.",
-                              skill=owner.name, file=owner.path)
+            clash = ConfigError(f"Skill '{owner.name}' declares MCP server '{name}' differently from '{by}'; a "
+                                "server name is one set of skills for the whole run, so rename one of them.",
+                                skill=owner.name, file=owner.path)
             if strict:
-                raise exc
-            known.error = known.error or exc
+                raise clash
+            known.error = known.error or clash
 
     def declare_all(self, owner: ToolDef, value: Any) -> None:
         """A main skill's `metadata.mcp`: mistakes are reported when a tool of that server is wanted."""
@@ -202,11 +202,11 @@ class Registry:
 
 
 def registry_for(g: Globals) -> Registry:
-    found = g.internals.get(KEY)
+    found: Registry | None = g.internals.get(KEY)
     if found is None:
         found = g.internals[KEY] = Registry(g)
         g.lookup.providers.append(found)
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def declare_main(g: Globals) -> None:

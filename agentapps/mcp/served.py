@@ -62,7 +62,7 @@ class Sink:
             self.count += 1
             try:
                 await self.session.report_progress(self.count, None, text)
-            except Exception:  # noqa: BLE001 - a client gone away must not break the run
+            except Exception:  # a client gone away must not break the run
                 log.debug("progress notification failed", exc_info=True)
 
     async def close(self) -> None:
@@ -162,7 +162,7 @@ def _text(result: Any) -> str:
 
 def success(result: Any, structured: bool, internals: dict[str, Any]) -> types.CallToolResult:
     text = redact(_text(result), internals)
-    content = [types.TextContent(type="text", text=text)]
+    content: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
     if structured and isinstance(result, dict):
         clean = json.loads(redact(json.dumps(result, ensure_ascii=False, default=str), internals))
         return types.CallToolResult(content=content, structured_content=clean)
@@ -171,7 +171,8 @@ def success(result: Any, structured: bool, internals: dict[str, Any]) -> types.C
 
 def failure(message: str, internals: dict[str, Any]) -> types.CallToolResult:
     one_line = " ".join(redact(message, internals).split())
-    return types.CallToolResult(content=[types.TextContent(type="text", text=one_line)], is_error=True)
+    content: list[types.ContentBlock] = [types.TextContent(type="text", text=one_line)]
+    return types.CallToolResult(content=content, is_error=True)
 
 
 async def serve_call(g: Globals, ctx: Any, name: str, args: dict[str, Any], *, structured: bool,
@@ -195,7 +196,7 @@ async def serve_call(g: Globals, ctx: Any, name: str, args: dict[str, Any], *, s
         raise
     except AgentAppsError as exc:
         return failure(str(exc), g.internals)
-    except Exception as exc:  # noqa: BLE001 - a bug in a skill or in us: reported, and the server keeps serving
+    except Exception as exc:  # a bug in a skill or in us: reported, and the server keeps serving
         log.warning("skill %s failed unexpectedly", name, exc_info=True)
         return failure(f"internal error: {type(exc).__name__}: {exc}", g.internals)
     finally:

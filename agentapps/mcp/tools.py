@@ -35,7 +35,7 @@ def tool_def(spec: ServerSpec, tool: dict[str, Any]) -> ToolDef | None:
     name = skill_name(spec.prefix, raw)
     if name is None:
         return None
-    annotations = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+    annotations: dict[str, Any] = tool["annotations"] if isinstance(tool.get("annotations"), dict) else {}
     params = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {"type": "object"}
     returns = tool.get("outputSchema") if isinstance(tool.get("outputSchema"), dict) else None
     description = str(tool.get("description") or tool.get("title") or f"Tool '{raw}' of MCP server '{spec.name}'.")

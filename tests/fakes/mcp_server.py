@@ -65,7 +65,7 @@ async def call_tool(ctx, params):
         sys.stderr.flush()
         os._exit(3)
     if name == "hang":
-        time.sleep(3600)
+        time.sleep(3600)  # noqa: ASYNC251 - blocking on purpose: a hung server answers nothing, not even stdin
     if name == "huge":
         return text("x" * int(args["size"]))
     if name == "ask_name":

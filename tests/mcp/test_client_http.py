@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 
@@ -53,7 +54,7 @@ def test_http_tools_are_skills_and_get_the_declared_headers(project, http_server
 
 
 class _Recorder(BaseHTTPRequestHandler):
-    seen: list[str] = []
+    seen: ClassVar[list[str]] = []
 
     def _any(self) -> None:
         type(self).seen.append(str(self.headers))

@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import mcp_types as types
@@ -203,7 +202,7 @@ def http_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any
 
 
 def test_http_calls_stream_agent_progress_with_a_heartbeat(http_project):
-    project, url = http_project
+    _, url = http_project
 
     async def session() -> tuple[types.CallToolResult, list[str]]:
         seen: list[str] = []
@@ -246,7 +245,7 @@ def test_http_cancellation_stops_the_run(http_project):
 
 
 def test_http_approvals_by_elicitation(http_project):
-    project, url = http_project
+    _, url = http_project
 
     async def session(**kw: Any) -> types.CallToolResult:
         async with Client(url, **kw) as client:
