@@ -92,9 +92,9 @@ async def call_tool(ctx: Context, prefix: str, tool: str, skill: str, args: dict
     report = g.internals.get("reporter")
 
     async def progress(progress: float, total: float | None, message: str | None) -> None:
-        if callable(report):
-            report("mcp-progress", {"server": spec.name, "tool": tool, "progress": progress, "total": total,
-                                    "message": message})
+        report("mcp-progress", {"server": spec.name, "tool": tool, "progress": progress, "total": total,
+                                "message": message})
 
-    result = await conn.call(tool, dict(args), FORWARD.get(), progress)
+    # progress is asked for only when someone shows it (it costs a token and a handler per call)
+    result = await conn.call(tool, dict(args), FORWARD.get(), progress if callable(report) else None)
     return outcome(spec, tool, skill, result, structured, g.internals)

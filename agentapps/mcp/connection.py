@@ -151,8 +151,10 @@ class Connection:
             raise SkillError(f"MCP server '{name}' is not running.", skill=skill)
         self.forwarders.append(forward)
         try:
-            return await client.call_tool(tool, args, read_timeout_seconds=self.spec.timeout,
-                                          progress_callback=progress)
+            # the session's call, not Client.call_tool: the handshake protocol never asks for the
+            # multi-round-trip input that wrapper drives, so we skip its per-call machinery
+            return await client.session.call_tool(tool, args, read_timeout_seconds=self.spec.timeout,
+                                                  progress_callback=progress)
         except MCPError as exc:
             if exc.code == REQUEST_TIMEOUT:
                 self.ended = f"did not answer '{tool}' within {self.spec.timeout:g} s"

@@ -42,6 +42,8 @@ def tool_def(spec: ServerSpec, tool: dict[str, Any]) -> ToolDef | None:
     meta: dict[str, Any] = {"params": params, "tags": ["mcp"]}
     if returns is not None:
         meta["returns"] = returns
+    else:
+        meta["validate-returns"] = False  # nothing to validate: one middleware fewer per call
     if annotations:
         meta["annotations"] = annotations
     frontmatter = {"name": name, "description": description, "metadata": meta}
