@@ -185,6 +185,7 @@ def mcp_server(
     allow_origin: list[str] = typer.Option(None, "--allow-origin", help="HTTP: a browser Origin to accept."),
     approve: list[str] = typer.Option(None, "--approve", help="Approve calls trust rules would ask about."),
     heartbeat: float = typer.Option(10.0, "--heartbeat", help="Seconds between progress heartbeats (0: none)."),
+    cwd: Path = typer.Option(None, "--cwd", help="Serve the project found from this folder (default: here)."),
 ) -> None:
     """Serve the project's skills to MCP clients (Claude Code, Copilot, Cursor...)."""
 
@@ -192,6 +193,7 @@ def mcp_server(
         from agentapps.mcp.serve import serve
 
         return serve(transport=transport, host=host, port=port, allowed_tools=allowed_tools, token=token,
-                     origins=allow_origin or [], approve=approve or [], heartbeat=heartbeat)
+                     origins=allow_origin or [], approve=approve or [], heartbeat=heartbeat,
+                     cwd=cwd.resolve() if cwd else None)
 
     raise typer.Exit(_guard(body))

@@ -88,7 +88,7 @@ class Registry:
         hit = cascaded(target.tool, target.globals)
         value = hit.meta.get("mcp")
         if not isinstance(value, dict) or self._declared.get(id(value)) is value:
-            if value is not None and value is not False and not isinstance(value, dict):
+            if value is not None and not isinstance(value, (bool, dict)):  # `true` declares no server
                 raise ConfigError(f"Skill '{target.tool.name}' metadata.mcp must map server names to "
                                   "{command, args, env} or {url, headers}.", skill=target.tool.name,
                                   file=target.tool.path)
@@ -162,16 +162,11 @@ class Registry:
     def _cache_path(self, spec: ServerSpec) -> Path | None:
         if self.g.config.project is None:  # no project: nowhere of ours to keep it
             return None
-        return self.g.config.data_dir / "cache" / "mcp" / f"{spec.prefix}-{spec.key}.json"
+        return cache_file(self.g.config.data_dir, spec)
 
     def _cached(self, spec: ServerSpec) -> list[dict[str, Any]] | None:
         path = self._cache_path(spec)
-        try:
-            data = json.loads(path.read_bytes()) if path is not None else None
-        except (OSError, ValueError):
-            return None
-        tools = data.get("tools") if isinstance(data, dict) else None
-        return tools if isinstance(tools, list) and all(isinstance(t, dict) for t in tools) else None
+        return None if path is None else read_cache(path)
 
     def set_tools(self, prefix: str, tools: list[dict[str, Any]], *, fresh: bool, lookup: Lookup | None = None) -> None:
         """Register a server's tools as skills (replacing what it offered before)."""
@@ -199,6 +194,20 @@ class Registry:
                 write_atomic(path, json.dumps({"server": server.spec.name, "tools": tools}).encode())
             except OSError:
                 pass  # a cache we cannot write is only slower next time
+
+
+def cache_file(data_dir: Path, spec: ServerSpec) -> Path:
+    """Where a server's tool list is cached: one file per server configuration."""
+    return data_dir / "cache" / "mcp" / f"{spec.prefix}-{spec.key}.json"
+
+
+def read_cache(path: Path) -> list[dict[str, Any]] | None:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    tools = data.get("tools") if isinstance(data, dict) else None
+    return tools if isinstance(tools, list) and all(isinstance(t, dict) for t in tools) else None
 
 
 def registry_for(g: Globals) -> Registry:

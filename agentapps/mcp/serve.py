@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from agentapps.errors import UsageError
@@ -128,7 +129,7 @@ async def _main(g: Any, served: Any, server: Any, transport: str, host: str, por
 
 def serve(*, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8080, allowed_tools: str | None = None,
           token: str | None = None, origins: Sequence[str] = (), approve: Sequence[str] = (),
-          heartbeat: float = 10.0) -> int:
+          heartbeat: float = 10.0, cwd: Path | None = None) -> int:
     if transport not in ("stdio", "http"):
         raise UsageError(f"--transport must be stdio or http, got {transport!r}.")
     if transport == "http" and not is_loopback(host) and not token:
@@ -145,7 +146,9 @@ def serve(*, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8080
     from agentapps.mcp.served import reporter
     from agentapps.tools.policy import Policy
 
-    g = bootstrap().globals
+    if cwd is not None and not cwd.is_dir():
+        raise UsageError(f"--cwd {cwd}: no such folder.")
+    g = bootstrap(cwd).globals
     g.config.overrides["approve"] = list(approve)
     g.internals["reporter"] = reporter
     if transport == "http":  # approvals go to the client, never to a terminal this server may have

@@ -77,7 +77,7 @@ def _start(project, *argv: str) -> subprocess.Popen[str]:
 @pytest.mark.parametrize(("how", "code"), [("SIGINT", 130), ("SIGTERM", 143), ("--timeout", 4)])
 def test_no_server_outlives_an_interrupted_run(project, pidfile, how, code):
     write_main(project, {"fake": fake_entry(pidfile)})
-    argv = ["run", "--timeout", "1.5", "fake-hang"] if how == "--timeout" else ["run", "fake-hang"]
+    argv = ["run", "--timeout", "4", "fake-hang"] if how == "--timeout" else ["run", "fake-hang"]
     proc = _start(project, *argv)
     deadline = time.monotonic() + 20
     while not pids(pidfile) and time.monotonic() < deadline:

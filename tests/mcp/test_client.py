@@ -173,3 +173,21 @@ def test_an_http_server_declared_outside_the_project_is_refused(project):
     [refused] = run_calls(project, [("remote", {})])
     assert isinstance(refused, DeniedError)
     assert "declares the HTTP MCP server 'far': only the project's own skills may declare one" in str(refused)
+
+
+def test_check_knows_mcp_tools_from_cached_lists_and_reports_bad_declarations(project, pidfile):
+    write_main(project, {"fake": fake_entry(pidfile), "cold": {"command": "x"}, "bad": {"url": "ftp://x"}})
+    project.write("user.skill.md", """
+        ---
+        name: user
+        allowed-tools: fake-echo fake-nope cold-anything
+        ---
+        Use them.
+    """)
+    report = project.cli("check", "--json")
+    findings = json.loads(report.stdout)["findings"]
+    unmatched = [f["message"] for f in findings if f["code"] == "unmatched-pattern"]
+    assert len(unmatched) == 1 and "'fake-nope' selects nothing" in unmatched[0]  # cold's list is unknown
+    [bad] = [f for f in findings if f["code"] == "mcp-config"]
+    assert "metadata.mcp.bad" in bad["message"] and bad["path"] == "main.skill.md"
+    assert pids(pidfile) == []  # check starts nothing
