@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from agentapps.context.context import Context, Globals
     from agentapps.mcp.config import ServerSpec
+    from agentapps.types import Reporter
 
 MAX_ERROR = 2000  # characters of a server's error message kept in ours
 
@@ -89,12 +90,13 @@ async def call_tool(ctx: Context, prefix: str, tool: str, skill: str, args: dict
     if confirm:
         await _approve(ctx, spec, skill, args)
     conn = await hub_for(g).connection(spec, lambda tools: registry.set_tools(prefix, tools, fresh=True))
-    report = g.internals.get("reporter")
+    report: Reporter | None = g.internals.get("reporter")
 
     async def progress(progress: float, total: float | None, message: str | None) -> None:
+        assert report is not None
         report("mcp-progress", {"server": spec.name, "tool": tool, "progress": progress, "total": total,
                                 "message": message})
 
     # progress is asked for only when someone shows it (it costs a token and a handler per call)
-    result = await conn.call(tool, dict(args), FORWARD.get(), progress if callable(report) else None)
+    result = await conn.call(tool, dict(args), FORWARD.get(), progress if report is not None else None)
     return outcome(spec, tool, skill, result, structured, g.internals)
