@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentapps.errors import AgentAppsError, ArgsError, LimitError, SkillError
 from agentapps.mcp import config, elicit
+from agentapps.mcp.spawn import EARLY, spawn
 from agentapps.mcp.stdio import ProcessInfo, kill_group, stdio_transport
 from agentapps.secrets import redact
 
@@ -74,9 +75,12 @@ class Connection:
 
             return http_transport(spec.name, spec.url, config.http_headers(spec, internals))
         children: set[int] = internals.setdefault("children", set())
-        assert spec.command is not None
-        return stdio_transport(spec.command, list(spec.args), config.child_env(spec, internals), spec.cwd,
-                               self.info, children)
+        early = internals.get(EARLY, {}).pop(spec.prefix, None)
+
+        async def start() -> asyncio.subprocess.Process:
+            return early if early is not None and early.returncode is None else await spawn(spec, internals)
+
+        return stdio_transport(start, self.info, children)
 
     async def _own(self) -> None:
         """The task that holds the session open (the SDK wants one task to enter and leave it)."""

@@ -9,7 +9,7 @@ import contextlib
 import os
 import signal
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +17,8 @@ import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
-MAX_MESSAGE = 16 * 1024 * 1024
+from agentapps.mcp.spawn import MAX_MESSAGE
+
 STDERR_LINES = 20
 EXIT_GRACE = 0.4  # after stdin closes, before SIGTERM; then as long again before SIGKILL
 
@@ -102,14 +103,12 @@ async def stop(proc: asyncio.subprocess.Process) -> None:
 
 
 @contextlib.asynccontextmanager
-async def stdio_transport(command: str, args: list[str], env: dict[str, str], cwd: str | None,
-                          info: ProcessInfo, children: set[int]) -> AsyncIterator[tuple[Any, Any]]:
-    """Start the server; yield (read, write) streams of SessionMessages; stop it on exit."""
-    proc = await asyncio.create_subprocess_exec(
-        command, *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env=env, cwd=cwd, start_new_session=True, limit=MAX_MESSAGE)
+async def stdio_transport(start: Callable[[], Awaitable[asyncio.subprocess.Process]], info: ProcessInfo,
+                          children: set[int]) -> AsyncIterator[tuple[Any, Any]]:
+    """Start the server (`start` spawns it, registered in `children`); yield (read, write) streams
+    of SessionMessages; stop it on exit."""
+    proc = await start()
     info.pid = proc.pid
-    children.add(proc.pid)  # a hard exit of the CLI kills this group
     read_send, read_recv = anyio.create_memory_object_stream[Any](0)
     write_send, write_recv = anyio.create_memory_object_stream[Any](0)
     tasks = [asyncio.ensure_future(_read(proc, read_send, info)), asyncio.ensure_future(_write(proc, write_recv)),

@@ -22,6 +22,10 @@ def needs_approval(spec: ServerSpec, annotations: dict[str, Any]) -> bool:
 
 def _bridge(prefix: str, tool: str, skill: str, confirm: bool, structured: bool) -> ToolFn:
     async def call(ctx: Context, args: dict[str, Any]) -> Any:
+        if "mcp.hub" not in ctx.globals.internals and not confirm:  # the first call of this process:
+            from agentapps.mcp.spawn import start_early  # its server boots while the SDK loads
+
+            await start_early(ctx.globals, prefix)
         from agentapps.mcp.client import call_tool  # the SDK loads here, on the first call
 
         return await call_tool(ctx, prefix, tool, skill, args, confirm=confirm, structured=structured)
