@@ -9,7 +9,9 @@ of calls alternate between them (warm: servers started, schemas cached):
   server   the SDK client calls the code skill `echo` through `agentapps mcp-server`.
 
 Targets (issue 13): client / direct <= 1.2x, server / direct <= 1.5x. The ratios are of medians
-per call measured in the same run.
+per call measured in the same run. For information, a cold call: `agentapps run -q bench-echo` as
+a fresh process (it starts the server, loads the SDK, calls once) against a fresh Python script
+doing the same with the SDK client alone (median of 5 each, alternating).
 
     .venv/bin/python benchmarks/mcp.py [--quick] [--batches B] [--calls N]
 """
@@ -26,7 +28,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from _common import footer, header, median, table, us, verdict
+from _common import footer, header, median, table, time_process, us, verdict
 
 # this file is named like the SDK package: keep its folder off the path so `import mcp` finds the SDK
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
@@ -84,6 +86,20 @@ async def run(ctx, args):
         if await ctx.manager.invoke("bench-echo", {"text": "hi"}) != "hi":
             raise RuntimeError("bench-echo answered wrongly")
     return {"seconds": time.perf_counter() - start}
+"""
+
+
+COLD_SDK = """
+import anyio, sys
+from mcp import Client, StdioServerParameters
+
+
+async def main():
+    async with Client(StdioServerParameters(command=sys.executable, args=[sys.argv[1]]), mode="legacy") as c:
+        assert (await c.call_tool("echo", {"text": "hi"})).content[0].text == "hi"
+
+
+anyio.run(main)
 """
 
 
@@ -145,6 +161,21 @@ async def measure(project: Path, server: Path, batches: int, calls: int) -> dict
     return times
 
 
+def cold(project: Path, tmp: Path, runs: int) -> tuple[float, float]:
+    """Median seconds of a one-call fresh process: agentapps, and the SDK client alone."""
+    script = tmp / "cold_sdk.py"
+    script.write_text(COLD_SDK.lstrip(), encoding="utf-8")
+    env = {**os.environ, "NO_COLOR": "1"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    ours = [sys.executable, "-m", "agentapps", "run", "-q", "bench-echo", "--text", "hi"]
+    theirs = [sys.executable, str(script), str(tmp / "bench_server.py")]
+    times: dict[int, list[float]] = {0: [], 1: []}
+    for _ in range(runs):
+        for i, argv in enumerate((ours, theirs)):
+            times[i].append(time_process(argv, cwd=project, env=env))
+    return median(times[0]), median(times[1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="5 batches instead of 20")
@@ -156,12 +187,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="aa-bench-mcp-") as tmp:
         project = make_project(Path(tmp))
         times = asyncio.run(measure(project, Path(tmp) / "bench_server.py", batches, opts.calls))
+        cold_ours, cold_sdk = cold(project, Path(tmp), 2 if opts.quick else 5)
     direct, client, server = (median(times[k]) for k in ("direct", "client", "server"))
     table(["per call (median of batches)", "time", "ratio to direct"], [
         ["direct: SDK client -> minimal SDK server", us(direct), "1.00x"],
         ["client: skill -> pipeline -> agentapps session -> same server", us(client), f"{client / direct:.2f}x"],
         ["server: SDK client -> agentapps mcp-server -> code skill", us(server), f"{server / direct:.2f}x"],
     ])
+    print(f"cold one-call process: agentapps run {cold_ours:.2f} s, SDK client script {cold_sdk:.2f} s "
+          f"({cold_ours / cold_sdk:.2f}x; no target)")
     client_ok, server_ok = client / direct <= CLIENT_TARGET, server / direct <= SERVER_TARGET
     print(f"client ratio {client / direct:.2f}x (target <= {CLIENT_TARGET}x): {'met' if client_ok else 'missed'}")
     print(f"server ratio {server / direct:.2f}x (target <= {SERVER_TARGET}x): {'met' if server_ok else 'missed'}")
