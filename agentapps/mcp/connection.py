@@ -157,8 +157,11 @@ class Connection:
         try:
             # the session's call, not Client.call_tool: the handshake protocol never asks for the
             # multi-round-trip input that wrapper drives, so we skip its per-call machinery
-            return await client.session.call_tool(tool, args, read_timeout_seconds=self.spec.timeout,
-                                                  progress_callback=progress)
+            result = await client.session.call_tool(tool, args, read_timeout_seconds=self.spec.timeout,
+                                                    progress_callback=progress)
+            if self._relists:  # the call changed the tool list: the next call should see the new one
+                await asyncio.wait(set(self._relists), timeout=self.spec.timeout)
+            return result
         except MCPError as exc:
             if exc.code == REQUEST_TIMEOUT:
                 self.ended = f"did not answer '{tool}' within {self.spec.timeout:g} s"

@@ -37,6 +37,7 @@ TOOLS = [
     types.Tool(name="peek", description="Reads; annotated destructive but read-only.", input_schema=NONE,
                annotations=types.ToolAnnotations(destructive_hint=True, read_only_hint=True)),
     types.Tool(name="auth", description="Returns the Authorization header it received (HTTP).", input_schema=NONE),
+    types.Tool(name="grow", description="Adds the tool `extra` and says the tool list changed.", input_schema=NONE),
     types.Tool(name="slow", description="Reports progress, then answers.",
                input_schema={"type": "object", "properties": {"seconds": {"type": "number"}}}),
 ]
@@ -46,8 +47,11 @@ def text(value: str, *, error: bool = False) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=value)], is_error=error)
 
 
+EXTRA: list[types.Tool] = []
+
+
 async def list_tools(ctx, params):
-    return types.ListToolsResult(tools=TOOLS)
+    return types.ListToolsResult(tools=TOOLS + EXTRA)
 
 
 async def call_tool(ctx, params):
@@ -82,6 +86,12 @@ async def call_tool(ctx, params):
     if name == "auth":
         request = getattr(ctx, "request", None)
         return text(str(request.headers.get("authorization")) if request is not None else "<stdio>")
+    if name == "grow":
+        EXTRA.append(types.Tool(name="extra", description="Added at run time.", input_schema=NONE))
+        await ctx.session.send_tool_list_changed()
+        return text("grown")
+    if name == "extra":
+        return text("extra done")
     if name == "slow":
         seconds = float(args.get("seconds", 0.3))
         for step in range(3):

@@ -191,3 +191,11 @@ def test_check_knows_mcp_tools_from_cached_lists_and_reports_bad_declarations(pr
     [bad] = [f for f in findings if f["code"] == "mcp-config"]
     assert "metadata.mcp.bad" in bad["message"] and bad["path"] == "main.skill.md"
     assert pids(pidfile) == []  # check starts nothing
+
+
+def test_a_server_that_reports_a_changed_tool_list_is_listed_again(project, pidfile):
+    write_main(project, {"fake": fake_entry(pidfile)})
+    grown, extra = run_calls(project, [("fake-grow", {}), ("fake-extra", {})])
+    assert grown == "grown" and extra == "extra done"
+    cached = next((project.root / ".agent-apps" / "cache" / "mcp").glob("fake-*.json")).read_text()
+    assert '"extra"' in cached  # the new list is what the next run starts from

@@ -92,6 +92,7 @@ def test_a_redirect_to_another_host_never_gets_the_credentials(project):
         write_main(project, {"moved": {"url": f"http://127.0.0.1:{port}/mcp", "headers": HEADERS, "startTimeout": 5}})
         [failed] = run_calls(project, [("mcp://moved/echo", {})])
         assert isinstance(failed, AgentAppsError) and "MCP server 'moved'" in str(failed)
+        assert "not followed" in str(failed)
         assert not any(SECRET in seen for seen in _Recorder.seen)
     finally:
         for server in (redirect, other):
