@@ -28,6 +28,10 @@ class ToolProvider(Protocol):
 
     def provide(self, lookup: Lookup, name: str | None, fresh: bool, /) -> None: ...
 
+    def problems(self) -> list[str]:
+        """What went wrong registering tools (shown by `agentapps list`, never fatal there)."""
+        ...
+
 
 @dataclass
 class ToolDef:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentapps.core.atomic import write_atomic
-from agentapps.errors import AgentAppsError, ConfigError, SkillLoadError
+from agentapps.errors import AgentAppsError, ConfigError
 from agentapps.mcp.config import ServerSpec, parse_server
 from agentapps.mcp.naming import sanitize, server_of_uri
 from agentapps.mcp.tools import tool_def
@@ -120,11 +120,11 @@ class Registry:
                 continue
             self._ensure(server, lookup, strict=strict)
 
-    def problems(self) -> list[AgentAppsError]:
-        found: list[AgentAppsError] = []
+    def problems(self) -> list[str]:
+        found: list[str] = []
         for server in self.servers.values():
-            found += [p for p in (server.error, server.problem) if p is not None]
-            found += [SkillLoadError(s) for s in server.skipped]
+            found += [str(p) for p in (server.error, server.problem) if p is not None]
+            found += server.skipped
         return found
 
     def _ensure(self, server: Server, lookup: Lookup, *, strict: bool) -> None:

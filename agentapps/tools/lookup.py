@@ -190,4 +190,6 @@ class Lookup:
                 if name not in winners and name not in taken and isinstance(items[0], ToolDef):
                     winners[name] = items[0]
                 taken.add(name)
+        for provider in self.providers:
+            problems += [SkillLoadError(text) for text in provider.problems()]
         return [winners[n] for n in sorted(winners)], problems

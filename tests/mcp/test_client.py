@@ -199,3 +199,22 @@ def test_a_server_that_reports_a_changed_tool_list_is_listed_again(project, pidf
     assert grown == "grown" and extra == "extra done"
     cached = next((project.root / ".agent-apps" / "cache" / "mcp").glob("fake-*.json")).read_text()
     assert '"extra"' in cached  # the new list is what the next run starts from
+
+
+def test_listing_reports_a_server_that_cannot_start_and_lists_the_rest(project, pidfile):
+    write_main(project, {"fake": fake_entry(pidfile), "ghost": {"command": "/no/such/program"}})
+    listed = project.cli("list", "--tag", "mcp")
+    assert listed.returncode == 0 and "fake-echo" in listed.stdout
+    assert "warning: MCP server 'ghost' could not start: command '/no/such/program' was not found" in listed.stderr
+
+
+def test_url_wins_over_command_and_cwd_is_relative_to_the_project(project):
+    from agentapps.mcp.config import parse_server
+    from agentapps.types import ToolDef
+
+    main = ToolDef("main", "markdown", {"metadata": {"role": "main"}}, path=project.root / "main.skill.md",
+                   root=project.root, root_kind="project")
+    both = parse_server(main, "Both Ways", {"url": "https://x.example/mcp", "command": "npx"}, project.root)
+    assert (both.transport, both.prefix, both.command) == ("http", "both-ways", None)
+    local = parse_server(main, "local", {"command": "srv", "args": ["-p", 8080], "cwd": "tools"}, project.root)
+    assert local.args == ("-p", "8080") and local.cwd == str(project.root / "tools")
