@@ -135,6 +135,10 @@ def bootstrap(cwd: Path | None = None, overrides: dict[str, Any] | None = None) 
         config.max_depth = int(depth)
     lookup = Lookup(search_path(cwd, project, main), not_after_ns=started)  # the run's start
     g = Globals(config=config, lookup=lookup)
+    if main is not None and main.metadata.get("mcp"):  # the project's MCP servers: their tools are skills
+        from agentapps.mcp.registry import declare_main
+
+        declare_main(g)
     root = new_context(BOOTSTRAP, dict(overrides or {}), None, g)
     root.locals.config.update(cwd=str(cwd), project=str(project) if project else None)
     return root

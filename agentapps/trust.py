@@ -8,7 +8,8 @@ import select
 import sys
 import time
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,10 @@ from agentapps.errors import ConfigError, DeniedError, UsageError
 from agentapps.tools.policy import Candidate, Rule, split_patterns
 
 DEFAULT_TIMEOUT = 60.0
+# A front end that reaches its user another way sets this for the calls it serves, and `decide`
+# asks it instead of the terminal: `agentapps mcp-server` asks its client (MCP elicitation).
+# `ask(question, timeout)` answers 'once', 'always' or 'deny'.
+ASK: ContextVar[Callable[[str, float], str] | None] = ContextVar("agentapps_trust_ask", default=None)
 
 
 def rules_of(meta: dict[str, Any], owner: str = "") -> list[str]:
@@ -136,6 +141,8 @@ def decide(
     'always' or the user's answer. Without a terminal only --approve counts, so an approval file
     (which could arrive in a pull request) never approves anything in CI."""
     who = candidate or Candidate(callee)
+    ask = ASK.get()
+    interactive = interactive or ask is not None
     if approved_by(approve, who, args if view is None else view):
         log_decision(data_dir, caller, callee, "approved (--approve)")
         return
@@ -146,8 +153,8 @@ def decide(
         shown = shown_args(args)
         if view is not None and dict(view) != dict(args):
             shown += "\n  which resolves to: " + shown_args(dict(view))
-        answer = ask_terminal(f"Skill '{caller}' wants to call '{callee}' (trust rule '{rule}') with "
-                              f"arguments:\n{shown}\nAllow?", timeout)
+        answer = (ask or ask_terminal)(f"Skill '{caller}' wants to call '{callee}' (trust rule '{rule}') "
+                                       f"with arguments:\n{shown}\nAllow?", timeout)
         if answer == "always":
             remember(data_dir, caller, callee)
         if answer in ("once", "always"):

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context
+    from agentapps.tools.lookup import Lookup
 
 ToolKind = Literal["markdown", "code", "memory"]
 RootKind = Literal["env", "project", "project-skills", "user", "bundled"]
@@ -18,6 +19,18 @@ class ToolFn(Protocol):
     """What every tool is: `fn(ctx, args)`, sync or async; a non-None return sets the result."""
 
     def __call__(self, ctx: Context, args: dict[str, Any], /) -> Any | Awaitable[Any]: ...
+
+
+class ToolProvider(Protocol):
+    """Registers in-memory tools on demand (MCP servers' tools): `name` is the bare name or URI
+    being resolved, None to register everything (listing); `fresh` asks to look again after a
+    miss everywhere else."""
+
+    def provide(self, lookup: Lookup, name: str | None, fresh: bool, /) -> None: ...
+
+    def problems(self) -> list[str]:
+        """What went wrong registering tools (shown by `agentapps list`, never fatal there)."""
+        ...
 
 
 @dataclass

@@ -8,8 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
-HEAVY = ("boto3", "botocore", "py_mini_racer", "markdown_it", "jinja2", "mcp", "rich", "typer")
+HEAVY = ("boto3", "botocore", "py_mini_racer", "markdown_it", "jinja2", "mcp", "mcp_types", "anyio", "httpx2",
+         "pydantic", "starlette", "uvicorn", "rich", "typer")
 
 
 def test_kernel_never_imports_from_skills():
@@ -25,15 +28,19 @@ def test_kernel_never_imports_from_skills():
     assert offenders == []
 
 
-def test_running_a_code_skill_imports_no_heavy_dependency(project):
+@pytest.mark.parametrize("with_mcp", [False, True])
+def test_running_a_code_skill_imports_no_heavy_dependency(project, with_mcp):
     project.write("noop.skill.py", 'frontmatter = {"name": "noop"}\n\ndef run(ctx, args):\n    return "ok"\n')
+    if with_mcp:  # a project declaring MCP servers: they start, and the SDK loads, only when used
+        project.write("main.skill.md", "---\nname: main\nmetadata:\n  role: main\n  mcp:\n"
+                      "    github: { command: npx, args: [-y, server-github], env: { T: '${GITHUB_TOKEN}' } }\n---\n")
     code = (
         "import sys, json\n"
         "from agentapps.cli import main\n"
         "try:\n    main(['run', 'noop'])\nexcept SystemExit:\n    pass\n"
         f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=project.root, env=project.env(),
+    result = subprocess.run([sys.executable, "-c", code], check=False, cwd=project.root, env=project.env(),
                             capture_output=True, text=True, timeout=60)
     assert result.stdout.splitlines()[0] == "ok"
     assert json.loads(result.stdout.splitlines()[-1]) == []

@@ -27,6 +27,9 @@ class PatternMemo:
                 self.selects[key] = rule.selector in scope.names()
             else:
                 self.selects[key] = any(matches_pattern(rule.selector, name) for name in scope.names())
+            # a server whose tool list is not cached yet may offer it: not a finding until it is
+            self.selects[key] = self.selects[key] or (not rule.tag and any(
+                rule.selector.startswith(f"{prefix}-") for prefix in scope.unlisted_servers()))
         return self.selects[key]
 
     def hint(self, name: str, scope: Scope) -> str:

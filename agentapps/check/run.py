@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from agentapps.check import allowed, body, inherit, keys, roots, schemas
+from agentapps.check import allowed, body, inherit, keys, mcp, roots, schemas
 from agentapps.check.findings import Finding, Report
 from agentapps.check.locate import KeyLines
 from agentapps.check.scope import Scope, Site, build_scope
@@ -25,6 +25,7 @@ def _check_skill(site: Site, memos: _Memos) -> list[Finding]:
     found += schemas.schemas(site, memos.schemas)
     found += allowed.allowed_tools(site, memos.patterns)
     found += allowed.trust_rules(site, memos.patterns)
+    found += mcp.declarations(site)
     found += roots.shadowing(site)
     chain = inherit.inherit(site)
     found += chain

@@ -32,12 +32,23 @@ class Scope:
     bundled: RootIndex
     _tags: dict[str, set[str]] | None = field(default=None, repr=False)
     _names: set[str] | None = field(default=None, repr=False)
+    _unlisted: set[str] | None = field(default=None, repr=False)
 
     def names(self) -> set[str]:
-        """Every skill name findable while checking (broken files included: they are named)."""
+        """Every skill name findable while checking (broken files included: they are named), and
+        the tools of declared MCP servers whose tool lists are cached."""
         if self._names is None:
-            self._names = set(self.lookup.all_names()) | {item.name for item in self.files}
+            from agentapps.check.mcp import known_tools
+
+            declaring = [t for t in [self.main, *self.items()] if isinstance(t, ToolDef) and t.metadata.get("mcp")]
+            mcp_names, self._unlisted = known_tools(self, declaring)
+            self._names = set(self.lookup.all_names()) | {item.name for item in self.files} | mcp_names
         return self._names
+
+    def unlisted_servers(self) -> set[str]:
+        """Declared MCP servers (sanitised names) whose tools are not known without starting them."""
+        self.names()
+        return self._unlisted or set()
 
     def tags(self) -> dict[str, set[str]]:
         """tag -> names of the winning skills carrying it."""

@@ -26,10 +26,20 @@ sessions.register(app)
 
 def _invoke(skill: str, args: dict[str, Any]) -> tuple[Any, Any]:
     from agentapps.boot import bootstrap
+    from agentapps.cli.progress import Progress
     from agentapps.context.manager import invoke_root
+    from agentapps.core.cleanup import run_cleanups
 
     root = bootstrap()
-    return asyncio.run(invoke_root(root, skill, args)), root
+    root.globals.internals["reporter"] = Progress(sys.stderr)  # e.g. "starting MCP server 'x' to list its tools"
+
+    async def call() -> Any:
+        try:
+            return await invoke_root(root, skill, args)
+        finally:
+            await run_cleanups(root.globals.internals)  # servers a listing started (MCP) stop here
+
+    return asyncio.run(call()), root
 
 
 @app.command("list", help=COMMANDS["list"])
@@ -123,3 +133,22 @@ def init(directory: Path = typer.Argument(Path("."), help="Project folder (defau
         sys.stdout.write(f"{status:<8} {path}\n")
     if any(status == "created" and str(path).endswith("greet.skill.py") for status, path in rows):
         sys.stdout.write("Next: agentapps run greet --name Ada\n")
+
+
+@app.command("mcp-server", help=COMMANDS["mcp-server"])
+def mcp_server(
+    transport: str = typer.Option("stdio", "--transport", help="stdio (for a client that starts it) or http."),
+    host: str = typer.Option("127.0.0.1", "--host", help="HTTP: address to bind (not loopback needs --token)."),
+    port: int = typer.Option(8080, "--port", help="HTTP: port (0 picks a free one)."),
+    allowed_tools: str = typer.Option(None, "--allowed-tools", help="Offer only skills these globs select."),
+    token: str = typer.Option(None, "--token", envvar="AGENTAPPS_MCP_TOKEN", help="HTTP: bearer token clients send."),
+    allow_origin: list[str] = typer.Option(None, "--allow-origin", help="HTTP: a browser Origin to accept."),
+    approve: list[str] = typer.Option(None, "--approve", help="Approve calls trust rules would ask about."),
+    heartbeat: float = typer.Option(10.0, "--heartbeat", help="Seconds between progress heartbeats (0: none)."),
+    cwd: Path = typer.Option(None, "--cwd", help="Serve the project found from this folder (default: here)."),
+) -> int:
+    from agentapps.mcp.serve import serve
+
+    return serve(transport=transport, host=host, port=port, allowed_tools=allowed_tools, token=token,
+                 origins=allow_origin or [], approve=approve or [], heartbeat=heartbeat,
+                 cwd=cwd.resolve() if cwd else None)

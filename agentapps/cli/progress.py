@@ -94,6 +94,11 @@ class Progress:
                    f"{data.get('steps')} step(s), {usage.get('inputTokens', 0)} in / "
                    f"{usage.get('outputTokens', 0)} out tokens", "2")
 
+    def _on_mcp_start(self, data: dict[str, Any], pad: str) -> None:
+        why = "to list its tools (cached afterwards)" if data.get("purpose") == "list" else (
+            "again" if data.get("restart") else "")
+        self._line(f"{pad}mcp: starting server '{data.get('server')}' {why}".rstrip(), "2")
+
     # -- output -------------------------------------------------------------------------------
 
     def _write(self, text: str, style: str) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 from agentapps.cli import watchdog
 from agentapps.cli.streams import drain_all
 from agentapps.context.context import Globals
+from agentapps.core.cleanup import run_cleanups
 from agentapps.errors import InterruptedError_, LimitError
 
 GRACE_SECONDS = 1.0
@@ -138,6 +139,7 @@ async def _supervised(coro: Coroutine[Any, Any, Any], g: Globals, timeout: float
             raise InterruptedError_(g.signal.reason or "Interrupted.", signal_number=g.signal.signal_number) from None
         raise
     finally:
+        await run_cleanups(g.internals)  # e.g. MCP servers told to stop (a second signal still kills)
         for s, handler in previous.items():
             signal.signal(s, handler)
         _kill_children(g)

@@ -10,12 +10,18 @@ from agentapps.tools.lookup import Lookup
 from agentapps.types import ToolDef
 
 
+def _memory_source(tool: ToolDef) -> str:
+    if tool.kind != "memory":
+        return "path"
+    return "mcp" if (tool.uri or "").startswith("mcp://") else "memory"
+
+
 def summary(tool: ToolDef) -> dict[str, Any]:
     return {
         "name": tool.name,
         "description": tool.description,
         "kind": tool.kind,
-        "source": tool.root_kind or ("memory" if tool.kind == "memory" else "path"),
+        "source": tool.root_kind or _memory_source(tool),
         "path": str(tool.path) if tool.path else tool.uri,
         "tags": list(tool.tags),
         "hidden": tool.hidden,

@@ -11,7 +11,7 @@ from agentapps.errors import SkillLoadError, SkillNotFoundError
 from agentapps.tools.index import Broken, RootIndex
 from agentapps.tools.loader import load_file, refuse_if_written_after
 from agentapps.tools.names import did_you_mean, is_skill_file, ref_kind
-from agentapps.types import PathEntry, ToolDef
+from agentapps.types import PathEntry, ToolDef, ToolProvider
 
 
 @dataclass
@@ -20,6 +20,8 @@ class Lookup:
 
     roots: list[PathEntry]
     memory: dict[str, ToolDef] = field(default_factory=dict)
+    # register in-memory tools on demand, before the disk is searched (MCP servers' tools)
+    providers: list[ToolProvider] = field(default_factory=list)
     check_interval: float = 1.0
     not_after_ns: int | None = None  # the run's start: skill files changed later are refused
     _indexes: list[RootIndex] = field(default_factory=list)
@@ -54,10 +56,15 @@ class Lookup:
         if tool is not None and tool.uri:
             self.memory.pop(tool.uri, None)
 
+    def _provided(self, name: str | None, fresh: bool = False) -> ToolDef | None:
+        for provider in self.providers:
+            provider.provide(self, name, fresh)
+        return None if name is None else self.memory.get(name)
+
     def resolve(self, ref: str, *, base: Path | None = None) -> ToolDef:
         kind = ref_kind(ref)
         if kind == "uri":
-            tool = self.memory.get(ref)
+            tool = self.memory.get(ref) or (self._provided(ref) if self.providers else None)
             if tool is None and ref.startswith("file://"):
                 return self.load_path(Path(ref[len("file://") :]))
             if tool is None:
@@ -103,7 +110,7 @@ class Lookup:
     def candidates(self, name: str, *, force_check: bool = False) -> list[ToolDef | Broken]:
         """Every definition of `name`, in search-path order (the first one wins)."""
         found: list[ToolDef | Broken] = []
-        if name in self.memory:
+        if name in self.memory or (self.providers and self._provided(name)):
             found.append(self.memory[name])
         for index in self._indexes:
             index.ensure(force_check=force_check, interval=self.check_interval)
@@ -119,7 +126,7 @@ class Lookup:
         return found
 
     def find(self, name: str) -> ToolDef:
-        memory = self.memory.get(name)
+        memory = self.memory.get(name) or (self._provided(name) if self.providers else None)
         if memory is not None:
             return memory
         memo = self._memo.get(name)
@@ -140,6 +147,8 @@ class Lookup:
         found = self.candidates(name)
         if not found:
             found = self.candidates(name, force_check=True)  # a miss re-reads before giving up
+        if not found and self.providers and self._provided(name, fresh=True):
+            return self.memory[name]
         if not found:
             raise SkillNotFoundError(
                 f"Unknown skill '{name}'.{did_you_mean(name, self.all_names())}"
@@ -159,8 +168,11 @@ class Lookup:
             names.update(index.names())
         return sorted(names)
 
-    def list_all(self) -> tuple[list[ToolDef], list[SkillLoadError]]:
-        """Winners in name order, and the load problems met on the way (never fatal here)."""
+    def list_all(self, *, provided: bool = True) -> tuple[list[ToolDef], list[SkillLoadError]]:
+        """Winners in name order, and the load problems met on the way (never fatal here).
+        `provided=False` leaves out tools providers have not registered yet (no server starts)."""
+        if provided and self.providers:
+            self._provided(None)
         winners: dict[str, ToolDef] = {}
         taken: set[str] = set()
         problems: list[SkillLoadError] = []
@@ -181,4 +193,6 @@ class Lookup:
                 if name not in winners and name not in taken and isinstance(items[0], ToolDef):
                     winners[name] = items[0]
                 taken.add(name)
+        for provider in self.providers:
+            problems += [SkillLoadError(text) for text in provider.problems()]
         return [winners[n] for n in sorted(winners)], problems

@@ -1,0 +1,32 @@
+"""Async cleanups a run registers (MCP server sessions to close): run once, bounded, when it ends."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+log = logging.getLogger("agentapps")
+Cleanup = Callable[[], Awaitable[None]]
+DEFAULT_TIMEOUT = 0.8  # inside the CLI's 1 s grace after Ctrl-C, so a clean close beats the hard kill
+
+
+def register(internals: dict[str, Any], cleanup: Cleanup) -> None:
+    internals.setdefault("cleanups", []).append(cleanup)
+
+
+async def run_cleanups(internals: dict[str, Any], timeout: float = DEFAULT_TIMEOUT) -> None:
+    """Await every registered cleanup (together, at most `timeout` seconds); never raises."""
+    cleanups: list[Cleanup] = internals.pop("cleanups", None) or []
+    if not cleanups:
+        return
+    tasks = [asyncio.ensure_future(c()) for c in cleanups]
+    done, pending = await asyncio.wait(tasks, timeout=timeout)
+    for task in pending:
+        task.cancel()
+    for task in done:
+        if not task.cancelled() and task.exception() is not None:
+            log.debug("cleanup failed", exc_info=task.exception())
+    if pending:
+        await asyncio.wait(pending, timeout=0.2)

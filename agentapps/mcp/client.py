@@ -1,0 +1,102 @@
+"""Calling an MCP tool as a skill: approval for destructive tools, the server's session, and its
+result as a skill result (structured content when the tool declares an output schema, else text)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from agentapps.errors import SkillError, SkillNotFoundError
+from agentapps.mcp.elicit import FORWARD
+from agentapps.mcp.hub import Hub
+from agentapps.mcp.registry import registry_for
+from agentapps.secrets import redact
+
+if TYPE_CHECKING:
+    from mcp_types import CallToolResult
+
+    from agentapps.context.context import Context, Globals
+    from agentapps.mcp.config import ServerSpec
+    from agentapps.types import Reporter
+
+MAX_ERROR = 2000  # characters of a server's error message kept in ours
+
+
+def hub_for(g: Globals) -> Hub:
+    found: Hub | None = g.internals.get("mcp.hub")
+    if found is None:
+        found = g.internals["mcp.hub"] = Hub(g)
+    return found
+
+
+def _caller(ctx: Context) -> str:
+    """The skill on whose behalf the call is made (agent code acts for the skill its agent serves)."""
+    parent = ctx.envelope.parent
+    while parent is not None and (parent.run.entry or parent.tool.name in ("agent-code", "agent")):
+        parent = parent.envelope.parent
+    return parent.tool.name if parent is not None and parent.envelope.parent is not None else "agentapps"
+
+
+async def _approve(ctx: Context, spec: ServerSpec, skill: str, args: dict[str, Any]) -> None:
+    from agentapps.trust import decide
+
+    g = ctx.globals
+    approve = list(g.config.overrides.get("approve") or []) + os.environ.get("AGENTAPPS_APPROVE", "").split()
+    interactive = sys.stdin is not None and sys.stdin.isatty() and not os.environ.get("CI")
+    rule = f"mcp.{spec.name}.confirm: {spec.confirm}"
+    await asyncio.to_thread(
+        decide, caller=_caller(ctx), callee=skill, rule=rule, args=dict(args), data_dir=g.config.data_dir,
+        approve=approve, interactive=interactive, timeout=float(os.environ.get("AGENTAPPS_TRUST_TIMEOUT", "60")))
+
+
+def _block(item: Any) -> str:
+    kind = getattr(item, "type", "")
+    if kind == "text":
+        return str(item.text)
+    if kind in ("image", "audio"):
+        return f"[{kind} {item.mime_type}, {len(item.data) * 3 // 4} bytes]"
+    if kind == "resource":
+        resource = item.resource
+        return str(getattr(resource, "text", None) or f"[resource {resource.uri}]")
+    if kind == "resource_link":
+        return f"[link {item.uri}]"
+    return f"[{kind}]"
+
+
+def text_of(result: CallToolResult) -> str:
+    return "\n".join(_block(item) for item in result.content)
+
+
+def outcome(spec: ServerSpec, tool: str, skill: str, result: CallToolResult, structured: bool,
+            internals: dict[str, Any]) -> Any:
+    if result.is_error:
+        said = redact(" ".join(text_of(result).split())[:MAX_ERROR], internals) or "no message"
+        raise SkillError(f"MCP server '{spec.name}' tool '{tool}' failed: {said}", skill=skill)
+    if structured and result.structured_content is not None:
+        return result.structured_content
+    return text_of(result)
+
+
+async def call_tool(ctx: Context, prefix: str, tool: str, skill: str, args: dict[str, Any], *,
+                    confirm: bool, structured: bool) -> Any:
+    g = ctx.globals
+    registry = registry_for(g)
+    server = registry.servers.get(prefix)
+    if server is None or server.spec is None:
+        raise SkillNotFoundError(f"No MCP server is declared for '{skill}'.", skill=skill)
+    spec = server.spec
+    if confirm:
+        await _approve(ctx, spec, skill, args)
+    conn = await hub_for(g).connection(spec, lambda tools: registry.set_tools(prefix, tools, fresh=True))
+    report: Reporter | None = g.internals.get("reporter")
+
+    async def progress(progress: float, total: float | None, message: str | None) -> None:
+        assert report is not None
+        report("mcp-progress", {"server": spec.name, "tool": tool, "progress": progress, "total": total,
+                                "message": message})
+
+    # progress is asked for only when someone shows it (it costs a token and a handler per call)
+    result = await conn.call(tool, dict(args), FORWARD.get(), progress if report is not None else None)
+    return outcome(spec, tool, skill, result, structured, g.internals)

@@ -1,0 +1,162 @@
+"""`agentapps mcp-server`: the project's skills to any MCP client, over stdio or Streamable HTTP.
+
+It speaks the handshake protocol (2025-11-25 and earlier), which every client speaks today and in
+which a server may ask its client questions mid-call (approvals). HTTP binds 127.0.0.1 unless told
+otherwise; any other address needs a bearer token, and a browser's Origin must be allowed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import ipaddress
+import json
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentapps.errors import UsageError
+
+WATCH_SECONDS = 1.0
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class Guard:
+    """ASGI gate in front of the MCP endpoint: bearer token, allowed Origins, handshake era."""
+
+    def __init__(self, app: Any, token: str | None, origins: Sequence[str], loopback: bool) -> None:
+        from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+        self.app, self.token, self.origins, self.loopback = app, token, set(origins), loopback
+        self.versions = set(HANDSHAKE_PROTOCOL_VERSIONS)
+
+    def refusal(self, headers: dict[str, str]) -> tuple[int, str] | None:
+        if self.token is not None and not hmac.compare_digest(
+                headers.get("authorization", "").encode(), f"Bearer {self.token}".encode()):
+            return 401, "A bearer token is required (Authorization: Bearer TOKEN)."
+        origin = headers.get("origin")
+        if origin is not None and not self.loopback and origin not in self.origins:
+            return 403, f"Origin {origin[:100]} is not allowed (agentapps mcp-server --allow-origin)."
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in self.versions:  # a 2026 client falls back to the handshake
+            return 400, f"Protocol version {version[:40]} is not served; use the initialize handshake."
+        return None
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+            refused = self.refusal(headers)
+            if refused is not None:
+                status, message = refused
+                body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}})
+                extra = [(b"www-authenticate", b"Bearer")] if status == 401 else []
+                await send({"type": "http.response.start", "status": status,
+                            "headers": [(b"content-type", b"application/json"), *extra]})
+                await send({"type": "http.response.body", "body": body.encode()})
+                return
+        await self.app(scope, receive, send)
+
+
+async def _stdio(server: Any) -> None:
+    from mcp.server.lowlevel.server import NotificationOptions
+    from mcp.server.runner import serve_loop
+    from mcp.server.stdio import stdio_server
+
+    options = server.create_initialization_options(NotificationOptions(tools_changed=True))
+    async with stdio_server() as (read, write):
+        await serve_loop(server, read, write, lifespan_state={}, init_options=options)
+
+
+async def _http(server: Any, host: str, port: int, token: str | None, origins: Sequence[str]) -> None:
+    import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    loopback = is_loopback(host)
+    # on loopback the SDK checks Host and Origin against localhost names (DNS rebinding); elsewhere
+    # the host name is whatever clients use, so Guard checks the token and the Origin instead
+    security = None if loopback else TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app = Guard(server.streamable_http_app(host=host, transport_security=security), token, origins, loopback)
+    web = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
+
+    async def announce() -> None:
+        while not web.started:
+            await asyncio.sleep(0.02)
+        bound = web.servers[0].sockets[0].getsockname()[1] if web.servers else port
+        sys.stderr.write(f"agentapps mcp-server: serving http://{host}:{bound}/mcp\n")
+        sys.stderr.flush()
+
+    shout = asyncio.ensure_future(announce())
+    try:
+        await web.serve()
+    finally:
+        shout.cancel()
+
+
+async def _main(g: Any, served: Any, server: Any, transport: str, host: str, port: int,
+                token: str | None, origins: Sequence[str]) -> None:
+    from agentapps.core.cleanup import run_cleanups
+
+    task = asyncio.current_task()
+    assert task is not None
+    loop = asyncio.get_running_loop()
+    if transport == "stdio":  # (uvicorn handles signals itself for HTTP)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, task.cancel)
+    watcher = asyncio.ensure_future(served.watch(WATCH_SECONDS))
+    try:
+        await (_stdio(server) if transport == "stdio" else _http(server, host, port, token, origins))
+    except asyncio.CancelledError:
+        pass
+    finally:
+        watcher.cancel()
+        await run_cleanups(g.internals)
+        for pgid in list(g.internals.get("children") or ()):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
+
+
+def serve(*, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8080, allowed_tools: str | None = None,
+          token: str | None = None, origins: Sequence[str] = (), approve: Sequence[str] = (),
+          heartbeat: float = 10.0, cwd: Path | None = None) -> int:
+    if transport not in ("stdio", "http"):
+        raise UsageError(f"--transport must be stdio or http, got {transport!r}.")
+    if transport == "http" and not is_loopback(host) and not token:
+        raise UsageError(f"Serving on {host} (not loopback) needs --token (or AGENTAPPS_MCP_TOKEN): clients "
+                         "must then send 'Authorization: Bearer TOKEN'.")
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--port must be 0-65535, got {port}.")
+    try:
+        from agentapps.mcp.server import Served, build
+    except ImportError:
+        raise UsageError("agentapps mcp-server needs the MCP SDK: pip install 'agentapps[mcp]'.") from None
+    from agentapps.boot import bootstrap
+    from agentapps.mcp.exposed import Exposure
+    from agentapps.mcp.served import reporter
+    from agentapps.tools.policy import Policy
+
+    if cwd is not None and not cwd.is_dir():
+        raise UsageError(f"--cwd {cwd}: no such folder.")
+    g = bootstrap(cwd).globals
+    g.config.overrides["approve"] = list(approve)
+    g.internals["reporter"] = reporter
+    if transport == "http":  # approvals go to the client, never to a terminal this server may have
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
+    exposure = Exposure(g.lookup, Policy.parse(allowed_tools, "mcp-server") if allowed_tools else None)
+    exposure.refresh()
+    served = Served(g, exposure, heartbeat)
+    asyncio.run(_main(g, served, build(served), transport, host, port, token, origins))
+    return 0

@@ -1,0 +1,208 @@
+"""One call served by `agentapps mcp-server`: the full pipeline as `agentapps run` does it, with
+its agent events sent as progress (plus a heartbeat), its trust questions asked of the client
+through elicitation, and a client's cancellation cancelling the run."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import logging
+import time
+from contextvars import ContextVar
+from typing import Any
+
+import mcp_types as types
+
+from agentapps.boot import BOOTSTRAP
+from agentapps.context.context import Globals, Signal
+from agentapps.context.manager import invoke_root, new_context
+from agentapps.errors import AgentAppsError
+from agentapps.mcp.elicit import FORWARD, Answer
+from agentapps.secrets import redact
+from agentapps.tools.policy import Policy
+from agentapps.trust import ASK
+
+log = logging.getLogger("agentapps.mcp")
+MAX_MESSAGE = 500  # characters of one progress message
+
+
+class Sink:
+    """Progress notifications for one call: agent events in order, and a heartbeat when quiet."""
+
+    def __init__(self, session: Any, heartbeat: float, internals: dict[str, Any]) -> None:
+        self.session = session
+        self.heartbeat = heartbeat if heartbeat > 0 else None
+        self.internals = internals
+        self.loop = asyncio.get_running_loop()
+        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self.started = time.monotonic()
+        self.count = 0
+        self.task = asyncio.ensure_future(self._send())
+
+    def event(self, type_: str, data: dict[str, Any]) -> None:
+        text = describe(type_, data)
+        if text is None:
+            return
+        text = redact(" ".join(text.split())[:MAX_MESSAGE], self.internals)
+        if _on_loop(self.loop):
+            self.queue.put_nowait(text)
+        else:  # reported from a worker thread
+            self.loop.call_soon_threadsafe(self.queue.put_nowait, text)
+
+    async def _send(self) -> None:
+        while True:
+            try:
+                text = await asyncio.wait_for(self.queue.get(), self.heartbeat)
+            except TimeoutError:
+                text = f"still running ({time.monotonic() - self.started:.0f} s)"
+            if text is None:
+                return
+            self.count += 1
+            try:
+                await self.session.report_progress(self.count, None, text)
+            except Exception:  # a client gone away must not break the run
+                log.debug("progress notification failed", exc_info=True)
+
+    async def close(self) -> None:
+        self.queue.put_nowait(None)
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await asyncio.wait_for(asyncio.shield(self.task), 1.0)
+        self.task.cancel()
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+def first_line(code: Any) -> str:
+    lines = [line.strip() for line in str(code or "").splitlines() if line.strip()]
+    return lines[0][:80] if lines else ""
+
+
+def describe(type_: str, data: dict[str, Any]) -> str | None:
+    """One line for a progress notification (None: not worth one)."""
+    if type_ == "agent-start":
+        return f"agent {data.get('skill')} started ({data.get('model')})"
+    if type_ == "turn-start":
+        return f"turn {data.get('turnNumber')}: waiting for the model"
+    if type_ == "message" and not data.get("delta"):
+        return str(data.get("text") or "") or None
+    if type_ == "tool-call":
+        args = data.get("args")
+        return f"running {data.get('tool')}: {first_line(args.get('code') if isinstance(args, dict) else '')}"
+    if type_ == "tool-result":
+        return f"{'error' if data.get('status') == 'error' else 'done'}: {data.get('tool')}"
+    if type_ in ("retry", "error") and data.get("willRetry", type_ == "retry"):
+        return f"retrying: {data.get('error')}"
+    if type_ == "agent-complete":
+        return f"agent finished: {data.get('stopReason')}"
+    if type_ == "mcp-start":
+        return f"starting MCP server '{data.get('server')}'"
+    if type_ == "mcp-progress":
+        return f"{data.get('server')}: {data.get('message') or data.get('progress')}"
+    return None
+
+
+# The progress sink of the call being served (the process-wide reporter dispatches to it).
+SINK: ContextVar[Sink | None] = ContextVar("agentapps_mcp_sink", default=None)
+
+
+def reporter(type_: str, data: dict[str, Any]) -> None:
+    sink = SINK.get()
+    if sink is not None:
+        sink.event(type_, data)
+
+
+APPROVAL = {"type": "object", "required": ["answer"], "properties": {"answer": {
+    "type": "string", "enum": ["once", "always", "deny"], "title": "Allow this call?",
+    "description": "once: allow it this time; always: also later calls from this skill; deny: refuse it."}}}
+
+
+class Client:
+    """What this call may ask of the MCP client: approvals and forwarded questions (elicitation)."""
+
+    def __init__(self, session: Any, request_id: Any) -> None:
+        self.session = session
+        self.request_id = request_id
+        self.loop = asyncio.get_running_loop()
+        caps = session.client_capabilities
+        self.can_ask = caps is not None and caps.elicitation is not None and session.can_send_request
+
+    async def _elicit(self, message: str, schema: dict[str, Any]) -> Any:
+        return await self.session.elicit_form(message, schema, related_request_id=self.request_id)
+
+    def approve(self, question: str, timeout: float) -> str:
+        """trust.ASK: runs in decide()'s worker thread; the question goes out on the loop."""
+        future = asyncio.run_coroutine_threadsafe(self._elicit(question, APPROVAL), self.loop)
+        try:
+            answer = future.result(timeout)
+        except Exception:  # noqa: BLE001 - no answer in time, or the client refused to answer
+            future.cancel()
+            return "deny"
+        content = answer.content or {}
+        return str(content.get("answer")) if answer.action == "accept" else "deny"
+
+    async def forward(self, server: str, message: str, schema: dict[str, Any]) -> Answer:
+        if not self.can_ask:
+            return "decline", None
+        answer = await self._elicit(f"MCP server '{server}' asks: {message}", schema)
+        return answer.action, answer.content
+
+
+def _text(result: Any) -> str:
+    if result is None:
+        return ""
+    return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+
+
+def success(result: Any, structured: bool, internals: dict[str, Any]) -> types.CallToolResult:
+    text = redact(_text(result), internals)
+    content: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
+    if structured and isinstance(result, dict):
+        clean = json.loads(redact(json.dumps(result, ensure_ascii=False, default=str), internals))
+        return types.CallToolResult(content=content, structured_content=clean)
+    return types.CallToolResult(content=content)
+
+
+def failure(message: str, internals: dict[str, Any]) -> types.CallToolResult:
+    one_line = " ".join(redact(message, internals).split())
+    content: list[types.ContentBlock] = [types.TextContent(type="text", text=one_line)]
+    return types.CallToolResult(content=content, is_error=True)
+
+
+async def serve_call(g: Globals, ctx: Any, name: str, args: dict[str, Any], *, structured: bool,
+                     policy: Policy | None, heartbeat: float) -> types.CallToolResult:
+    """Run skill `name` for the request `ctx`; every outcome but a cancellation is a tool result."""
+    mine = dataclasses.replace(g, signal=Signal())  # this call's own cancellation; shared caches
+    root = new_context(BOOTSTRAP, {}, None, mine)
+    root.locals.config.update(cwd=str(g.config.cwd), project=str(g.config.project) if g.config.project else None)
+    if policy is not None:
+        root.run.policies = (policy,)  # --allowed-tools binds every call, argument constraints included
+    client = Client(ctx.session, ctx.request_id)
+    meta = ctx.meta or {}
+    wants_progress = meta.get("progress_token", meta.get("progressToken")) is not None
+    sink = Sink(ctx.session, heartbeat, g.internals) if wants_progress else None
+    tokens = (SINK.set(sink), ASK.set(client.approve if client.can_ask else None),
+              FORWARD.set(client.forward))
+    try:
+        result = await invoke_root(root, name, args)
+    except asyncio.CancelledError:
+        mine.signal.abort("Cancelled by the MCP client.")  # what watches the signal (threads) stops too
+        raise
+    except AgentAppsError as exc:
+        return failure(str(exc), g.internals)
+    except Exception as exc:  # a bug in a skill or in us: reported, and the server keeps serving
+        log.warning("skill %s failed unexpectedly", name, exc_info=True)
+        return failure(f"internal error: {type(exc).__name__}: {exc}", g.internals)
+    finally:
+        SINK.reset(tokens[0])
+        ASK.reset(tokens[1])
+        FORWARD.reset(tokens[2])
+        if sink is not None:
+            await sink.close()
+    return success(result, structured, g.internals)

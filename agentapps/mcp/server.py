@@ -1,0 +1,93 @@
+"""`agentapps mcp-server`'s MCP server: skills as tools. Bad requests (an unknown tool, invalid
+arguments) are protocol errors; everything that goes wrong in a run is an `isError` result."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp_types as types
+from mcp.server.lowlevel.server import Server
+from mcp.shared.exceptions import MCPError
+
+from agentapps.context.context import Globals
+from agentapps.errors import AgentAppsError
+from agentapps.mcp.exposed import Exposure
+from agentapps.mcp.served import serve_call
+from agentapps.tools.schema import check_limits, validate
+
+log = logging.getLogger("agentapps.mcp")
+MAX_PEERS = 64  # connections told about tool-list changes (HTTP may have many; the oldest drop out)
+
+
+@dataclass
+class Served:
+    """What the server's handlers share: the skills offered, and who to tell when they change."""
+
+    g: Globals
+    exposure: Exposure
+    heartbeat: float
+    peers: OrderedDict[int, Any] = field(default_factory=OrderedDict)
+
+    def remember(self, session: Any) -> None:
+        key = id(getattr(session, "_connection", session))
+        self.peers[key] = session
+        self.peers.move_to_end(key)
+        while len(self.peers) > MAX_PEERS:
+            self.peers.popitem(last=False)
+
+    async def watch(self, interval: float) -> None:
+        """Poll the skill files; on a change, tell every client that listed tools."""
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                changed = self.exposure.refresh()
+            except AgentAppsError:
+                continue
+            if changed:
+                for key, session in list(self.peers.items()):
+                    try:
+                        await session.send_tool_list_changed()
+                    except Exception:  # noqa: BLE001 - that client is gone
+                        self.peers.pop(key, None)
+
+    async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+        self.remember(ctx.session)
+        return types.ListToolsResult(tools=[types.Tool.model_validate(o.shape, by_name=False)
+                                            for o in self.exposure.offers.values()])
+
+    def _check(self, name: str, args: dict[str, Any]) -> Any:
+        offer = self.exposure.offers.get(name)
+        if offer is None:
+            self.exposure.refresh()  # a skill added since the last poll
+            offer = self.exposure.offers.get(name)
+        if offer is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool '{name}'.")
+        try:
+            check_limits(args, skill=name)
+            if offer.params is not None:
+                validate(args, offer.params, self.g.cache_for("schema"), skill=name, where="params")
+            elif args:
+                raise AgentAppsError(f"Skill '{name}' takes no arguments, but got: {', '.join(sorted(args))}.")
+        except AgentAppsError as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=exc.message) from None
+        return offer
+
+    async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        args = dict(params.arguments or {})
+        offer = self._check(params.name, args)
+        return await serve_call(self.g, ctx, params.name, args, structured=offer.structured,
+                                policy=self.exposure.policy, heartbeat=self.heartbeat)
+
+
+def build(served: Served) -> Server[Any]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    with contextlib.suppress(PackageNotFoundError):
+        return Server("agentapps", version=version("agentapps"), on_list_tools=served.list_tools,
+                      on_call_tool=served.call_tool)
+    return Server("agentapps", on_list_tools=served.list_tools, on_call_tool=served.call_tool)

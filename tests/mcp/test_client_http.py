@@ -1,0 +1,100 @@
+"""agentapps as an MCP client over Streamable HTTP: declared headers reach the declared host only."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
+
+import pytest
+
+from agentapps.errors import AgentAppsError
+from tests.fakes.mcpkit import FAKE, SECRET, run_calls, write_main
+
+HEADERS = {"Authorization": "Bearer ${MCP_TEST_SECRET}"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def http_server() -> Iterator[str]:
+    """One SDK-written server over HTTP for the whole module (each test connects afresh)."""
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, str(FAKE), "--http", str(port)], stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_http_tools_are_skills_and_get_the_declared_headers(project, http_server):
+    write_main(project, {"web": {"url": http_server, "headers": HEADERS}})
+    echo, added, auth = run_calls(project, [("web-echo", {"text": "over http"}), ("web-add", {"a": 1, "b": 2}),
+                                            ("web-auth", {})])
+    assert echo == "over http"
+    assert added == {"sum": 3}
+    assert auth == f"Bearer {SECRET}"  # the value read from the environment when the server was reached
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    seen: ClassVar[list[str]] = []
+
+    def _any(self) -> None:
+        type(self).seen.append(str(self.headers))
+        self.send_response(404)
+        self.end_headers()
+
+    do_GET = do_POST = do_DELETE = _any
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def _serve(handler: type[BaseHTTPRequestHandler]) -> tuple[ThreadingHTTPServer, int]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, server.server_address[1]
+
+
+def test_a_redirect_to_another_host_never_gets_the_credentials(project):
+    other, other_port = _serve(_Recorder)
+
+    class Redirect(BaseHTTPRequestHandler):
+        def _any(self) -> None:
+            self.send_response(307)
+            self.send_header("Location", f"http://127.0.0.1:{other_port}/mcp")
+            self.end_headers()
+
+        do_GET = do_POST = do_DELETE = _any
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    redirect, port = _serve(Redirect)
+    try:
+        write_main(project, {"moved": {"url": f"http://127.0.0.1:{port}/mcp", "headers": HEADERS, "startTimeout": 5}})
+        [failed] = run_calls(project, [("mcp://moved/echo", {})])
+        assert isinstance(failed, AgentAppsError) and "MCP server 'moved'" in str(failed)
+        assert "not followed" in str(failed)
+        assert not any(SECRET in seen for seen in _Recorder.seen)
+    finally:
+        for server in (redirect, other):
+            server.shutdown()
+            server.server_close()

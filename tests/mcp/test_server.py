@@ -1,0 +1,311 @@
+"""`agentapps mcp-server` driven by the SDK's own client, over stdio and HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+from tests.fakes.mcpkit import SECRET
+
+GREET = """
+frontmatter = {"name": "greet", "description": "Greet someone.", "metadata": {
+    "params": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+    "returns": {"type": "object", "properties": {"greeting": {"type": "string"}}, "required": ["greeting"]}}}
+
+def run(ctx, args):
+    return {"greeting": f"Hello, {args['name']}!"}
+"""
+BOOM = """
+frontmatter = {"name": "boom", "description": "Always fails.", "metadata": {"params": {"type": "object"}}}
+
+def run(ctx, args):
+    raise RuntimeError("the gears\\nare stuck")
+"""
+SECRETIVE = """
+import os
+
+frontmatter = {"name": "secretive", "description": "Leaks a declared secret.",
+               "metadata": {"params": {"type": "object"}, "env": ["MCP_TEST_SECRET"]}}
+
+def run(ctx, args):
+    return "the secret is " + os.environ["MCP_TEST_SECRET"]
+"""
+RISKY = """
+frontmatter = {"name": "risky", "description": "Calls greet, which its trust rule guards.",
+               "metadata": {"params": {"type": "object"}, "trust": "greet"}}
+
+async def run(ctx, args):
+    return await ctx.manager.invoke("greet", {"name": "Bob"})
+"""
+HIDDEN = """
+frontmatter = {"name": "secret-helper", "metadata": {"visibility": "hidden", "params": {"type": "object"}}}
+
+def run(ctx, args):
+    return "hidden"
+"""
+MIDDLEWARE = """
+frontmatter = {"name": "stamp", "metadata": {"role": "middleware"}}
+
+async def run(ctx, args):
+    await ctx.manager.next()
+"""
+TURNS = [{"text": "Looking.", "code": ["return 1"], "delay": 0.4}, {"text": "Still looking.", "code": ["return 2"],
+         "delay": 0.4}, {"text": "Found it.", "delay": 0.4}]
+OFFERED = ["boom", "greet", "risky", "secretive", "story"]
+
+
+@pytest.fixture
+def served(project: Any) -> Any:
+    for name, source in (("greet", GREET), ("boom", BOOM), ("secretive", SECRETIVE), ("risky", RISKY),
+                         ("secret-helper", HIDDEN), ("stamp", MIDDLEWARE)):
+        project.write(f"{name}.skill.py", source)
+    project.write("story.turns.json", json.dumps({"turns": TURNS}))
+    model = {"agent": "agent-scripted", "script": "story.turns.json", "requests": str(project.root / "requests.jsonl")}
+    project.write("story.skill.md", f"---\nname: story\ndescription: A scripted agent.\nmetadata: "
+                                    f"{json.dumps({'model': model})}\n---\nTell me.\n")
+    return project
+
+
+def stdio(project: Any, *extra: str) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "agentapps", "mcp-server", *extra],
+                                 cwd=str(project.root), env=project.env())
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, 60))
+
+
+def text(result: types.CallToolResult) -> str:
+    return "".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+async def approve_once(context: Any, params: Any) -> types.ElicitResult:
+    return types.ElicitResult(action="accept", content={"answer": "once"})
+
+
+def test_skills_are_tools_and_failures_are_results_over_stdio(served):
+    async def session() -> None:
+        async with Client(stdio(served)) as client:  # the SDK's default mode: it settles on the handshake
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert sorted(tools) == OFFERED  # no hidden skill, no middleware, nothing bundled
+            assert tools["greet"].input_schema["required"] == ["name"]
+            assert tools["greet"].output_schema["required"] == ["greeting"]
+            greeted = await client.call_tool("greet", {"name": "Ada"})
+            assert greeted.structured_content == {"greeting": "Hello, Ada!"} and not greeted.is_error
+            failed = await client.call_tool("boom", {})
+            assert failed.is_error  # one line, with the file and line, as `agentapps run` prints it
+            assert text(failed) == f"{served.root / 'boom.skill.py'}:4: Skill 'boom' failed: RuntimeError: the gears are stuck"
+            with pytest.raises(MCPError, match="'name' is required"):
+                await client.call_tool("greet", {})
+            with pytest.raises(MCPError, match="Unknown tool 'secret-helper'"):
+                await client.call_tool("secret-helper", {})
+            assert text(await client.call_tool("secretive", {})) == "the secret is [redacted]"
+            assert (await client.call_tool("greet", {"name": "Bo"})).structured_content == {"greeting": "Hello, Bo!"}
+
+    run(session())
+
+
+def test_allowed_tools_narrow_what_is_offered_and_callable(served):
+    async def session() -> None:
+        async with Client(stdio(served, "--allowed-tools", "greet hello")) as client:
+            assert sorted(t.name for t in (await client.list_tools()).tools) == ["greet", "hello"]
+            with pytest.raises(MCPError, match="Unknown tool 'boom'"):
+                await client.call_tool("boom", {})
+            assert text(await client.call_tool("hello", {"name": "Ada"})) == "Hello, Ada!"  # named: bundled
+
+    run(session())
+
+
+def test_a_changed_skill_file_sends_tool_list_changed(served):
+    async def session() -> None:
+        changed = asyncio.Event()
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, types.ToolListChangedNotification):
+                changed.set()
+
+        async with Client(stdio(served), message_handler=on_message) as client:
+            await client.list_tools()
+            served.write("fresh.skill.py", GREET.replace('"greet"', '"fresh"'))
+            await asyncio.wait_for(changed.wait(), 10)
+            assert "fresh" in [t.name for t in (await client.list_tools(cache_mode="refresh")).tools]
+
+    run(session())
+
+
+def test_trust_approvals_are_asked_by_elicitation_over_stdio(served):
+    async def session(**kw: Any) -> types.CallToolResult:
+        async with Client(stdio(served), mode="legacy", **kw) as client:
+            return await client.call_tool("risky", {})
+
+    approved = run(session(elicitation_callback=approve_once))
+    assert approved.structured_content is None and json.loads(text(approved)) == {"greeting": "Hello, Bob!"}
+    refused = run(session())  # a client without elicitation: denied, not asked on some terminal
+    assert refused.is_error and "needs approval (trust rule 'greet')" in text(refused)
+
+
+# -- HTTP: one server for the tests below -------------------------------------------------------
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _http_server(project: Any, *extra: str) -> tuple[subprocess.Popen[bytes], int]:
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "agentapps", "mcp-server", "--transport", "http", "--port",
+                             str(port), "--heartbeat", "0.3", *extra], cwd=project.root, env=project.env(),
+                            stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return proc, port
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise AssertionError("the HTTP server did not come up")
+
+
+@pytest.fixture(scope="module")
+def http_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, str]]:
+    from tests.conftest import Project
+
+    root = tmp_path_factory.mktemp("served")
+    project = Project(root / "proj", root / "home")
+    (project.root / ".agent-apps").mkdir(parents=True)
+    project.home.mkdir()
+    served_project = served.__wrapped__(project)
+    old = os.environ.get("MCP_TEST_SECRET")
+    os.environ["MCP_TEST_SECRET"] = SECRET
+    proc, port = _http_server(served_project)
+    try:
+        yield served_project, f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+        if old is None:
+            os.environ.pop("MCP_TEST_SECRET", None)
+
+
+def test_http_calls_stream_agent_progress_with_a_heartbeat(http_project):
+    _, url = http_project
+
+    async def session() -> tuple[types.CallToolResult, list[str]]:
+        seen: list[str] = []
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            seen.append(message or "")
+
+        async with Client(url) as client:
+            return await client.call_tool("story", {}, progress_callback=progress), seen
+
+    result, seen = run(session())
+    assert text(result) == "Found it."
+    assert "Looking." in seen and "Found it." in seen and "agent finished: answered" in seen
+    assert any(m.startswith("still running") for m in seen)  # turns take 0.4 s, the heartbeat is 0.3 s
+
+
+def test_http_cancellation_stops_the_run(http_project):
+    project, url = http_project
+    log = project.root / "requests.jsonl"
+
+    async def session() -> None:
+        first = asyncio.Event()
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            first.set()
+
+        async with Client(url) as client:
+            call = asyncio.ensure_future(client.call_tool("story", {}, progress_callback=progress))
+            await first.wait()
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            before = log.read_text().count("\n") if log.exists() else 0
+            await asyncio.sleep(1.5)  # long enough for two more turns, had the run gone on
+            assert (log.read_text().count("\n") if log.exists() else 0) == before
+            greeted = await client.call_tool("greet", {"name": "Ada"})  # and the server serves on
+            assert greeted.structured_content == {"greeting": "Hello, Ada!"}
+
+    run(session())
+
+
+def test_http_approvals_by_elicitation(http_project):
+    _, url = http_project
+
+    async def session(**kw: Any) -> types.CallToolResult:
+        async with Client(url, **kw) as client:
+            return await client.call_tool("risky", {})
+
+    assert not run(session(elicitation_callback=approve_once)).is_error
+    refused = run(session())
+    assert refused.is_error and "needs approval" in text(refused)
+
+
+def test_http_on_another_address_needs_a_token_and_checks_origins(served):
+    refused = served.cli("mcp-server", "--transport", "http", "--host", "0.0.0.0")
+    assert refused.returncode == 2 and "needs --token" in refused.stderr
+    proc, port = _http_server(served, "--host", "0.0.0.0", "--token", "s3cret-token")
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        import httpx2
+
+        body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        assert httpx2.post(url, json=body, headers=accept).status_code == 401
+        wrong = httpx2.post(url, json=body, headers={**accept, "Authorization": "Bearer nope"})
+        assert wrong.status_code == 401
+        evil = httpx2.post(url, json=body, headers={**accept, "Authorization": "Bearer s3cret-token",
+                                                    "Origin": "https://evil.example"})
+        assert evil.status_code == 403
+
+        async def session() -> list[str]:
+            client_http = httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret-token"})
+            from mcp.client.streamable_http import streamable_http_client
+
+            async with client_http, Client(streamable_http_client(url, http_client=client_http)) as client:
+                return [t.name for t in (await client.list_tools()).tools]
+
+        assert sorted(run(session())) == OFFERED
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+
+
+def test_both_ways_one_projects_skill_calls_a_tool_another_project_serves(project, served, tmp_path):
+    other = tmp_path / "other"
+    (other / ".agent-apps").mkdir(parents=True)
+    server = {"command": sys.executable, "args": ["-m", "agentapps", "mcp-server"], "cwd": str(project.root)}
+    main = {"role": "main", "mcp": {"peer": server}}
+    (other / "main.skill.md").write_text(f"---\nname: main\nmetadata: {json.dumps(main)}\n---\n")
+    (other / "ask-peer.skill.py").write_text(
+        'frontmatter = {"name": "ask-peer", "metadata": {"params": {"type": "object"}}}\n\n'
+        'async def run(ctx, args):\n    return await ctx.manager.invoke("peer-greet", {"name": "Ada"})\n')
+    result = project.cli("run", "ask-peer", cwd=other)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"greeting": "Hello, Ada!"}
+    # the served project's mcp-server is gone (this test process works in that folder too)
+    leftovers = [p for p in os.listdir("/proc") if p.isdigit() and _cwd(p) == str(project.root)
+                 and int(p) != os.getpid()]
+    assert leftovers == []
+
+
+def _cwd(pid: str) -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return ""
