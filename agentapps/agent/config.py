@@ -16,7 +16,7 @@ SCRIPTED_PROVIDER = "agent-scripted"
 # keys agent code may not choose when it starts a sub-agent: they come from the parent agent
 INHERITED_KEYS = ("agent", "script", "guard", "requests")
 LIMIT_KEYS = ("maxTurns", "maxSteps", "snippetTimeout", "maxResultChars", "loopGuard", "maxReminders",
-              "deadline")
+              "deadline", "maxTokens", "maxCost")
 UNBOUNDED_WHEN_PERSISTENT = ("maxTurns", "maxSteps", "deadline")
 
 
@@ -31,6 +31,8 @@ class Limits:
     loop_guard: int = 3
     max_reminders: int = 3
     deadline: float = 1800.0  # seconds of wall clock for the whole run
+    max_tokens: float = math.inf  # every token of the run's turns (model.maxTokens)
+    max_cost: float = math.inf  # USD (model.maxCost)
     persistent: bool = False
     retry_base: float = 1.0
     retry_cap: float = 30.0
@@ -40,7 +42,7 @@ class Limits:
         return {"maxTurns": self.max_turns, "maxSteps": self.max_steps,
                 "snippetTimeout": self.snippet_timeout, "maxResultChars": self.max_result_chars,
                 "loopGuard": self.loop_guard, "maxReminders": self.max_reminders,
-                "deadline": self.deadline}
+                "deadline": self.deadline, "maxTokens": self.max_tokens, "maxCost": self.max_cost}
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], skill: str) -> Limits:
@@ -66,6 +68,8 @@ class Limits:
             loop_guard=number("loopGuard", 3, minimum=2, integer=True),
             max_reminders=number("maxReminders", 3, integer=True),
             deadline=number("deadline", 1800.0, minimum=0.05),
+            max_tokens=number("maxTokens", math.inf, minimum=1),
+            max_cost=number("maxCost", math.inf),
             persistent=persistent,
             retry_base=number("retryBase", 1.0),
             retry_cap=number("retryCap", 30.0),
