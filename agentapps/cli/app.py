@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from agentapps.cli import render, sessions
+from agentapps.cli import render, runs, sessions
 from agentapps.errors import AgentAppsError
 
 app = typer.Typer(
@@ -21,6 +21,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 sessions.register(app)
+runs.register(app)
 
 
 def _invoke(skill: str, args: dict[str, Any]) -> tuple[Any, Any]:

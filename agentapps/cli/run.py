@@ -20,7 +20,7 @@ Run a skill by name or path. Runner options go before SKILL; the skill's params 
 
 Options:
   --json               Print one JSON object: {ok, skill, result, error, duration_ms} plus,
-                       for agents, usage, turns, steps and stop_reason.
+                       for agents, usage, cost, models, turns, steps and stop_reason.
   --dry-run            Validate the args and show what would run, without running it.
   --args-file FILE     Read the skill's args as a JSON object from FILE ('-' for stdin).
   --arg KEY=VALUE      Set one arg (a string; repeatable).
@@ -29,6 +29,7 @@ Options:
   --record FILE        Write the agent's model turns to FILE (a script --replay can play).
   --replay FILE        Play the model turns in FILE instead of calling a model (offline).
   --timeout SECONDS    Stop the run after this long (exit 4).
+  --max-cost USD       Stop agents before a model turn would take the run's cost past USD (exit 4).
   --approve PATTERN    Approve calls that trust rules would ask about (skill glob; repeatable).
   -v, --verbose        Show tracebacks and debug logs on stderr.
   -q, --quiet          Show nothing on stderr but errors.
@@ -49,6 +50,7 @@ class RunOptions:
     record: str | None = None
     replay: str | None = None
     timeout: float | None = None
+    max_cost: float | None = None
     approve: list[str] = field(default_factory=list)
     arg_tokens: list[str] = field(default_factory=list)
     ref: str | None = None
@@ -101,6 +103,14 @@ def parse_run_options(tokens: list[str]) -> RunOptions | None:
                 raise UsageError(f"--timeout expects seconds, got {raw!r}.") from None
             if not 0 < opts.timeout <= 30 * 24 * 3600:  # also refuses nan and inf
                 raise UsageError(f"--timeout must be more than 0 and at most 2592000 seconds, got {raw!r}.")
+        elif name == "--max-cost":
+            raw = value()
+            try:
+                opts.max_cost = float(raw)
+            except ValueError:
+                raise UsageError(f"--max-cost expects US dollars, got {raw!r}.") from None
+            if not 0 < opts.max_cost < 1e9:  # also refuses nan and inf
+                raise UsageError(f"--max-cost must be more than 0 US dollars, got {raw!r}.")
         elif token.startswith("-") and token != "-":
             raise UsageError(f"Unknown runner option {name!r}; see 'agentapps run --help'. "
                              "Skill params go after the skill name.")
@@ -167,6 +177,8 @@ def run_command(tokens: list[str]) -> int:
     extras: dict[str, Any] = {}
     internals: dict[str, Any] = {}
     progress: Any = None
+    args: dict[str, Any] = {}
+    data_dir: Path | None = None
     try:
         from agentapps.boot import bootstrap
         from agentapps.cascade.interface import params_of
@@ -175,8 +187,10 @@ def run_command(tokens: list[str]) -> int:
         root = bootstrap()
         g = root.globals
         internals = g.internals
+        data_dir = g.config.data_dir
         g.config.overrides.update({k: v for k, v in (("model", opts.model), ("record", opts.record),
-                                                     ("replay", opts.replay), ("approve", opts.approve)) if v})
+                                                     ("replay", opts.replay), ("approve", opts.approve),
+                                                     ("maxCost", opts.max_cost)) if v})
         if not opts.quiet:
             from agentapps.cli.progress import Progress
 
@@ -194,7 +208,7 @@ def run_command(tokens: list[str]) -> int:
 
             sys.stdout.write(skill_help(tool, params_of(tool, g.lookup)))
             return 0
-        args: dict[str, Any] = _read_args_file(opts.args_file) if opts.args_file else {}
+        args = _read_args_file(opts.args_file) if opts.args_file else {}
         params = params_of(tool, g.lookup)
         args.update(parse_skill_args(opts.arg_tokens + opts.rest, params, skill=tool.name))
         _stdin_input(params, args, used_stdin=opts.args_file == "-")
@@ -209,10 +223,12 @@ def run_command(tokens: list[str]) -> int:
             extras = _agent_extras(g.internals.get("agent.totals"))
     except (KeyboardInterrupt, _Terminated) as exc:
         number = 15 if isinstance(exc, _Terminated) else 2
-        return _fail(InterruptedError_("Interrupted.", signal_number=number), opts, skill_name, started,
-                     extras, internals)
+        stop = InterruptedError_("Interrupted.", signal_number=number)
+        code = _fail(stop, opts, skill_name, started, extras, internals)
+        return _logged(code, stop, opts, skill_name, args, started, internals, data_dir)
     except Exception as exc:  # noqa: BLE001 - the one place errors become exit codes
-        return _fail(exc, opts, skill_name, started, extras, internals)
+        code = _fail(exc, opts, skill_name, started, extras, internals)
+        return _logged(code, exc, opts, skill_name, args, started, internals, data_dir)
     finally:
         signal.signal(signal.SIGTERM, previous)
     if opts.json:
@@ -223,15 +239,28 @@ def run_command(tokens: list[str]) -> int:
         render.emit_result(f"{result['system']}\n--- user message ---\n{result['userMessage']}\n", internals)
     else:
         render.emit_result(result, internals)
-    return 0
+    return _logged(0, None, opts, skill_name, args, started, internals, data_dir)
+
+
+def _logged(code: int, error: BaseException | None, opts: RunOptions, skill: str | None,
+            args: dict[str, Any], started: float, internals: dict[str, Any],
+            data_dir: Path | None) -> int:
+    """Append this run to the run log (agentapps.runlog; never fails the run) and pass `code` on."""
+    if not opts.dry_run and skill is not None:
+        from agentapps.runlog import log_run
+
+        log_run(data_dir, skill=skill, args=args, internals=internals, exit_code=code, error=error,
+                started=started)
+    return code
 
 
 def _agent_extras(totals: Any) -> dict[str, Any]:
-    """--json keys for agent runs: token usage, turns and steps over every agent run of the
-    process, and the stop reason of the outermost one."""
+    """--json keys for agent runs: token usage, cost (null when a model has no known price), the
+    same per model, turns and steps over every agent run of the process, and the stop reason of
+    the outermost one."""
     if not isinstance(totals, dict):
         return {}
-    return {key: totals.get(key) for key in ("usage", "turns", "steps", "stop_reason")}
+    return {key: totals.get(key) for key in ("usage", "cost", "models", "turns", "steps", "stop_reason")}
 
 
 def _fail(exc: BaseException, opts: RunOptions, skill: str | None, started: float,
