@@ -14,7 +14,8 @@ DEFAULT_MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 DEFAULT_PROVIDER = "agent-bedrock"
 SCRIPTED_PROVIDER = "agent-scripted"
 # keys agent code may not choose when it starts a sub-agent: they come from the parent agent
-INHERITED_KEYS = ("agent", "script", "guard", "requests")
+# (contextFull names a skill the agent itself calls; pricing decides what budgets count)
+INHERITED_KEYS = ("agent", "script", "guard", "requests", "contextFull", "pricing")
 LIMIT_KEYS = ("maxTurns", "maxSteps", "snippetTimeout", "maxResultChars", "loopGuard", "maxReminders",
               "deadline", "maxTokens", "maxCost")
 UNBOUNDED_WHEN_PERSISTENT = ("maxTurns", "maxSteps", "deadline")

@@ -93,7 +93,7 @@ class Progress:
         read, wrote = usage.get("cacheReadInputTokens", 0), usage.get("cacheWriteInputTokens", 0)
         cache = f", {read} cache read / {wrote} cache write" if read or wrote else ""
         cost = data.get("cost")
-        dollars = f", ${cost:.4f}" if isinstance(cost, (int, float)) else ""
+        dollars = f", ${cost:.4f}" if isinstance(cost, (int, float)) and any(usage.values()) else ""
         self._line(f"{pad}agent: {data.get('stopReason')} after {data.get('turns')} turn(s), "
                    f"{data.get('steps')} step(s), {usage.get('inputTokens', 0)} in / "
                    f"{usage.get('outputTokens', 0)} out tokens{cache}{dollars}", "2")
