@@ -182,6 +182,7 @@ async def fit(view: View, s: EditSettings, hook: Hook, summarize: Summarize) -> 
     if before > s.clear_at * s.window:
         cleared = clear_results(view.messages, s.keep_results, s.cleared_chars)
         if cleared:
+            view.edited()
             after = view.estimate()
             await hook({"type": "context-edit", "action": "clear", "cleared": cleared,
                         "before": before, "after": after})
@@ -205,6 +206,7 @@ async def fit(view: View, s: EditSettings, hook: Hook, summarize: Summarize) -> 
     else:
         summary, report, model = await summarize(plan.prompt())
     view.messages[:] = plan.apply(summary)
+    view.edited()
     await hook({"type": "context-edit", "action": "summarize", "turns": plan.turns, "before": before,
                 "after": view.estimate(), "usage": report, "model": model,
                 "by": "hook" if isinstance(given, str) and given.strip() else "model",

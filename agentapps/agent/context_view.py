@@ -1,11 +1,15 @@
 """The model's view of a conversation (Converse-shaped messages) and how many tokens it holds.
 
 Providers keep the messages they send in a `View`. Token counts come from the provider's usage
-reports; before a call the size must be estimated, and this is how: `tokens per character` is
-calibrated on every report (the whole input the model read, divided by the characters of the
-request that produced it: system prompt, tool definitions and messages), and the estimate is
-that ratio times the characters of the view now. Before the first report the ratio is 1/4 (about
-four characters per token, typical for English text and code).
+reports; before a call the size must be estimated, and this is how:
+
+- what the last report covered counts as reported (the whole input the model read: plain,
+  cache read and cache written), and only what was added since is estimated, at the tokens per
+  character of the content added between the last two reports (new content is often denser or
+  lighter than the system prompt);
+- after the view was edited, or before the second report, the whole view is estimated at the
+  tokens per character of the last request; before any report, at 1/4 (about four characters a
+  token, typical for English text and code).
 """
 
 from __future__ import annotations
@@ -43,25 +47,39 @@ class View:
     def __init__(self, messages: list[dict[str, Any]], fixed_chars: int) -> None:
         self.messages = messages
         self.fixed_chars = fixed_chars
-        self.ratio = DEFAULT_RATIO
+        self.ratio = DEFAULT_RATIO  # tokens per character of the whole last request
+        self.added_ratio = DEFAULT_RATIO  # ... of what was added between the last two requests
         self.sent_chars = 0
-        self.calibrated = False
+        self.anchor: tuple[int, int] | None = None  # (characters, tokens) of the last reported request
 
     def chars(self) -> int:
         return self.fixed_chars + sum(message_chars(m) for m in self.messages)
 
     def estimate(self) -> int:
         """Estimated input tokens of a request made of this view now."""
-        return math.ceil(self.chars() * self.ratio)
+        chars = self.chars()
+        if self.anchor is None:
+            return math.ceil(chars * self.ratio)
+        sent, seen = self.anchor
+        return seen + math.ceil((chars - sent) * (self.added_ratio if chars >= sent else self.ratio))
 
     def sending(self) -> int:
         """Note the size of the request about to go out; returns its estimated tokens."""
         self.sent_chars = self.chars()
-        return math.ceil(self.sent_chars * self.ratio)
+        return self.estimate()
+
+    def edited(self) -> None:
+        """The messages were changed, not just appended to: estimate the whole view again."""
+        self.anchor = None
 
     def calibrate(self, report: Mapping[str, int]) -> None:
-        """Learn tokens per character from the usage report of the request last sent."""
+        """Learn from the usage report of the request last sent."""
         seen = u.input_tokens(report)
-        if seen > 0 and self.sent_chars > 0:
-            self.ratio = seen / self.sent_chars
-            self.calibrated = True
+        if seen <= 0 or self.sent_chars <= 0:
+            return
+        if self.anchor is not None and self.sent_chars > self.anchor[0] and seen > self.anchor[1]:
+            self.added_ratio = (seen - self.anchor[1]) / (self.sent_chars - self.anchor[0])
+        else:
+            self.added_ratio = seen / self.sent_chars
+        self.ratio = seen / self.sent_chars
+        self.anchor = (self.sent_chars, seen)

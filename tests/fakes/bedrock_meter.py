@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -27,6 +28,7 @@ _TOKEN = re.compile(r"\w{1,4}|[^\w\s]")
 PER_MESSAGE = 3  # role and turn markers the service adds around each message
 
 
+@functools.lru_cache(maxsize=4096)  # a long conversation sends the same blocks again each turn
 def count(text: str) -> int:
     return len(_TOKEN.findall(text))
 
