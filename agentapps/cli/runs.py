@@ -29,7 +29,7 @@ def _guard(body: Callable[[], None]) -> None:
     except AgentAppsError as exc:
         render.emit_error(exc, verbose=False)
         raise typer.Exit(exc.exit_code) from None
-    except sqlite3.OperationalError as exc:  # busy past the wait, unreadable file
+    except sqlite3.Error as exc:  # busy past the wait, unreadable file
         render.emit_error(AgentAppsError(f"Cannot read the run log: {exc}."), verbose=False)
         raise typer.Exit(1) from None
 

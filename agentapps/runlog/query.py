@@ -36,9 +36,9 @@ def _rows(path: Path, sql: str, params: list[Any]) -> list[dict[str, Any]]:
     try:
         conn.row_factory = sqlite3.Row
         return [dict(row) for row in conn.execute(sql, params)]
-    except sqlite3.OperationalError:
-        raise
     except sqlite3.DatabaseError as exc:
+        if type(exc) is not sqlite3.DatabaseError:
+            raise
         raise damaged(path, exc) from None
     finally:
         conn.close()

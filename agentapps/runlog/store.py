@@ -24,6 +24,7 @@ RUN_COLUMNS = ("started_at", "skill", "args_digest", "model", "turns", "steps", 
                "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost", "duration_ms",
                "exit_code", "error", "stop_reason", "session_id")
 MODEL_COLUMNS = ("model", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost")
+COUNTS = ("turns", "steps", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 USAGE_KEYS = {"input_tokens": "inputTokens", "output_tokens": "outputTokens",
               "cache_read_tokens": "cacheReadInputTokens", "cache_write_tokens": "cacheWriteInputTokens"}
 SCHEMA = """
@@ -63,10 +64,10 @@ def connect(path: Path, *, create: bool) -> sqlite3.Connection | None:
         conn.execute("PRAGMA synchronous=OFF")
         if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
             _create(conn)
-    except sqlite3.OperationalError:
-        raise  # busy, read-only, disk full...: said as it is
-    except sqlite3.DatabaseError as exc:  # not a database, malformed
-        raise damaged(path, exc) from None
+    except sqlite3.DatabaseError as exc:
+        if type(exc) is not sqlite3.DatabaseError:  # busy, read-only, disk full...: said as it is
+            raise
+        raise damaged(path, exc) from None  # not a database, malformed
     return conn
 
 
@@ -93,8 +94,9 @@ def append(path: Path, entry: dict[str, Any]) -> int:
     assert conn is not None
     try:
         conn.execute("BEGIN IMMEDIATE")
+        values = [entry.get(c, 0 if c in COUNTS else None) for c in RUN_COLUMNS]
         cur = conn.execute(f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES "
-                           f"({', '.join('?' * len(RUN_COLUMNS))})", [entry.get(c) for c in RUN_COLUMNS])
+                           f"({', '.join('?' * len(RUN_COLUMNS))})", values)
         run_id = int(cur.lastrowid or 0)
         conn.executemany(
             f"INSERT OR REPLACE INTO run_models (run_id, {', '.join(MODEL_COLUMNS)}) VALUES "
@@ -107,7 +109,7 @@ def append(path: Path, entry: dict[str, Any]) -> int:
         if conn.in_transaction:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
-        if isinstance(exc, sqlite3.OperationalError):
+        if type(exc) is not sqlite3.DatabaseError:  # busy, read-only, a constraint: not damage
             raise
         raise damaged(path, exc) from None
     finally:
