@@ -149,7 +149,7 @@ async def run_bedrock(ctx: Context, args: dict[str, Any]) -> Any:
                         "model": model})
         fresh = False
 
-        def call(**callbacks: Any) -> Any:
+        def call(model: str = model, **callbacks: Any) -> Any:
             return stream_turn(client, model_id=model, system=system, messages=view.messages,
                                tools=[INVOKE_TOOL], inference=inference,
                                cache=cache_mode(config.get("cache"), model, skill),

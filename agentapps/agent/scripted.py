@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentapps.agent.context_edit import fit, settings
 from agentapps.agent.context_view import View
-from agentapps.agent.script import Cursor, Turn, cursor_for
 from agentapps.agent.converse import INVOKE_TOOL
+from agentapps.agent.script import Cursor, Turn, cursor_for
 from agentapps.errors import ConfigError, ProviderError
 
 if TYPE_CHECKING:

@@ -46,10 +46,8 @@ def entry_for(*, skill: str, args: Any, internals: dict[str, Any], exit_code: in
               error: BaseException | None, started: float) -> dict[str, Any]:
     """The record of one run, from what the CLI knows when it ends (`started` is perf_counter)."""
     elapsed = time.perf_counter() - started
-    totals = internals.get("agent.totals")
-    totals = totals if isinstance(totals, dict) else {}
-    models = totals.get("models") if isinstance(totals.get("models"), dict) else {}
-    usage = totals.get("usage") if isinstance(totals.get("usage"), dict) else {}
+    totals = _dict(internals.get("agent.totals"))
+    models, usage = _dict(totals.get("models")), _dict(totals.get("usage"))
     line = None
     if error is not None:
         line = " ".join(str(error).split()) if isinstance(error, AgentAppsError) \
@@ -68,6 +66,10 @@ def entry_for(*, skill: str, args: Any, internals: dict[str, Any], exit_code: in
         "session_id": redact(str(session), internals) if session is not None else None,
         "models": [{"model": m, **spent} for m, spent in models.items()],
     }
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _tokens(spent: Any) -> int:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import re
-import sqlite3
 import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from agentapps.errors import UsageError
-from agentapps.runlog.store import MODEL_COLUMNS, RUN_COLUMNS, connect, damaged
+from agentapps.runlog.store import MODEL_COLUMNS, RUN_COLUMNS, connect, damaged, sqlite3
 
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -45,7 +44,8 @@ def _rows(path: Path, sql: str, params: list[Any]) -> list[dict[str, Any]]:
 
 
 def _where(skill: str | None, after: float | None, alias: str = "") -> tuple[str, list[Any]]:
-    clauses, params = [], []
+    clauses: list[str] = []
+    params: list[Any] = []
     if skill:
         clauses.append(f"{alias}skill = ?")
         params.append(skill)

@@ -12,9 +12,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sqlite3
 from pathlib import Path
 from typing import Any
+
+try:  # the C module itself: the `sqlite3` package also imports datetime (~1 ms) for adapters we never use
+    import _sqlite3 as sqlite3
+except ImportError:  # pragma: no cover - an interpreter without the C module
+    import sqlite3  # type: ignore[no-redef]
+
+__all__ = ["append", "connect", "damaged", "sqlite3"]
 
 from agentapps.errors import StoreCorruptError
 

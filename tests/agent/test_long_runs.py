@@ -57,7 +57,7 @@ def test_without_context_editing_the_window_is_a_clear_limit_error(agentic):
     assert result.returncode == 4, result.stderr[-2000:]
     out = json.loads(result.stdout)
     assert out["stop_reason"] == "context_window" and 30 < out["turns"] < 200
-    line = [ln for ln in result.stderr.splitlines() if ln.startswith("error:")][0]
+    line = next(ln for ln in result.stderr.splitlines() if ln.startswith("error:"))
     assert "100,000-token context window" in line and "model.contextEdit: true" in line
     assert "Traceback" not in result.stderr
     assert max(r["tokens"] for r in agentic.requests()) <= 100_000  # the refused request never went out

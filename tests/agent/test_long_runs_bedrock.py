@@ -46,7 +46,7 @@ def test_200_turns_fit_a_100k_window_with_a_summary_written_by_the_model(agentic
 
 
 def test_without_context_editing_the_window_ends_the_run_with_exit_4(agentic, aws):
-    fake, env = aws(replies(200), Meter(window=100_000))
+    _, env = aws(replies(200), Meter(window=100_000))
     skill(agentic, contextWindow=100_000)
     result = agentic.run("--json", "long", "--session-id", "b2", timeout=180, **env)
     assert result.returncode == 4, result.stderr[-3000:]
@@ -57,7 +57,7 @@ def test_without_context_editing_the_window_ends_the_run_with_exit_4(agentic, aw
 
 def test_the_service_refusing_a_long_request_is_the_same_limit_error(agentic, aws):
     """Our estimate thinks the window is larger than it is: Bedrock's own refusal still exits 4."""
-    fake, env = aws(replies(200), Meter(window=100_000))
+    _, env = aws(replies(200), Meter(window=100_000))
     skill(agentic, contextWindow=400_000)
     result = agentic.run("--json", "long", "--session-id", "b3", timeout=180, **env)
     assert result.returncode == 4, result.stderr[-3000:]
@@ -66,7 +66,7 @@ def test_the_service_refusing_a_long_request_is_the_same_limit_error(agentic, aw
 
 
 def test_the_size_estimate_is_close_to_the_usage_bedrock_then_reports(agentic, aws):
-    fake, env = aws(replies(25), Meter())
+    _, env = aws(replies(25), Meter())
     skill(agentic)
     result = agentic.run("long", "--session-id", "b4", timeout=120, **env)
     assert result.returncode == 0, result.stderr[-3000:]

@@ -7,7 +7,9 @@
   (`{"cachePoint": ...}` blocks) in `toolConfig.tools`, `system` and message content mark
   prefixes (tools, then system, then messages); a prefix of at least `cache_min` tokens is
   written to the cache once (`cacheWriteInputTokens`) and read back by later requests to the same
-  model that start with it (`cacheReadInputTokens`). The tool definitions belong to the prefix.
+  model that start with it (`cacheReadInputTokens`), found, as Claude's cache finds it, at any
+  block boundary up to `LOOKBACK` blocks before a cache point. The tool definitions belong to
+  the prefix.
 - A request over `window` tokens is refused with `ValidationException: Input is too long for
   requested model.`, and consumes no reply of the script.
 - A request without tools (a context-editing summary call) gets `summary` as its answer and
@@ -26,6 +28,7 @@ from typing import Any
 
 _TOKEN = re.compile(r"\w{1,4}|[^\w\s]")
 PER_MESSAGE = 3  # role and turn markers the service adds around each message
+LOOKBACK = 20  # blocks before a cache point where an earlier cached prefix is still found
 
 
 @functools.lru_cache(maxsize=4096)  # a long conversation sends the same blocks again each turn
@@ -83,18 +86,23 @@ class Meter:
 
     def usage(self, model_id: str, body: dict[str, Any], reply_blocks: list[dict[str, Any]]) -> dict[str, int]:
         """The usage report for this request: input split by the cache, and the reply's output."""
-        total, digest, points = 0, hashlib.sha256(), []
+        total, digest = 0, hashlib.sha256()
+        bounds: list[tuple[int, str]] = []  # (tokens, prefix hash) after each block
+        points: list[int] = []  # indexes into bounds of the cache points
         for segment in self.segments(body):
             if segment is None:
-                points.append((total, digest.copy().hexdigest()))
+                if bounds:
+                    points.append(len(bounds) - 1)
                 continue
             digest.update(segment[0].encode() + b"\0")
             total += segment[1]
-        usable = [(n, h) for n, h in points if n >= self.cache_min]
+            bounds.append((total, digest.copy().hexdigest()))
+        usable = [i for i in points if bounds[i][0] >= self.cache_min]
         with self._lock:
-            read = max((n for n, h in usable if (model_id, h) in self.cached), default=0)
-            last = usable[-1][0] if usable else 0
-            self.cached.update((model_id, h) for _, h in usable)
+            read = max((bounds[j][0] for i in usable for j in range(max(i - LOOKBACK, 0), i + 1)
+                        if (model_id, bounds[j][1]) in self.cached), default=0)
+            last = bounds[usable[-1]][0] if usable else 0
+            self.cached.update((model_id, bounds[i][1]) for i in usable)
         write = max(last - read, 0)
         output = sum(count(_block_text(b)) for b in reply_blocks)
         return {"inputTokens": total - read - write, "outputTokens": output,
