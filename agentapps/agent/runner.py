@@ -158,7 +158,8 @@ async def run_agent(ctx: Context, args: dict[str, Any], template: Path) -> Any:
             release_callback_ref(g, ref)
         sandbox.close()
         _settle(g, info, run, depth)
-        trace.emit("agent-complete", {"stopReason": run.stop_reason, "usage": dict(run.usage)})
+        trace.emit("agent-complete", {"stopReason": run.stop_reason, "usage": dict(run.usage),
+                                      "cost": spend.cost})
         trace.report("agent-complete", {"stopReason": run.stop_reason, "usage": spend.usage,
                                         "turns": run.turn, "steps": run.steps,
                                         "cost": spend.cost, "model": run.model})

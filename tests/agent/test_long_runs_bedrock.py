@@ -138,3 +138,18 @@ def test_a_compacted_run_records_its_summary_and_replays_offline(agentic, aws):
     assert replayed.stdout == recorded.stdout == "All done.\n"
     again = [e for e in trace_of(agentic, "b8") if e.get("action") == "summarize"]
     assert again and all(e["summary"] == fake.meter.summary for e in again)
+
+
+def test_replayed_offline_the_size_estimate_follows_the_recorded_usage(agentic, aws):
+    """Record a Bedrock run, replay it: the offline provider's estimate of each request (which it
+    logs as `tokens`) is within 3% of the input the recording says the model read."""
+    _, env = aws(replies(25), Meter())
+    skill(agentic, requests=str(agentic.requests_path))
+    assert agentic.run("--record", "run.json", "long", timeout=120, **env).returncode == 0
+    recorded = [sum(t["usage"].get(k, 0) for k in ("inputTokens", "cacheReadInputTokens", "cacheWriteInputTokens"))
+                for t in json.loads((agentic.project.root / "run.json").read_text())["turns"]]
+    replayed = agentic.run("--replay", "run.json", "long", timeout=120)
+    assert replayed.returncode == 0, replayed.stderr[-2000:]
+    estimated = [r["tokens"] for r in agentic.requests()]
+    errors = [abs(e - r) / r for e, r in zip(estimated, recorded, strict=True)]
+    assert max(errors[2:]) < 0.03, errors
