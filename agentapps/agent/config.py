@@ -105,6 +105,8 @@ def confine(config: Mapping[str, Any], parent: Mapping[str, Any], parent_limits:
             out[key] = parent[key]
     for key, theirs in parent_limits.as_config().items():
         mine = out.get(key)
+        if mine is None and theirs == math.inf and key in ("maxTokens", "maxCost"):
+            continue  # no budget above: none to copy (an absent budget is unlimited)
         if mine == "Infinity":
             mine = math.inf
         if not isinstance(mine, (int, float)) or isinstance(mine, bool) or mine > theirs:
