@@ -154,4 +154,4 @@ def test_a_cost_budget_needs_a_price(agentic):
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "cheap"])
 def test_a_bad_max_cost_is_bad_input(agentic, value):
     result = agentic.run("--max-cost", value, "hello")
-    assert result.returncode == 2 and "--max-cost" in result.stderr
+    assert result.returncode == 2 and "--max-cost" in result.stderr and "US dollars" in result.stderr
