@@ -10,7 +10,7 @@ from typing import Any
 from agentapps.context.context import Config, Context, Globals
 from agentapps.context.manager import new_context
 from agentapps.errors import ConfigError, SkillLoadError
-from agentapps.tools.loader import load_file
+from agentapps.tools.loader import RUN_STARTED, load_file
 from agentapps.tools.lookup import Lookup
 from agentapps.types import PathEntry, ToolDef
 
@@ -133,7 +133,8 @@ def bootstrap(cwd: Path | None = None, overrides: dict[str, Any] | None = None) 
         if not depth.isdigit() or not 1 <= int(depth) <= 1000:
             raise ConfigError(f"AGENTAPPS_MAX_DEPTH must be a whole number from 1 to 1000, got {depth!r}.")
         config.max_depth = int(depth)
-    lookup = Lookup(search_path(cwd, project, main), not_after_ns=started)  # the run's start
+    RUN_STARTED.set(started)  # skill files written after this are never loaded by this run
+    lookup = Lookup(search_path(cwd, project, main))
     g = Globals(config=config, lookup=lookup)
     if main is not None and main.metadata.get("mcp"):  # the project's MCP servers: their tools are skills
         from agentapps.mcp.registry import declare_main

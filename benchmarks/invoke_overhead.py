@@ -92,7 +92,7 @@ def chain_of(root, name: str) -> str:
     try:
         info = asyncio.run(invoke_root(root, "skill-describe", {"name": name}))
         return " -> ".join(info["chain"])
-    except Exception as exc:  # informational only
+    except Exception as exc:  # noqa: BLE001 - informational only
         return f"unknown ({type(exc).__name__}: {exc})"
 
 
@@ -124,7 +124,7 @@ def pluggy_hook(fn, validate):
 
     class Spec:
         @spec(firstresult=True)
-        def call(self, args):  # noqa: ARG002 - the hook's signature
+        def call(self, args):
             """Run a skill."""
 
     def wrapper(check):

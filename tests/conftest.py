@@ -37,7 +37,7 @@ class Project:
     def cli(self, *args: str, input: str | None = None, cwd: Path | None = None,
             timeout: float = 60, **env: str) -> subprocess.CompletedProcess[str]:
         """Run the real CLI in a subprocess, the way a user would."""
-        return subprocess.run(
+        return subprocess.run(  # noqa: PLW1510 - the exit code is what tests assert on
             [sys.executable, "-m", "agentapps", *args],
             cwd=cwd or self.root, env=self.env(**env), input=input if input is not None else "",
             capture_output=True, text=True, timeout=timeout,

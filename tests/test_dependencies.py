@@ -20,7 +20,7 @@ def test_every_declared_dependency_is_imported_by_the_code():
     sources = "\n".join(p.read_text() for d in ("agentapps", "skills") for p in (REPO / d).rglob("*.py"))
     for dep in _declared():
         module = IMPORT_NAMES.get(dep, dep.replace("-", "_"))
-        assert re.search(rf"^\s*(from|import) {re.escape(module)}\b", sources, re.M), f"{dep} is never imported"
+        assert re.search(rf"^\s*(from|import) {re.escape(module)}\b", sources, re.MULTILINE), f"{dep} is never imported"
 
 
 def test_the_typer_floor_has_the_vendored_click_the_cli_imports():

@@ -36,9 +36,9 @@ def test_wheel_installs_into_a_fresh_venv_and_runs_a_bundled_skill(tmp_path):
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "NO_COLOR": "1"}
-    result = subprocess.run([str(venv / "bin" / "agentapps"), "run", "hello", "--name", "Ada"], cwd=outside,
+    result = subprocess.run([str(venv / "bin" / "agentapps"), "run", "hello", "--name", "Ada"], check=False, cwd=outside,
                             env=env, capture_output=True, text=True, timeout=120)
     assert (result.returncode, result.stdout) == (0, "Hello, Ada!\n"), result.stderr
-    where = subprocess.run([str(venv / "bin" / "agentapps"), "which", "hello"], cwd=outside, env=env,
+    where = subprocess.run([str(venv / "bin" / "agentapps"), "which", "hello"], check=False, cwd=outside, env=env,
                            capture_output=True, text=True, timeout=120).stdout
     assert str(venv) in where and str(REPO) not in where

@@ -5,7 +5,12 @@
     discovery   which skills the model is told about (constrained vs discovery mode)
     prompt      the system prompt (a Jinja2 template shipped with the skill) and the user message
     trace       hook events: `locals.agent.trace`, `agent-*` events, the CLI reporter
-    state       the run's state and the hook policy (turns, steps, loop guard, returns)
+    state       the run's state and the hook policy (turns, steps, loop guard, returns, budgets)
+    models      facts about Bedrock models: context window, prices, prompt caching
+    usage       the four token counters, their sums and their cost (`model.pricing`)
+    spend       spending per run, enclosing runs and process; budgets; the next-turn estimate
+    context_view    the model's view of a conversation and its estimated size in tokens
+    context_edit    `model.contextEdit`: clearing old tool results, compaction into a summary
     code        the `invoke` tool: agent code in the V8 sandbox, results shaped for the model
     script      the scripted-provider file format, its per-process cursor and the recorder
     runner      one agent run end to end: sandbox, callback refs, provider call, result

@@ -14,9 +14,10 @@ DEFAULT_MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 DEFAULT_PROVIDER = "agent-bedrock"
 SCRIPTED_PROVIDER = "agent-scripted"
 # keys agent code may not choose when it starts a sub-agent: they come from the parent agent
-INHERITED_KEYS = ("agent", "script", "guard", "requests")
+# (contextFull names a skill the agent itself calls; pricing decides what budgets count)
+INHERITED_KEYS = ("agent", "script", "guard", "requests", "contextFull", "pricing")
 LIMIT_KEYS = ("maxTurns", "maxSteps", "snippetTimeout", "maxResultChars", "loopGuard", "maxReminders",
-              "deadline")
+              "deadline", "maxTokens", "maxCost")
 UNBOUNDED_WHEN_PERSISTENT = ("maxTurns", "maxSteps", "deadline")
 
 
@@ -31,6 +32,8 @@ class Limits:
     loop_guard: int = 3
     max_reminders: int = 3
     deadline: float = 1800.0  # seconds of wall clock for the whole run
+    max_tokens: float = math.inf  # every token of the run's turns (model.maxTokens)
+    max_cost: float = math.inf  # USD (model.maxCost)
     persistent: bool = False
     retry_base: float = 1.0
     retry_cap: float = 30.0
@@ -40,7 +43,7 @@ class Limits:
         return {"maxTurns": self.max_turns, "maxSteps": self.max_steps,
                 "snippetTimeout": self.snippet_timeout, "maxResultChars": self.max_result_chars,
                 "loopGuard": self.loop_guard, "maxReminders": self.max_reminders,
-                "deadline": self.deadline}
+                "deadline": self.deadline, "maxTokens": self.max_tokens, "maxCost": self.max_cost}
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], skill: str) -> Limits:
@@ -66,6 +69,8 @@ class Limits:
             loop_guard=number("loopGuard", 3, minimum=2, integer=True),
             max_reminders=number("maxReminders", 3, integer=True),
             deadline=number("deadline", 1800.0, minimum=0.05),
+            max_tokens=number("maxTokens", math.inf, minimum=1),
+            max_cost=number("maxCost", math.inf),
             persistent=persistent,
             retry_base=number("retryBase", 1.0),
             retry_cap=number("retryCap", 30.0),
@@ -100,6 +105,8 @@ def confine(config: Mapping[str, Any], parent: Mapping[str, Any], parent_limits:
             out[key] = parent[key]
     for key, theirs in parent_limits.as_config().items():
         mine = out.get(key)
+        if mine is None and theirs == math.inf and key in ("maxTokens", "maxCost"):
+            continue  # no budget above: none to copy (an absent budget is unlimited)
         if mine == "Infinity":
             mine = math.inf
         if not isinstance(mine, (int, float)) or isinstance(mine, bool) or mine > theirs:

@@ -5,16 +5,25 @@ arrive (`message` with `delta: true`); a retried turn is announced with `retry` 
 be discarded. A turn's tool calls run only after its stream completed, so retrying a model call
 never repeats a tool's side effect. Ctrl-C (the context signal, or cancelling the task) stops
 the stream within a fraction of a second.
+
+Long runs: the conversation is a `View` that `context_edit.fit` may edit before each call
+(`model.contextEdit`), and whose estimated size goes out with `turn-start` (`contextTokens`);
+the system prompt and tool docs end with a cache point (`model.cache`); when the model keeps
+throttling or is not available, the next of `model.fallback` takes over (a `fallback` event).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agentapps.errors import AgentAppsError
+from agentapps.agent.context_edit import SUMMARY_SYSTEM, fit, settings
+from agentapps.agent.context_view import View
+from agentapps.agent.models import cache_mode
+from agentapps.errors import AgentAppsError, ConfigError, LimitError
 from agentapps.tools.schema import MAX_STRING
 
 if TYPE_CHECKING:
@@ -31,16 +40,38 @@ INVOKE_TOOL = {
 Hook = Callable[[dict[str, Any]], Any]
 
 
-def _client(ctx: Context, config: dict[str, Any]) -> Any:
+def _client(ctx: Context, config: dict[str, Any], attempts: int) -> Any:
     from agentapps.providers.bedrock import make_client
 
     region = config.get("region") if isinstance(config.get("region"), str) else None
     endpoint = config.get("endpointUrl") if isinstance(config.get("endpointUrl"), str) else None
     cache = ctx.globals.cache_for("bedrock.clients")
-    key = (region, endpoint)
+    key = (region, endpoint, attempts)
     if key not in cache:
-        cache[key] = make_client(region, endpoint_url=endpoint)
+        cache[key] = make_client(region, endpoint_url=endpoint, max_attempts=attempts)
     return cache[key]
+
+
+def _models(config: dict[str, Any], skill: str) -> list[str]:
+    """The model id, then `model.fallback` in order."""
+    fallback = config.get("fallback") or []
+    if isinstance(fallback, str):
+        fallback = [fallback]
+    if not isinstance(fallback, list) or not all(isinstance(m, str) and m for m in fallback):
+        raise ConfigError(f"Skill '{skill}' model.fallback must be a list of model ids.", skill=skill)
+    return [str(config["id"]), *fallback]
+
+
+def _attempts(config: dict[str, Any], skill: str) -> int:
+    value = config.get("maxAttempts", 5)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 20:
+        raise ConfigError(f"Skill '{skill}' model.maxAttempts must be a whole number from 1 to 20, "
+                          f"not {value!r}.", skill=skill)
+    return value
+
+
+async def _quiet(event: dict[str, Any]) -> Any:
+    return None  # a summary call's text and retries are not the agent's turn
 
 
 async def _stream(ctx: Context, hook: Hook, call: Callable[..., Any]) -> Any:
@@ -77,45 +108,77 @@ async def _stream(ctx: Context, hook: Hook, call: Callable[..., Any]) -> Any:
 async def run_bedrock(ctx: Context, args: dict[str, Any]) -> Any:
     """The provider contract over Converse: turns, tool calls through invokeRef, hooks."""
     from agentapps.providers.bedrock import stream_turn
-    from agentapps.providers.bedrock_errors import is_retryable
+    from agentapps.providers.bedrock_errors import fallback_reason, is_retryable
 
     config = args.get("config") or {}
+    skill = str(args.get("skillName") or "agent")
     invoke_ref, hook_ref = args["invokeRef"], args["hookRef"]
+    models, attempts = _models(config, skill), _attempts(config, skill)
+    system = str(args.get("prompt") or "")
 
     async def hook(event: dict[str, Any]) -> dict[str, Any]:
         answer = await ctx.manager.invoke(hook_ref, event)
         return answer if isinstance(answer, dict) else {}
 
-    client = await asyncio.to_thread(_client, ctx, config)
-    inference = {"maxTokens": config.get("maxTokens", 4096), "temperature": config.get("temperature")}
-    messages: list[dict[str, Any]] = [
-        {"role": "user", "content": [{"text": args.get("userMessage") or "Carry out the task."}]}]
-    turn, attempt = 0, 0
-    while True:
-        if attempt == 0:
-            turn += 1
-            await hook({"type": "turn-start", "turnNumber": turn})
+    client = await asyncio.to_thread(_client, ctx, config, attempts)
+    output_cap = config.get("maxOutputTokens", 4096)
+    inference = {"maxTokens": output_cap, "temperature": config.get("temperature")}
+    view = View([{"role": "user", "content": [{"text": args.get("userMessage") or "Carry out the task."}]}],
+                len(system) + len(json.dumps(INVOKE_TOOL)))
+    current = 0
+
+    async def summarize(prompt: str) -> tuple[str, dict[str, int], str | None]:
+        model = models[current]
 
         def call(**callbacks: Any) -> Any:
-            return stream_turn(client, model_id=str(config["id"]), system=str(args.get("prompt") or ""),
-                               messages=messages, tools=[INVOKE_TOOL], inference=inference, **callbacks)
+            return stream_turn(client, model_id=model, system=SUMMARY_SYSTEM, tools=[],
+                               messages=[{"role": "user", "content": [{"text": prompt}]}],
+                               inference={"maxTokens": min(2048, int(output_cap))},
+                               max_stream_retries=attempts - 1, **callbacks)
+
+        done = await _stream(ctx, _quiet, call)
+        return "".join(b.get("text", "") for b in done.content), done.usage, model
+
+    turn, attempt, fresh = 0, 0, True
+    while True:
+        model = models[current]
+        if fresh:
+            turn += 1
+            await fit(view, settings(config, model, skill), hook, summarize)
+            await hook({"type": "turn-start", "turnNumber": turn, "contextTokens": view.sending(),
+                        "model": model})
+        fresh = False
+
+        def call(model: str = model, **callbacks: Any) -> Any:
+            return stream_turn(client, model_id=model, system=system, messages=view.messages,
+                               tools=[INVOKE_TOOL], inference=inference,
+                               cache=cache_mode(config.get("cache"), model, skill),
+                               max_stream_retries=attempts - 1, **callbacks)
 
         try:
             result = await _stream(ctx, hook, call)
         except AgentAppsError as exc:
             if exc.exit_code >= 128:
                 raise
-            attempt += 1
             cause = exc.__cause__
+            why = fallback_reason(cause) if cause is not None else None
+            if why and current + 1 < len(models):
+                current += 1
+                await hook({"type": "fallback", "from": model, "to": models[current], "reason": why,
+                            "error": exc.message})
+                continue
+            attempt += 1
             directive = await hook({"type": "error", "error": exc.message, "attempt": attempt,
-                                    "retryable": cause is not None and is_retryable(cause)})
+                                    "retryable": cause is not None and is_retryable(cause),
+                                    **({"reason": "context_window"} if isinstance(exc, LimitError) else {})})
             if not directive.get("retry"):
                 raise
             await asyncio.sleep(float(directive.get("delay") or 0))
             continue
-        attempt = 0
+        attempt, fresh = 0, True
+        view.calibrate(result.usage)
         content = result.content or [{"text": "(no reply)"}]
-        messages.append({"role": "assistant", "content": content})
+        view.messages.append({"role": "assistant", "content": content})
         text = "".join(block.get("text", "") for block in content)
         uses = [block["toolUse"] for block in content if "toolUse" in block]
         results = [await _run_tool(ctx, hook, invoke_ref, use) for use in uses]
@@ -124,12 +187,12 @@ async def run_bedrock(ctx: Context, args: dict[str, Any]) -> Any:
         said = {"result": text} if len(text) < MAX_STRING else {}
         directive = await hook({"type": "turn-end", "turnNumber": turn, **said,
                                 "usage": result.usage, "stopReason": result.stop_reason,
-                                "toolCalls": len(uses)})
+                                "toolCalls": len(uses), "model": model})
         if directive.get("stop"):
             return directive.get("result", text)
         follow = [{"text": directive["message"]}] if directive.get("message") else []
         if uses or directive.get("continue"):
-            messages.append({"role": "user", "content": results + follow or [{"text": "Continue."}]})
+            view.messages.append({"role": "user", "content": results + follow or [{"text": "Continue."}]})
             continue
         return text
 

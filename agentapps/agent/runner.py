@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentapps.agent.code import run_code
 from agentapps.agent.config import Limits, confine, effective_config
+from agentapps.agent.context_edit import ask_context_full
 from agentapps.agent.discovery import discover
 from agentapps.agent.prompt import render_system_prompt, user_message
 from agentapps.agent.scope import (
@@ -29,6 +30,7 @@ from agentapps.agent.scope import (
     started_by_agent_code,
 )
 from agentapps.agent.script import recorder_for
+from agentapps.agent.spend import Spend, process_spend
 from agentapps.agent.state import AgentRun
 from agentapps.agent.trace import Trace
 from agentapps.context.context import Namespace
@@ -91,10 +93,14 @@ async def run_agent(ctx: Context, args: dict[str, Any], template: Path) -> Any:
         provider=config["agent"], model=config["id"], name=name)
     trace = Trace(g, info.trace, name=name, topic=topic if isinstance(topic, str) else None,
                   root_context_id=ctx.nonlocals.get("rootContextId"), depth=depth)
+    enclosing = parent.get("spend")
+    spend = Spend(skill, enclosing if isinstance(enclosing, Spend)
+                  else process_spend(g), limits.max_tokens, limits.max_cost)
     run = AgentRun(skill, limits, args.get("returns"), trace, g.cache_for("schema"),
-                   recorder_for(g, g.config.overrides.get("record")))
+                   recorder_for(g, g.config.overrides.get("record")), spend, config, config["id"])
     ctx.nonlocals["agent"] = {"events": topic, "contextId": served.envelope.id, "depth": depth,
-                              "ancestorContextId": parent.get("contextId"), "config": config}
+                              "ancestorContextId": parent.get("contextId"), "config": config,
+                              "spend": spend}
     code_ctx = code_context(ctx, p.policies)
     make_infrastructure(ctx)
     from agentapps.sandbox import Sandbox, SandboxLimits
@@ -113,6 +119,8 @@ async def run_agent(ctx: Context, args: dict[str, Any], template: Path) -> Any:
         directive = run.handle(event)
         if directive is None and event.get("type") == "tool-call" and config.get("guard"):
             directive = await _guard(ctx, str(config["guard"]), skill, event)
+        if directive is None and event.get("type") == "context-full" and config.get("contextFull"):
+            directive = await ask_context_full(ctx, str(config["contextFull"]), run, event)
         return directive
 
     refs: list[str] = []
@@ -150,9 +158,11 @@ async def run_agent(ctx: Context, args: dict[str, Any], template: Path) -> Any:
             release_callback_ref(g, ref)
         sandbox.close()
         _settle(g, info, run, depth)
-        trace.emit("agent-complete", {"stopReason": run.stop_reason, "usage": dict(run.usage)})
-        trace.report("agent-complete", {"stopReason": run.stop_reason, "usage": dict(run.usage),
-                                        "turns": run.turn, "steps": run.steps})
+        trace.emit("agent-complete", {"stopReason": run.stop_reason, "usage": dict(run.usage),
+                                      "cost": spend.cost})
+        trace.report("agent-complete", {"stopReason": run.stop_reason, "usage": spend.usage,
+                                        "turns": run.turn, "steps": run.steps,
+                                        "cost": spend.cost, "model": run.model})
         if run.recorder is not None:
             run.recorder.info = {"skill": skill, "model": config["id"], "provider": config["agent"]}
             run.recorder.write()
@@ -172,11 +182,12 @@ def _final(run: AgentRun, value: Any) -> Any:
 
 def _settle(g: Any, info: Namespace, run: AgentRun, depth: int) -> None:
     """Copy the run's counters to `locals.agent` and add them to the process totals (--json)."""
-    info.update(usage=dict(run.usage), turns=run.turn, steps=run.steps, stopReason=run.stop_reason)
-    totals = g.internals.setdefault("agent.totals", {
-        "usage": {"inputTokens": 0, "outputTokens": 0}, "turns": 0, "steps": 0, "stop_reason": None})
-    for key, value in run.usage.items():
-        totals["usage"][key] = totals["usage"].get(key, 0) + value
+    info.update(usage=dict(run.usage), turns=run.turn, steps=run.steps, stopReason=run.stop_reason,
+                cost=run.spend.cost if run.spend else None, model=run.model)
+    totals = g.internals.setdefault("agent.totals", {"turns": 0, "steps": 0, "stop_reason": None})
+    whole = process_spend(g)
+    totals.update(usage=whole.usage, cost=whole.cost,
+                  models={m: s.to_dict() for m, s in whole.models.items()})
     totals["turns"] += run.turn
     totals["steps"] += run.steps
     if depth == 0:

@@ -2,8 +2,10 @@
 
 A script is JSON (or YAML): `{"turns": [{"text": "...", "code": "..." | ["...", ...]}, ...]}`.
 Each turn is one model reply: `code` becomes `invoke` tool calls, a turn without `code` is a
-final answer. Optional per turn: `usage` ({inputTokens, outputTokens}), `error` (the model
-call fails with this message), `delay` (seconds before the reply). Unknown keys are ignored.
+final answer. Optional per turn: `usage` ({inputTokens, outputTokens, cacheReadInputTokens,
+cacheWriteInputTokens}), `error` (the model call fails with this message), `delay` (seconds
+before the reply), `model` (the model that answered, when a fallback did). A turn with `summary`
+(text) is the answer to a context-editing summary call, not a model turn. Unknown keys are ignored.
 
 Every agent run of one process that plays the same file shares one cursor, so a recorded run
 whose agent code started sub-agents replays exactly (a sub-agent's turns follow the turn that
@@ -34,6 +36,8 @@ class Turn:
     usage: dict[str, int] = field(default_factory=dict)
     error: str | None = None
     delay: float = 0.0
+    summary: str | None = None
+    model: str | None = None
 
 
 def _bad(path: Path, where: str, why: str) -> ConfigError:
@@ -57,7 +61,11 @@ def _turn(raw: Any, path: Path, n: int) -> Turn:
         raise _bad(path, where, "has an `error` that is not a string")
     if isinstance(delay, bool) or not isinstance(delay, (int, float)) or delay < 0:
         raise _bad(path, where, "has a `delay` that is not a number of seconds")
-    return Turn(text, tuple(codes), dict(usage), error, float(delay))
+    summary, model = raw.get("summary"), raw.get("model")
+    for key, value in (("summary", summary), ("model", model)):
+        if value is not None and not isinstance(value, str):
+            raise _bad(path, where, f"has a `{key}` that is not a string")
+    return Turn(text, tuple(codes), dict(usage), error, float(delay), summary, model)
 
 
 def load_script(path: Path) -> list[Turn]:
@@ -135,13 +143,23 @@ class Recorder:
         self.turns.append(None)
         return len(self.turns) - 1
 
-    def fill(self, slot: int, text: str, codes: list[str], usage: dict[str, int]) -> None:
+    def fill(self, slot: int, text: str, codes: list[str], usage: dict[str, int],
+             model: str | None = None) -> None:
         turn: dict[str, Any] = {"text": text}
         if codes:
             turn["code"] = codes[0] if len(codes) == 1 else list(codes)
         if any(usage.values()):
-            turn["usage"] = dict(usage)
+            turn["usage"] = {k: v for k, v in usage.items() if v}
+        if model:
+            turn["model"] = model
         self.turns[slot] = turn
+
+    def add_summary(self, summary: str, usage: dict[str, int]) -> None:
+        """A context-editing summary call, played back by agent-scripted when it compacts."""
+        turn: dict[str, Any] = {"summary": summary}
+        if any(usage.values()):
+            turn["usage"] = {k: v for k, v in usage.items() if v}
+        self.turns.append(turn)
 
     def write(self) -> None:
         turns = [t for t in self.turns if t is not None]

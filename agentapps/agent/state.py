@@ -12,10 +12,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentapps.agent import usage as u
 from agentapps.agent.config import Limits
+from agentapps.agent.context_edit import window_of
 from agentapps.agent.script import Recorder
+from agentapps.agent.spend import Spend, next_turn
 from agentapps.agent.trace import Trace
-from agentapps.errors import LimitError, ReturnsError
+from agentapps.errors import ConfigError, LimitError, ReturnsError
 from agentapps.tools.schema import validate
 
 CONTINUE = "Continue with the task."
@@ -43,9 +46,13 @@ class AgentRun:
     trace: Trace
     schema_cache: dict[str, Any]
     recorder: Recorder | None = None
+    spend: Spend | None = None
+    config: dict[str, Any] = field(default_factory=dict)  # the run's `model` config
+    model: str = ""  # the model the provider is using now (it changes on fallback)
     turn: int = 0
     steps: int = 0
-    usage: dict[str, int] = field(default_factory=lambda: {"inputTokens": 0, "outputTokens": 0})
+    usage: dict[str, int] = field(default_factory=u.empty)
+    turns_usage: list[dict[str, int]] = field(default_factory=list)
     finished: bool = False
     result: Any = None
     returns_failures: int = 0
@@ -74,6 +81,9 @@ class AgentRun:
             raise LimitError(
                 f"The agent for '{self.skill}' used all {self.turn} turns (model.maxTurns) "
                 "without finishing; raise maxTurns or narrow the task.", skill=self.skill)
+        model = fields.get("model")
+        self.model = model if isinstance(model, str) and model else self.model
+        self._admit(fields.get("contextTokens"))
         self.turn += 1
         self.buffer = TurnBuffer(self.recorder.reserve() if self.recorder else None)
         self.trace.record("turn-start", **{"turnNumber": self.turn, **fields})
@@ -117,21 +127,76 @@ class AgentRun:
             delay = min(self.limits.retry_cap, self.limits.retry_base * 2 ** max(attempt - 1, 0))
             self.trace.record("error", **fields, willRetry=True, delay=delay)
             return {"retry": True, "delay": delay}
-        self.stop_reason = "error"
+        self.stop_reason = str(fields.get("reason") or "error")
         self.trace.record("error", **fields, willRetry=False)
         return {"stop": True}
 
     def on_turn_end(self, fields: dict[str, Any]) -> dict[str, Any]:
-        said, usage = fields.get("result"), fields.get("usage")
+        said = fields.get("result")
         text = said if isinstance(said, str) else self.buffer.text
-        usage = usage if isinstance(usage, dict) else {}
-        for key in self.usage:
-            value = usage.get(key)
-            self.usage[key] += value if isinstance(value, int) else 0
-        self.trace.record("turn-end", **{"turnNumber": self.turn, **fields, "result": text})
+        report = u.normalize(fields.get("usage"))
+        model = self._spent(fields.get("model"), report)
+        self.turns_usage.append(report)
+        self.trace.record("turn-end", **{"turnNumber": self.turn, **fields, "usage": report,
+                                         "model": model, "result": text})
         if self.recorder is not None and self.buffer.slot is not None:
-            self.recorder.fill(self.buffer.slot, text, self.buffer.codes, usage)
+            self.recorder.fill(self.buffer.slot, text, self.buffer.codes, report,
+                               model=model if model != self.config.get("id") else None)
         return self._directive(text)
+
+    def on_context_full(self, fields: dict[str, Any]) -> None:
+        self.trace.record("context-full", **{k: v for k, v in fields.items() if k != "conversation"})
+
+    def on_context_edit(self, fields: dict[str, Any]) -> None:
+        report = u.normalize(fields.get("usage"))
+        model = self._spent(fields.get("model"), report)
+        self.trace.record("context-edit", **{**fields, "usage": report, "model": model})
+        summary = fields.get("summary")
+        if self.recorder is not None and fields.get("by") == "model" and isinstance(summary, str):
+            self.recorder.add_summary(summary, report)
+
+    def on_fallback(self, fields: dict[str, Any]) -> None:
+        to = fields.get("to")
+        self.model = to if isinstance(to, str) and to else self.model
+        self.trace.record("fallback", **fields)
+
+    # -- spending and the context window --------------------------------------------------------
+
+    def _spent(self, model: Any, report: dict[str, int]) -> str:
+        """Count a usage report (of `model`, else the current model); returns the model."""
+        used = model if isinstance(model, str) and model else self.model
+        u.add(self.usage, report)
+        if self.spend is not None:
+            self.spend.add(used, report, u.price_for(used, self.config.get("pricing"), self.skill))
+        return used
+
+    def _admit(self, context_tokens: Any) -> None:
+        """Refuse a turn whose request would not fit the window or whose cost passes a budget."""
+        if isinstance(context_tokens, int) and not isinstance(context_tokens, bool):
+            window = window_of(self.config, self.model, self.skill)
+            if context_tokens > window:
+                self.stop_reason = "context_window"
+                edited = "even after context editing; lower model.contextEdit.compactAt or keepTurns" \
+                    if self.config.get("contextEdit") else "set model.contextEdit: true to clear old " \
+                    "tool results and summarize old turns"
+                raise LimitError(
+                    f"The conversation of the agent for '{self.skill}' needs about {context_tokens:,} "
+                    f"tokens before turn {self.turn + 1}, over the {window:,}-token context window of "
+                    f"'{self.model}' (model.contextWindow); {edited}, or narrow the task.", skill=self.skill)
+        if self.spend is None:
+            return
+        price = u.price_for(self.model, self.config.get("pricing"), self.skill)
+        if price is None and any(level.max_cost < float("inf") for level in self.spend.chain()):
+            raise ConfigError(f"Model '{self.model}' has no known price, so the cost budget of "
+                              f"'{self.skill}' cannot be kept: add it to model.pricing "
+                              "(USD per million tokens: {input, output, cacheRead, cacheWrite}).",
+                              skill=self.skill)
+        try:
+            self.spend.admit(next_turn(self.turns_usage, context_tokens), price, skill=self.skill,
+                             number=self.turn + 1)
+        except LimitError:
+            self.stop_reason = "budget"
+            raise
 
     def _directive(self, text: str) -> dict[str, Any]:
         if self.steps_exhausted:

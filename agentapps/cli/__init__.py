@@ -31,7 +31,7 @@ def dispatch(args: list[str]) -> int:
         args = [a for i, a in enumerate(args) if not (i < len(head) and a in ("-v", "--verbose"))]
     try:
         return _typer(args)
-    except BaseException as exc:  # noqa: BLE001 - the boundary: whatever escapes a command ends here
+    except BaseException as exc:
         if isinstance(exc, SystemExit):
             raise
         return fail(exc, as_json="--json" in head, verbose=verbose)

@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from agentapps.cli import render, sessions
+from agentapps.cli import render, runs, sessions
 from agentapps.cli.commands import COMMANDS, SUMMARY
 
 app = typer.Typer(
@@ -22,6 +22,7 @@ app = typer.Typer(
     rich_markup_mode=None,  # plain help: rendering it with rich costs more than the rest of the command
 )
 sessions.register(app)
+runs.register(app)
 
 
 def _invoke(skill: str, args: dict[str, Any]) -> tuple[Any, Any]:

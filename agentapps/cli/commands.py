@@ -13,6 +13,7 @@ COMMANDS: dict[str, str] = {
     "check": "Validate skills without running them; exit 2 when there are errors.",
     "init": "Create a main skill, an example skill and .agent-apps/ (never overwrites a file).",
     "sessions": "Inspect the file session store (.agent-apps/sessions/).",
+    "runs": "Read the run log: one record per 'agentapps run', with cost and tokens.",
     "mcp-server": "Serve the project's skills to MCP clients (Claude Code, Copilot, Cursor...).",
 }
 

@@ -32,6 +32,7 @@ class RunOptions:
     record: str | None = None
     replay: str | None = None
     timeout: float | None = None
+    max_cost: float | None = None
     approve: list[str] = field(default_factory=list)
     arg_tokens: list[str] = field(default_factory=list)
     ref: str | None = None
@@ -45,6 +46,16 @@ def _seconds(raw: str) -> float:
         raise UsageError(f"--timeout expects seconds, got {raw!r}.") from None
     if not 0 < value <= 30 * 24 * 3600:  # also refuses nan and inf
         raise UsageError(f"--timeout must be more than 0 and at most 2592000 seconds, got {raw!r}.")
+    return value
+
+
+def _dollars(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise UsageError(f"--max-cost expects US dollars, got {raw!r}.") from None
+    if not 0 < value < 1e9:  # also refuses nan and inf
+        raise UsageError(f"--max-cost must be more than 0 US dollars, got {raw!r}.")
     return value
 
 
@@ -64,7 +75,7 @@ def _absolute(raw: str) -> str:
 
 OPTIONS: tuple[RunnerOption, ...] = (
     RunnerOption(("--json",), "json", "Print one JSON object: {ok, skill, result, error, duration_ms} plus, "
-                 "for agents, usage, turns, steps and stop_reason."),
+                 "for agents, usage, cost, models, turns, steps and stop_reason."),
     RunnerOption(("--dry-run",), "dry_run", "Validate the args and show what would run, without running it."),
     RunnerOption(("--args-file",), "args_file", "Read the skill's args as a JSON object from FILE ('-' for stdin).",
                  "FILE"),
@@ -76,6 +87,8 @@ OPTIONS: tuple[RunnerOption, ...] = (
     RunnerOption(("--replay",), "replay", "Play the model turns in FILE instead of calling a model (offline).",
                  "FILE", _absolute),
     RunnerOption(("--timeout",), "timeout", "Stop the run after this long (exit 4).", "SECONDS", _seconds),
+    RunnerOption(("--max-cost",), "max_cost", "Stop agents before a model turn would take the run's cost past "
+                 "USD (exit 4).", "USD", _dollars),
     RunnerOption(("--approve",), "approve", "Approve calls that trust rules would ask about (allowed-tools "
                  "syntax: a skill glob, #tag, or name(arg=glob); repeatable).", "PATTERN", _approve_pattern,
                  repeat=True),

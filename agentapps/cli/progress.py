@@ -90,9 +90,21 @@ class Progress:
 
     def _on_agent_complete(self, data: dict[str, Any], pad: str) -> None:
         usage = data.get("usage") or {}
+        read, wrote = usage.get("cacheReadInputTokens", 0), usage.get("cacheWriteInputTokens", 0)
+        cache = f", {read} cache read / {wrote} cache write" if read or wrote else ""
+        cost = data.get("cost")
+        dollars = f", ${cost:.4f}" if isinstance(cost, (int, float)) and any(usage.values()) else ""
         self._line(f"{pad}agent: {data.get('stopReason')} after {data.get('turns')} turn(s), "
                    f"{data.get('steps')} step(s), {usage.get('inputTokens', 0)} in / "
-                   f"{usage.get('outputTokens', 0)} out tokens", "2")
+                   f"{usage.get('outputTokens', 0)} out tokens{cache}{dollars}", "2")
+
+    def _on_context_edit(self, data: dict[str, Any], pad: str) -> None:
+        what = (f"cleared {data.get('cleared')} old tool result(s)" if data.get("action") == "clear"
+                else f"summarized {data.get('turns')} old turn(s)")
+        self._line(f"{pad}context: {what} (about {data.get('before')} -> {data.get('after')} tokens)", "2")
+
+    def _on_fallback(self, data: dict[str, Any], pad: str) -> None:
+        self._line(f"{pad}fallback: {data.get('from')} -> {data.get('to')} ({data.get('reason')})", "33")
 
     def _on_mcp_start(self, data: dict[str, Any], pad: str) -> None:
         why = "to list its tools (cached afterwards)" if data.get("purpose") == "list" else (

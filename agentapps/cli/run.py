@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from agentapps.cli import options, render
@@ -17,6 +18,7 @@ from agentapps.errors import (
     StoreWriteError,
     UsageError,
 )
+
 
 class _Terminated(BaseException):
     pass
@@ -52,6 +54,8 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
     extras: dict[str, Any] = {}
     internals: dict[str, Any] = {"redactor": redactor}
     progress: Any = None
+    args: dict[str, Any] = {}
+    data_dir: Path | None = None
     try:
         from agentapps.boot import bootstrap
         from agentapps.cascade.interface import params_of
@@ -62,8 +66,10 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         internals = g.internals
         internals["redactor"] = redactor
         _register_declared_secrets(g)
+        data_dir = g.config.data_dir
         g.config.overrides.update({k: v for k, v in (("model", opts.model), ("record", opts.record),
-                                                     ("replay", opts.replay), ("approve", opts.approve)) if v})
+                                                     ("replay", opts.replay), ("approve", opts.approve),
+                                                     ("maxCost", opts.max_cost)) if v})
         if not opts.quiet:
             from agentapps.cli.progress import Progress
 
@@ -81,7 +87,7 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
 
             sys.stdout.write(skill_help(tool, params_of(tool, g.lookup)))
             return 0
-        args: dict[str, Any] = read_args_file(opts.args_file) if opts.args_file else {}
+        args = read_args_file(opts.args_file) if opts.args_file else {}
         params = params_of(tool, g.lookup)
         args.update(parse_skill_args(opts.arg_tokens + opts.rest, params, skill=tool.name))
         stdin_input(params, args, used_stdin=opts.args_file == "-")
@@ -98,10 +104,12 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         result = _printable(result, skill_name)
     except (KeyboardInterrupt, _Terminated) as exc:
         number = 15 if isinstance(exc, _Terminated) else 2
-        return _fail(InterruptedError_("Interrupted.", signal_number=number), opts, skill_name, started,
-                     extras, internals)
+        stop = InterruptedError_("Interrupted.", signal_number=number)
+        code = _fail(stop, opts, skill_name, started, extras, internals)
+        return _logged(code, stop, opts, skill_name, args, started, internals, data_dir)
     except Exception as exc:  # noqa: BLE001 - the one place errors become exit codes
-        return _fail(exc, opts, skill_name, started, extras, internals)
+        code = _fail(exc, opts, skill_name, started, extras, internals)
+        return _logged(code, exc, opts, skill_name, args, started, internals, data_dir)
     finally:
         signal.signal(signal.SIGTERM, previous)
     if opts.json:
@@ -112,7 +120,19 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         render.emit_result(f"{result['system']}\n--- user message ---\n{result['userMessage']}\n", internals)
     else:
         render.emit_result(result, internals)
-    return 0
+    return _logged(0, None, opts, skill_name, args, started, internals, data_dir)
+
+
+def _logged(code: int, error: BaseException | None, opts: options.RunOptions, skill: str | None,
+            args: dict[str, Any], started: float, internals: dict[str, Any],
+            data_dir: Path | None) -> int:
+    """Append this run to the run log (agentapps.runlog; never fails the run) and pass `code` on."""
+    if not opts.dry_run and skill is not None:
+        from agentapps.runlog import log_run
+
+        log_run(data_dir, skill=skill, args=args, internals=internals, exit_code=code, error=error,
+                started=started)
+    return code
 
 
 def _register_declared_secrets(g: Any) -> None:
@@ -121,7 +141,7 @@ def _register_declared_secrets(g: Any) -> None:
     from agentapps.secrets import register_declared
 
     try:
-        tools, _ = g.lookup.list_all()
+        tools, _ = g.lookup.list_all(provided=False)  # MCP tools declare no env (their servers' are known)
     except AgentAppsError:
         tools = []  # a broken search path is reported when a skill is resolved
     for tool in [*tools, g.config.main_tool]:
@@ -149,11 +169,12 @@ def _printable(result: Any, skill: str | None) -> Any:
 
 
 def _agent_extras(totals: Any) -> dict[str, Any]:
-    """--json keys for agent runs: token usage, turns and steps over every agent run of the
-    process, and the stop reason of the outermost one."""
+    """--json keys for agent runs: token usage, cost (null when a model has no known price), the
+    same per model, turns and steps over every agent run of the process, and the stop reason of
+    the outermost one."""
     if not isinstance(totals, dict):
         return {}
-    return {key: totals.get(key) for key in ("usage", "turns", "steps", "stop_reason")}
+    return {key: totals.get(key) for key in ("usage", "cost", "models", "turns", "steps", "stop_reason")}
 
 
 def _fail(exc: BaseException, opts: options.RunOptions, skill: str | None, started: float,

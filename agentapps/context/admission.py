@@ -94,7 +94,7 @@ def policy_for(g: Globals, text: str | None, owner: str) -> Policy:
     found = cache.get(key)
     if found is None:
         found = cache[key] = Policy.parse(text, owner)
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def grants(caller: Context, tool: ToolDef, restrict: tuple[Policy, ...]

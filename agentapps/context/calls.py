@@ -17,7 +17,7 @@ async def call_tool(ctx: Context) -> Any:
     tool = ctx.tool
     if tool.kind == "markdown":
         return None
-    fn = load_function(tool, not_after_ns=ctx.globals.lookup.not_after_ns)
+    fn = load_function(tool)
     try:
         value = fn(ctx, ctx.args)
         if inspect.isawaitable(value):

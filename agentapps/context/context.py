@@ -94,7 +94,7 @@ class Envelope:
     """Who a call is: its id, its caller (`parent`), the context it serves (`target`, itself unless
     it is a chain entry), the shared cancellation signal, whether it is agent code, its depth."""
 
-    __slots__ = ("_serial", "_prefix", "depth", "parent", "signal", "target", "untrusted")
+    __slots__ = ("_prefix", "_serial", "depth", "parent", "signal", "target", "untrusted")
 
     def __init__(self, serial: int, prefix: str, parent: Context | None, target: Context, signal: Signal,
                  untrusted: bool = False, depth: int = 0) -> None:

@@ -12,7 +12,13 @@ import inspect
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
-from agentapps.context.admission import admit, apply_seed, grants, refuse_pipeline_call, split_options
+from agentapps.context.admission import (
+    admit,
+    apply_seed,
+    grants,
+    refuse_pipeline_call,
+    split_options,
+)
 from agentapps.context.calls import call_tool
 from agentapps.context.context import Context, Globals
 from agentapps.context.plan import chain_steps, prepare

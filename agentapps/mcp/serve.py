@@ -149,6 +149,9 @@ def serve(*, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8080
     if cwd is not None and not cwd.is_dir():
         raise UsageError(f"--cwd {cwd}: no such folder.")
     g = bootstrap(cwd).globals
+    from agentapps.tools.loader import RUN_STARTED
+
+    RUN_STARTED.set(None)  # a server is not one run: each request is (served.serve_call sets its start)
     g.config.overrides["approve"] = list(approve)
     g.internals["reporter"] = reporter
     if transport == "http":  # approvals go to the client, never to a terminal this server may have

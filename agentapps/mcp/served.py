@@ -21,6 +21,7 @@ from agentapps.context.manager import invoke_root, new_context
 from agentapps.errors import AgentAppsError
 from agentapps.mcp.elicit import FORWARD, Answer
 from agentapps.secrets import redact
+from agentapps.tools.loader import RUN_STARTED
 from agentapps.tools.policy import Policy
 from agentapps.trust import ASK
 
@@ -179,6 +180,7 @@ async def serve_call(g: Globals, ctx: Any, name: str, args: dict[str, Any], *, s
                      policy: Policy | None, heartbeat: float) -> types.CallToolResult:
     """Run skill `name` for the request `ctx`; every outcome but a cancellation is a tool result."""
     mine = dataclasses.replace(g, signal=Signal())  # this call's own cancellation; shared caches
+    RUN_STARTED.set(time.time_ns())  # this request is a run: it never loads skill code written during it
     root = new_context(BOOTSTRAP, {}, None, mine)
     root.locals.config.update(cwd=str(g.config.cwd), project=str(g.config.project) if g.config.project else None)
     if policy is not None:

@@ -26,6 +26,8 @@ from agentapps.providers.bedrock_errors import (
 __all__ = ["TurnResult", "explain_error", "make_client", "stream_turn"]
 
 POLL_SECONDS = 0.05  # how often a blocked stream re-checks cancelled()
+USAGE_KEYS = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheWriteInputTokens")
+CACHE_POINT = {"cachePoint": {"type": "default"}}
 OnRetry = Callable[[int, float, str], None]
 
 
@@ -78,12 +80,20 @@ def make_client(
 
 def build_request(
     *, model_id: str, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-    inference: dict[str, Any],
+    inference: dict[str, Any], cache: str | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """Converse keyword arguments; bare tool specs are wrapped as `{"toolSpec": ...}`."""
+    """Converse keyword arguments; bare tool specs are wrapped as `{"toolSpec": ...}`.
+
+    `cache`: "system" puts a cache point after the system prompt (it covers the tool definitions
+    too, which come first); "conversation" also puts one after the last message, so the next
+    turn reads the whole conversation so far from the cache.
+    """
     request: dict[str, Any] = {"modelId": model_id, "messages": messages}
     if system:
-        request["system"] = [{"text": system}]
+        request["system"] = [{"text": system}, *([CACHE_POINT] if cache else [])]
+    if cache == "conversation" and messages:
+        last = messages[-1]
+        request["messages"] = [*messages[:-1], {**last, "content": [*last["content"], CACHE_POINT]}]
     if tools:
         specs = [tool if "toolSpec" in tool else {"toolSpec": _spec(tool)} for tool in tools]
         request["toolConfig"] = {"tools": specs, "toolChoice": {"auto": {}}}
@@ -107,7 +117,7 @@ class _TurnAssembler:
         self.fragments: dict[int, list[str]] = {}
         self.bad_tool: str | None = None
         self.stop_reason: str | None = None
-        self.usage = {"inputTokens": 0, "outputTokens": 0}
+        self.usage = dict.fromkeys(USAGE_KEYS, 0)
 
     def feed(self, event: dict[str, Any]) -> None:
         if "contentBlockStart" in event:
@@ -234,6 +244,7 @@ def stream_turn(
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]],
     inference: dict[str, Any],
+    cache: str | None = None,
     on_text: Callable[[str], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
     on_retry: OnRetry | None = None,
@@ -248,7 +259,7 @@ def stream_turn(
     message)` tells the caller to discard what it showed.
     """
     request = build_request(model_id=model_id, system=system, messages=messages, tools=tools,
-                            inference=inference)  # fmt: skip
+                            inference=inference, cache=cache)  # fmt: skip
     region = getattr(getattr(client, "meta", None), "region_name", None)
     attempt = 0
     while True:

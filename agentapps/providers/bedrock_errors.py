@@ -12,6 +12,7 @@ from agentapps.errors import (
     ConfigError,
     DeniedError,
     InterruptedError_,
+    LimitError,
     ProviderError,
 )
 
@@ -46,6 +47,9 @@ BAD_CREDENTIAL_CODES = frozenset(
 )
 SECRET_ENV = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
               "AWS_BEARER_TOKEN_BEDROCK", "AWS_ACCESS_KEY_ID")  # fmt: skip
+# what Bedrock says when a request does not fit the model's context window
+_TOO_LONG = re.compile(r"input is too long|prompt is too long|too many input tokens|context window|"
+                       r"context length", re.IGNORECASE)
 _ACCESS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{12,}\b")
 _CREDENTIALS_HELP = (
     "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, run `aws configure` "
@@ -114,6 +118,24 @@ def is_retryable(exc: BaseException) -> bool:
     if code:
         return code in RETRYABLE_CODES
     return _is_transport_failure(exc)
+
+
+def fallback_reason(exc: BaseException) -> str | None:
+    """Why a fallback model should take over after `exc` (already retried), or None: the model
+    kept throttling, is unavailable, or is not offered to this account in this region."""
+    code, said = error_code(exc).lower(), aws_message(exc).lower()
+    if code in THROTTLING_CODES or code == "429":
+        return "throttled"
+    if code in ("serviceunavailableexception", "modelnotreadyexception") or code == "503":
+        return "unavailable"
+    if code == "resourcenotfoundexception":
+        return "not found"
+    if code == "validationexception" and ("on-demand throughput" in said
+                                          or "model identifier is invalid" in said):
+        return "not available"
+    if code == "accessdeniedexception" and "access to the model" in said:
+        return "no access"
+    return None
 
 
 def backoff_delay(attempt: int, base: float, cap: float) -> float:
@@ -190,6 +212,12 @@ def explain_error(
             f"Bedrock {model} was not found or is not enabled (AWS said: {said}); check the model "
             f"id with `aws bedrock list-foundation-models --region {region or '<region>'}` and "
             "enable it in the Bedrock console."
+        )
+    if lowered == "validationexception" and _TOO_LONG.search(said):
+        return LimitError(
+            f"The request is longer than the context window of Bedrock {model} (AWS said: {said}); "
+            "set model.contextEdit: true to clear old tool results and summarize old turns, or "
+            "narrow the task."
         )
     if lowered == "validationexception" and "on-demand throughput" in said.lower():
         return ConfigError(

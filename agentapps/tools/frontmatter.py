@@ -51,7 +51,7 @@ def _handler_class() -> type:
     use: importing python-frontmatter pulls in PyYAML, which a code skill never needs)."""
     from frontmatter.default_handlers import YAMLHandler
 
-    class SkillYAMLHandler(YAMLHandler):  # type: ignore[misc]
+    class SkillYAMLHandler(YAMLHandler):
         """Splits like `split_markdown` (shebang line, `---`/`...`, size cap, line numbers) and
         loads with `load_yaml` (safe types, no aliases, no duplicate keys, file:line errors)."""
 

@@ -7,6 +7,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
+from contextvars import ContextVar
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -83,10 +84,16 @@ def load_file(path: Path, *, root: Path | None = None, root_kind: RootKind | Non
     return ToolDef(fm["name"], "markdown", fm, path, body, body_line, None, path.as_uri(), root, root_kind, mtime)
 
 
-def refuse_if_written_after(tool: ToolDef, not_after_ns: int | None, info: os.stat_result | None = None) -> None:
-    """Refuse a skill file changed after `not_after_ns` (the run's start): a run never loads skill
-    code written while it runs. The inode change time counts too, since `os.utime` can set the
+# When the current run started (time.time_ns()): bootstrap sets it for a command-line run; a server
+# sets it at the start of each request, in the request's own task (a context variable is per task).
+RUN_STARTED: ContextVar[int | None] = ContextVar("agentapps_run_started", default=None)
+
+
+def refuse_if_written_after(tool: ToolDef, info: os.stat_result | None = None) -> None:
+    """Refuse a skill file changed after the current run started: a run never loads skill code
+    written while it runs. The inode change time counts too, since `os.utime` can set the
     modification time back but not the change time."""
+    not_after_ns = RUN_STARTED.get()
     if not_after_ns is None or tool.path is None:
         return
     try:
@@ -101,29 +108,29 @@ def refuse_if_written_after(tool: ToolDef, not_after_ns: int | None, info: os.st
         )
 
 
-def _source(tool: ToolDef, path: Path, not_after_ns: int | None) -> bytes:
+def _source(tool: ToolDef, path: Path) -> bytes:
     """The file's bytes, checked and read through one descriptor (no swap between check and read)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError as exc:
         raise SkillLoadError(f"Cannot read skill file: {exc.strerror}.", skill=tool.name, file=path) from None
     with os.fdopen(fd, "rb") as handle:
-        refuse_if_written_after(tool, not_after_ns, os.fstat(fd))
+        refuse_if_written_after(tool, os.fstat(fd))
         return handle.read(MAX_SKILL_FILE_BYTES + 1)
 
 
-def load_module(tool: ToolDef, *, not_after_ns: int | None = None) -> ModuleType:
+def load_module(tool: ToolDef) -> ModuleType:
     """Import a code skill's module (once per file version) and return it.
 
     The source is compiled from the bytes read here, never from a `__pycache__` file (which anyone
-    able to write beside the skill could forge), and refused if written after `not_after_ns`."""
+    able to write beside the skill could forge), and refused if written after the run started."""
     if tool.path is None:
         raise SkillLoadError(f"Skill '{tool.name}' has no code to run.", skill=tool.name)
     module_name = f"agentapps_skill_{abs(hash(str(tool.path))):x}_{tool.mtime_ns}"
     module = sys.modules.get(module_name)
     if module is not None:
         return module
-    source = _source(tool, tool.path, not_after_ns)
+    source = _source(tool, tool.path)
     spec = importlib.util.spec_from_file_location(module_name, tool.path)
     if spec is None:
         raise SkillLoadError("Cannot import this file as Python.", skill=tool.name, file=tool.path)
@@ -143,23 +150,23 @@ def load_module(tool: ToolDef, *, not_after_ns: int | None = None) -> ModuleType
     return module
 
 
-def load_function(tool: ToolDef, *, not_after_ns: int | None = None) -> ToolFn:
+def load_function(tool: ToolDef) -> ToolFn:
     """Import a code skill's module (once) and return its `run` function."""
     if tool.fn is not None:
         return tool.fn
-    fn: ToolFn | None = getattr(load_module(tool, not_after_ns=not_after_ns), "run", None)
+    fn: ToolFn | None = getattr(load_module(tool), "run", None)
     if not callable(fn):
         raise SkillLoadError("A code skill needs a function `run(ctx, args)`.", skill=tool.name, file=tool.path)
     tool.fn = fn
     return tool.fn
 
 
-def load_policy_view(tool: ToolDef, *, not_after_ns: int | None = None) -> PolicyView | None:
+def load_policy_view(tool: ToolDef) -> PolicyView | None:
     """A code skill's optional `policy_view(ctx, args)`: the normalised arguments (one resolved
     path, one effective command) that allowed-tools constraints and trust rules are matched on."""
     if tool.kind != "code" or tool.path is None:
         return None
-    view = getattr(load_module(tool, not_after_ns=not_after_ns), "policy_view", None)
+    view = getattr(load_module(tool), "policy_view", None)
     return view if callable(view) else None
 
 

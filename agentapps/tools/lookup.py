@@ -23,7 +23,6 @@ class Lookup:
     # register in-memory tools on demand, before the disk is searched (MCP servers' tools)
     providers: list[ToolProvider] = field(default_factory=list)
     check_interval: float = 1.0
-    not_after_ns: int | None = None  # the run's start: skill files changed later are refused
     _indexes: list[RootIndex] = field(default_factory=list)
     _by_path: dict[str, ToolDef] = field(default_factory=dict)
     _memo: dict[str, tuple[ToolDef, int, float]] = field(default_factory=dict)
@@ -97,7 +96,7 @@ class Lookup:
         if cached is not None and cached.mtime_ns == mtime:
             return cached
         tool = self._from_roots(Path(real)) or load_file(Path(real))
-        refuse_if_written_after(tool, self.not_after_ns)
+        refuse_if_written_after(tool)
         self._by_path[real] = tool
         return tool
 
@@ -139,7 +138,7 @@ class Lookup:
             except OSError:
                 pass
         winner = self._find(name)
-        refuse_if_written_after(winner, self.not_after_ns)
+        refuse_if_written_after(winner)
         self._memo[name] = (winner, self._generation(), now)
         return winner
 

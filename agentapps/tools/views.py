@@ -30,7 +30,7 @@ def policy_args(ctx: Context) -> dict[str, Any]:
     cached = ctx.locals.get(VIEW_KEY)
     if isinstance(cached, dict):
         return cached
-    view_fn = load_policy_view(ctx.tool, not_after_ns=ctx.globals.lookup.not_after_ns)
+    view_fn = load_policy_view(ctx.tool)
     view = dict(ctx.args) if view_fn is None else dict(view_fn(ctx, dict(ctx.args)))
     ctx.locals[VIEW_KEY] = view
     return view

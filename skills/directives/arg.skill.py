@@ -2,8 +2,8 @@
 
 import json
 
-from agentapps.core.paths import MISSING, path_get
 from agentapps import directive_target
+from agentapps.core.paths import MISSING, path_get
 from agentapps.errors import ArgsError
 
 frontmatter = {

@@ -1,7 +1,7 @@
 """config: `:config[model.id]{default=...}` inserts a value of the served skill's cascaded metadata."""
 
-from agentapps.core.paths import MISSING, path_get
 from agentapps import directive_target
+from agentapps.core.paths import MISSING, path_get
 from agentapps.directives.template import as_text
 from agentapps.errors import ConfigError
 

@@ -2,8 +2,8 @@
 
 import os
 
-from agentapps.core.confine import resolve_in_project
 from agentapps import directive_target
+from agentapps.core.confine import resolve_in_project
 from agentapps.errors import ConfigError, LimitError
 
 frontmatter = {

@@ -28,6 +28,7 @@ async def run(ctx, args):
     key = session_key(target, found) if found is not None else None
     if found is None or key is None:
         return  # no session for this call: the chain continues
+    ctx.globals.internals.setdefault("session.key", key)  # the run log's session id: the first one
     store = open_store(ctx.globals, found.store)
     history = store.load(key)
     target.locals.session = history

@@ -10,8 +10,8 @@ import os
 import sys
 
 from agentapps.errors import ConfigError
-from agentapps.trust import decide, needs_approval, rules_of
 from agentapps.tools.views import candidate, policy_args
+from agentapps.trust import decide, needs_approval, rules_of
 
 frontmatter = {
     "name": "trust",
@@ -55,7 +55,7 @@ async def run(ctx, args):
     found = needs_approval(list(_rule_sets(target)), who, view)
     if found is None:
         return
-    owner, rule = found
+    _, rule = found
     g = ctx.globals
     approve = list(g.config.overrides.get("approve") or []) + os.environ.get("AGENTAPPS_APPROVE", "").split()
     interactive = sys.stdin is not None and sys.stdin.isatty() and not os.environ.get("CI")

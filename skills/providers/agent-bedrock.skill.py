@@ -1,6 +1,7 @@
 """agent-bedrock: the default provider — Amazon Bedrock's Converse API, streamed.
 
-Reads `id`, `region`, `temperature`, `maxTokens` (and `endpointUrl`) from the model config;
+Reads `id`, `region`, `temperature`, `maxOutputTokens`, `maxAttempts`, `cache`, `fallback`,
+`contextEdit` (and `endpointUrl`) from the model config;
 credentials, profiles, AWS_REGION and AWS_ENDPOINT_URL_BEDROCK_RUNTIME come from the standard
 AWS configuration. boto3 is imported only when this skill runs.
 """

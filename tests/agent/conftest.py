@@ -80,3 +80,28 @@ class Agentic:
 @pytest.fixture
 def agentic(project: Any) -> Iterator[Agentic]:
     yield Agentic(project)
+
+
+@pytest.fixture
+def aws(tmp_path: Any) -> Iterator[Any]:
+    """`aws(script, meter=None)`: start a fake Bedrock; returns (fake, env) for CLI runs aimed at it."""
+    from tests.fakes.bedrock import FakeBedrock
+
+    fakes: list[Any] = []
+    folder = tmp_path / "aws"
+    folder.mkdir()
+    for name in ("config", "credentials"):
+        (folder / name).write_text("")
+
+    def start(script: list[Any], meter: Any = None) -> tuple[Any, dict[str, str]]:
+        fake = FakeBedrock(script, meter=meter).start()
+        fakes.append(fake)
+        return fake, {"AWS_ENDPOINT_URL_BEDROCK_RUNTIME": fake.endpoint_url, "AWS_REGION": "us-east-1",
+                      "AWS_ACCESS_KEY_ID": "AKIDEXAMPLEFAKEKEY00", "AWS_SECRET_ACCESS_KEY": "fake-secret",
+                      "AWS_CONFIG_FILE": str(folder / "config"),
+                      "AWS_SHARED_CREDENTIALS_FILE": str(folder / "credentials"),
+                      "AWS_EC2_METADATA_DISABLED": "true"}
+
+    yield start
+    for fake in fakes:
+        fake.close()

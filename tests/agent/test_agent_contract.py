@@ -70,7 +70,8 @@ def test_a_custom_provider_skill_follows_the_contract(agentic, chat_api):
     result = agentic.run("--json", "count")
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
-    assert out["result"] == 3 and out["usage"] == {"inputTokens": 14, "outputTokens": 6}
+    assert out["result"] == 3 and out["usage"] == {"inputTokens": 14, "outputTokens": 6, "cacheReadInputTokens": 0,
+                                                  "cacheWriteInputTokens": 0}
     first, second = chat_api.seen
     assert first["model"] == "llama3" and "## wc" in first["messages"][0]["content"]
     assert first["tools"][0]["function"]["name"] == "invoke"

@@ -68,7 +68,8 @@ def test_streamed_text_and_a_tool_round_trip(agentic, bedrock):
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["result"] == "There are three words."
-    assert out["usage"] == {"inputTokens": 250, "outputTokens": 25} and out["turns"] == 2
+    assert out["usage"] == {"inputTokens": 250, "outputTokens": 25, "cacheReadInputTokens": 0,
+                            "cacheWriteInputTokens": 0} and out["turns"] == 2
     assert "Let me count." in result.stderr and "There are three words." in result.stderr
     assert "ok invoke" in result.stderr
     first, second = fake.requests

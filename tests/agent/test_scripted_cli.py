@@ -55,7 +55,8 @@ def test_finish_with_a_valid_value_ends_the_run_with_that_value(agentic):
     out = json.loads(result.stdout)
     assert result.returncode == 0 and out["result"] == {"count": 2}
     assert out["stop_reason"] == "finished" and out["turns"] == 1 and out["steps"] == 1
-    assert out["usage"] == {"inputTokens": 0, "outputTokens": 0}
+    assert out["usage"] == {"inputTokens": 0, "outputTokens": 0, "cacheReadInputTokens": 0,
+                            "cacheWriteInputTokens": 0}
 
 
 def test_returns_are_enforced_with_reminders_then_a_clear_error(agentic):
@@ -170,7 +171,8 @@ def test_record_then_replay_reproduces_the_result_offline(agentic):
     assert replayed.returncode == 0, replayed.stderr
     for key in ("result", "usage", "turns", "steps", "stop_reason"):
         assert first[key] == second[key]
-    assert second["usage"] == {"inputTokens": 10, "outputTokens": 4}
+    assert second["usage"] == {"inputTokens": 10, "outputTokens": 4, "cacheReadInputTokens": 0,
+                               "cacheWriteInputTokens": 0}
 
 
 def test_dry_run_prints_the_system_prompt_with_tool_docs_and_calls_no_model(agentic):

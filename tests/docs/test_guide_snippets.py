@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-MARKER = re.compile(r"<!-- ci: run(?:, exit (\d+))? -->\n```sh\n(.*?)```", re.S)
+MARKER = re.compile(r"<!-- ci: run(?:, exit (\d+))? -->\n```sh\n(.*?)```", re.DOTALL)
 BROKEN = ("Traceback", "internal error", "Unknown runner option", "command not found", "Unknown skill")
 
 

@@ -516,7 +516,8 @@ def test_the_custom_provider_reports_usage_in_json(fake_api):
     result = ex.sh(PROVIDER_RUN.replace("8765", port).replace(" run ", " run --json "))
     out = json.loads(result.stdout)
     assert out["ok"] is True and out["result"].startswith(MESSAGE)
-    assert out["usage"] == {"inputTokens": 3431, "outputTokens": 192} and out["turns"] == 2
+    assert out["usage"] == {"inputTokens": 3431, "outputTokens": 192, "cacheReadInputTokens": 0,
+                            "cacheWriteInputTokens": 0} and out["turns"] == 2
 
 
 def test_the_custom_provider_says_how_to_fix_an_unreachable_server(example):

@@ -7,12 +7,16 @@ of the script and is recorded (`fake.requests`). Run standalone for CLI tests in
 
 The script file is a JSON list of `Reply` fields, e.g. `[{"error": "ThrottlingException"},
 {"text": "hi"}]`. Serves until killed.
+
+With a `Meter` (tests/fakes/bedrock_meter.py) the fake reports usage as the real service does:
+counted from each request, split by the prompt cache, refused past a context window.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -25,6 +29,7 @@ from pathlib import Path
 from typing import Any, Self
 from urllib.parse import unquote
 
+from tests.fakes.bedrock_meter import Meter
 from tests.fakes.eventstream import (
     converse_events,
     converse_response,
@@ -196,8 +201,10 @@ class _Handler(BaseHTTPRequestHandler):
 class FakeBedrock:
     """A scripted Bedrock runtime on 127.0.0.1; use as a context manager."""
 
-    def __init__(self, script: list[Reply], *, requests_file: Path | None = None) -> None:
+    def __init__(self, script: list[Reply], *, requests_file: Path | None = None,
+                 meter: Meter | None = None) -> None:
         self.script = list(script)
+        self.meter = meter
         self.requests: list[RecordedRequest] = []
         self.stopping = threading.Event()
         self._requests_file = requests_file
@@ -224,12 +231,31 @@ class FakeBedrock:
                 line = {"operation": record.operation, "model_id": record.model_id}
                 with self._requests_file.open("a", encoding="utf-8") as out:
                     out.write(json.dumps({**line, "body": record.body}) + "\n")
+            if self.meter is not None:
+                return self._metered(record)
             if not self.script:
                 n = len(self.requests) - 1
                 return Reply.http_error(
                     "ValidationException", f"FakeBedrock script exhausted ({n})"
                 )
             return self.script.pop(0)
+
+    def _metered(self, record: RecordedRequest) -> Reply:
+        meter = self.meter
+        assert meter is not None
+        if meter.too_long(record.body):
+            return Reply.http_error("ValidationException", "Input is too long for requested model.")
+        if not (record.body.get("toolConfig") or {}).get("tools"):
+            meter.summaries += 1
+            reply = Reply(text=meter.summary)
+        elif not self.script:
+            return Reply.http_error("ValidationException", "FakeBedrock script exhausted")
+        else:
+            reply = self.script.pop(0)
+        if reply.error:
+            return reply
+        usage = meter.usage(record.model_id, record.body, reply.blocks())
+        return dataclasses.replace(reply, usage=usage)
 
     def start(self) -> Self:
         self._thread.start()

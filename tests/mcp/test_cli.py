@@ -19,7 +19,7 @@ from tests.fakes.mcpkit import SECRET, assert_all_gone, fake_entry, pids, write_
 def test_secrets_read_for_a_server_never_print(project, pidfile):
     write_main(project, {"fake": fake_entry(pidfile)})
     shown = project.cli("run", "fake-env", "--name", "TOKEN")
-    assert shown.returncode == 0 and shown.stdout == "[redacted]\n"
+    assert shown.returncode == 0 and shown.stdout == "[redacted:MCP_TEST_SECRET]\n"
     crashed = project.cli("run", "--json", "fake-crash")
     assert crashed.returncode == 1
     assert "exited during 'crash' (exit code 3)" in crashed.stdout

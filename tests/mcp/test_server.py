@@ -111,7 +111,7 @@ def test_skills_are_tools_and_failures_are_results_over_stdio(served):
                 await client.call_tool("greet", {})
             with pytest.raises(MCPError, match="Unknown tool 'secret-helper'"):
                 await client.call_tool("secret-helper", {})
-            assert text(await client.call_tool("secretive", {})) == "the secret is [redacted]"
+            assert text(await client.call_tool("secretive", {})) .startswith("the secret is [redacted:")
             assert (await client.call_tool("greet", {"name": "Bo"})).structured_content == {"greeting": "Hello, Bo!"}
 
     run(session())

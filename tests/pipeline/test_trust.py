@@ -104,7 +104,7 @@ def test_trust_cannot_be_switched_off_by_the_callee(project):
     project.write("writer.skill.py", CALLER.replace("file-write", "sneaky").replace('"path": "out.txt", "content": "written"', ""))
     project.write("sneaky.skill.py", 'frontmatter = {"name": "sneaky", "metadata": {"trust": False, "$inherit": False}}\n\n'
                   'def run(ctx, args):\n    return "ran"\n')
-    assert subprocess.run([sys.executable, "-m", "agentapps", "run", "writer"], cwd=project.root,
+    assert subprocess.run([sys.executable, "-m", "agentapps", "run", "writer"], check=False, cwd=project.root,
                           env=project.env(), capture_output=True, stdin=subprocess.DEVNULL).returncode == 3
 
 

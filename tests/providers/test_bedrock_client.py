@@ -169,10 +169,12 @@ def test_bare_tool_specs_are_wrapped_as_tool_spec(connect: Any) -> None:
     ]
 
 
-def test_usage_is_collected_from_metadata(connect: Any) -> None:
-    with FakeBedrock([Reply(text="ok", usage={"inputTokens": 321, "outputTokens": 54})]) as fake:
+def test_usage_is_collected_from_metadata_with_the_cache_counters(connect: Any) -> None:
+    usage = {"inputTokens": 321, "outputTokens": 54, "cacheReadInputTokens": 2048,
+             "cacheWriteInputTokens": 17}
+    with FakeBedrock([Reply(text="ok", usage=usage)]) as fake:
         result = turn(connect(fake))
-    assert result.usage == {"inputTokens": 321, "outputTokens": 54}
+    assert result.usage == usage
 
 
 def test_max_tokens_stop_reason_is_passed_through(connect: Any) -> None:

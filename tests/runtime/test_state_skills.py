@@ -134,8 +134,10 @@ def test_corrupt_state_file_is_reported_and_left_untouched(project):
 def test_keys_with_path_parts_stay_inside_the_state_folder(project, key):
     before = files_under(project.root.parent)
     out(state(project, "state-set", "--key", key, "--value", "x"))
-    # the skill index cache under HOME/.cache is not state: leave it out
-    created = {p for p in files_under(project.root.parent) - before if not p.is_relative_to(project.home / ".cache")}
+    # the skill index cache under HOME/.cache and the run log are not state: leave them out
+    created = {p for p in files_under(project.root.parent) - before
+               if not p.is_relative_to(project.home / ".cache")
+               and not p.is_relative_to(project.root / ".agent-apps" / "runs")}
     directory = project.root / ".agent-apps" / "state"
     assert created and all(p.parent == directory for p in created), created
     assert state(project, "state-get", "--key", key).stdout == "x\n"

@@ -16,7 +16,6 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentapps.errors import DeniedError
 from agentapps.tools.policy import Candidate, Policy
 
 NAMES = ["ant", "bee", "cat", "dog"]

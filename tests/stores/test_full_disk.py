@@ -44,7 +44,7 @@ def _cli(project: Any, how: str, *argv: str) -> subprocess.CompletedProcess[str]
             resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))
 
     return subprocess.run([sys.executable, "-m", "agentapps", "run", *argv], cwd=project.root,
-                          env=project.env(AGENTAPPS_CACHE_DIR="off"), capture_output=True, text=True,
+                          env=project.env(AGENTAPPS_CACHE_DIR="off", AGENTAPPS_RUN_LOG="off"), capture_output=True, text=True,
                           timeout=60, preexec_fn=limit, check=False)
 
 

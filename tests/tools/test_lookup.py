@@ -8,6 +8,7 @@ import time
 import pytest
 
 from agentapps.errors import SkillLoadError, SkillNotFoundError
+from agentapps.tools.loader import RUN_STARTED
 from agentapps.tools.names import ref_kind
 
 CODE = 'frontmatter = {{"name": "{name}", "description": "{desc}"}}\n\ndef run(ctx, args):\n    return "{desc}"\n'
@@ -103,7 +104,7 @@ def test_broken_skill_does_not_stop_others_and_errors_when_invoked(project):
 def test_index_refreshes_when_files_are_added_changed_or_removed(project):
     root = project.boot()
     lookup = root.globals.lookup
-    lookup.not_after_ns = None  # about the index only: runs refuse files written after they start
+    RUN_STARTED.set(None)  # about the index only: runs refuse files written after they start
     with pytest.raises(SkillNotFoundError):
         lookup.find("late")
     path = code_skill(project, "late.skill.py", "late", "v1")

@@ -1,0 +1,89 @@
+"""Facts about the Bedrock models the project names: context window, prices and prompt caching.
+
+Prices are US dollars per million tokens, on demand, as Bedrock listed them in late 2026 for
+cross-region inference profiles (`us.`, `eu.`, `global.` ...); a regional endpoint may cost a
+little more. `model.pricing` overrides or extends this table (see `agentapps.agent.usage`).
+A model id matches with or without its geography prefix (`us.anthropic...` = `anthropic...`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agentapps.errors import ConfigError
+
+DEFAULT_WINDOW = 200_000  # tokens, for a model this table does not know
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens: plain input, output, and input read from / written to the cache."""
+
+    input: float
+    output: float
+    cache_read: float
+    cache_write: float
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    window: int  # context window, tokens
+    price: Price
+    cache_min: int = 0  # tokens a cache checkpoint needs; 0 = the model has no prompt caching
+    cache_tools: bool = True  # the tool definitions fall under a cache point (not on Nova)
+
+
+def _claude(window: int, inp: float, out: float, cache_min: int = 1024) -> ModelFacts:
+    # Claude on Bedrock: a cache write costs 1.25x input, a cache read 0.1x
+    return ModelFacts(window, Price(inp, out, round(inp * 0.1, 6), round(inp * 1.25, 6)), cache_min)
+
+
+def _nova(window: int, inp: float, out: float) -> ModelFacts:
+    # Nova: cache reads cost 0.25x input, writes cost plain input; tools are never cached
+    return ModelFacts(window, Price(inp, out, round(inp * 0.25, 6), inp), 1000, cache_tools=False)
+
+
+MODELS: dict[str, ModelFacts] = {
+    "anthropic.claude-sonnet-4-5-20250929-v1:0": _claude(200_000, 3.0, 15.0),
+    "anthropic.claude-sonnet-4-20250514-v1:0": _claude(200_000, 3.0, 15.0),
+    "anthropic.claude-3-7-sonnet-20250219-v1:0": _claude(200_000, 3.0, 15.0),
+    "anthropic.claude-haiku-4-5-20251001-v1:0": _claude(200_000, 1.0, 5.0, cache_min=4096),
+    "anthropic.claude-3-5-haiku-20241022-v1:0": _claude(200_000, 0.8, 4.0, cache_min=2048),
+    "anthropic.claude-opus-4-5-20251101-v1:0": _claude(200_000, 5.0, 25.0),
+    "anthropic.claude-opus-4-1-20250805-v1:0": _claude(200_000, 15.0, 75.0),
+    "anthropic.claude-opus-4-20250514-v1:0": _claude(200_000, 15.0, 75.0),
+    "amazon.nova-premier-v1:0": _nova(1_000_000, 2.5, 12.5),
+    "amazon.nova-pro-v1:0": _nova(300_000, 0.8, 3.2),
+    "amazon.nova-lite-v1:0": _nova(300_000, 0.06, 0.24),
+    "amazon.nova-micro-v1:0": _nova(128_000, 0.035, 0.14),
+}
+
+
+GEOGRAPHIES = ("us", "us-gov", "eu", "apac", "jp", "au", "ca", "global")
+
+
+def base_id(model_id: str) -> str:
+    """`us.anthropic.claude-...` -> `anthropic.claude-...` (drops an inference profile's prefix)."""
+    head, dot, rest = model_id.partition(".")
+    return rest if dot and head in GEOGRAPHIES else model_id
+
+
+def facts(model_id: str) -> ModelFacts | None:
+    return MODELS.get(model_id) or MODELS.get(base_id(model_id))
+
+
+def cache_mode(setting: object, model_id: str, skill: str | None = None) -> str | None:
+    """Where the Bedrock provider puts cache points (`model.cache`): absent = after the system
+    prompt and tool docs when the model supports prompt caching; `true` = there for any model;
+    `"conversation"` = also after the latest message; `false` = nowhere."""
+    if setting is None:
+        found = facts(model_id)
+        return "system" if found is not None and found.cache_min else None
+    if setting is True or setting == "system":
+        return "system"
+    if setting == "conversation":
+        return "conversation"
+    if setting is False:
+        return None
+    raise ConfigError(f"Skill '{skill}' model.cache must be true, false or \"conversation\", not "
+                      f"{setting!r}.", skill=skill)

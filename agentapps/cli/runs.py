@@ -1,0 +1,117 @@
+"""`agentapps runs list|show ID|stats`: read the run log (.agent-apps/runs/runs.db)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from agentapps.cli import render
+from agentapps.cli.commands import COMMANDS
+from agentapps.errors import UsageError
+
+
+def _path() -> Path:
+    from agentapps.boot import bootstrap
+    from agentapps.runlog import log_path
+
+    return log_path(bootstrap().globals.config.data_dir)
+
+
+def _after(text: str | None) -> float | None:
+    from agentapps.runlog.query import since
+
+    return since(text) if text else None
+
+
+def _when(epoch: Any) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(epoch)))
+
+
+def _cost(value: Any) -> str:
+    return "-" if value is None else f"${value:.4f}"
+
+
+def _tokens(row: dict[str, Any]) -> int:
+    return sum(int(row.get(k) or 0) for k in ("input_tokens", "output_tokens", "cache_read_tokens",
+                                              "cache_write_tokens"))
+
+
+def _table(headers: list[str], rows: list[list[str]], left: tuple[int, ...]) -> None:
+    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
+    for row in [headers, *rows]:
+        cells = [c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))]
+        sys.stdout.write("  ".join(cells).rstrip() + "\n")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `runs` command group to `app`."""
+    runs = typer.Typer(help=COMMANDS["runs"] + " (.agent-apps/runs/runs.db; AGENTAPPS_RUN_LOG=off stops "
+                       "writing it).", no_args_is_help=True, rich_markup_mode=None)
+
+    @runs.command("list")
+    def list_(skill: str = typer.Option(None, "--skill", help="Only runs of this skill."),
+              since: str = typer.Option(None, "--since", help="Only runs since: 30m, 12h, 7d, 2w or a date."),
+              limit: int = typer.Option(50, "--limit", min=1, help="At most this many runs (newest first)."),
+              as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+        """List recent runs, newest first."""
+        from agentapps.runlog.query import list_runs
+
+        rows = list_runs(_path(), skill=skill, after=_after(since), limit=limit)
+        if as_json:
+            render.emit_json({"runs": rows})
+            return
+        if not rows:
+            render.info("No runs logged yet." if not (skill or since) else "No runs match.")
+            return
+        _table(["ID", "STARTED", "SKILL", "MODEL", "EXIT", "TURNS", "TOKENS", "COST", "TIME"],
+               [[str(r["id"]), _when(r["started_at"]), r["skill"], r["model"] or "-", str(r["exit_code"]),
+                 str(r["turns"]), str(_tokens(r)), _cost(r["cost"]), f"{(r['duration_ms'] or 0) / 1000:.2f}s"]
+                for r in rows], left=(1, 2, 3))
+
+    @runs.command("show")
+    def show(run_id: int = typer.Argument(..., metavar="ID", help="The run's id (see 'agentapps runs list')."),
+             as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+        """Show one run: every field, and tokens and cost per model."""
+        from agentapps.runlog.query import get_run
+
+        path = _path()
+        row = get_run(path, run_id)
+        if row is None:
+            raise UsageError(f"No run {run_id} in {path}; 'agentapps runs list' shows the ids.")
+        if as_json:
+            render.emit_json(row)
+            return
+        models = row.pop("models")
+        row["started_at"] = _when(row["started_at"])
+        row["cost"] = _cost(row["cost"])
+        for key, value in row.items():
+            sys.stdout.write(f"{key:<19}{'-' if value is None else value}\n")
+        for m in models:
+            sys.stdout.write(f"model {m['model']}: {m['input_tokens']} in, {m['output_tokens']} out, "
+                             f"{m['cache_read_tokens']} cache read, {m['cache_write_tokens']} cache "
+                             f"write, {_cost(m['cost'])}\n")
+
+    @runs.command("stats")
+    def stats(skill: str = typer.Option(None, "--skill", help="Only this skill."),
+              since: str = typer.Option(None, "--since", help="Only runs since: 30m, 12h, 7d, 2w or a date."),
+              as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+        """Runs, failures, tokens and cost per skill and model over a period."""
+        from agentapps.runlog.query import stats as totals
+
+        rows = totals(_path(), skill=skill, after=_after(since))
+        if as_json:
+            render.emit_json({"stats": rows})
+            return
+        if not rows:
+            render.info("No runs logged yet." if not (skill or since) else "No runs match.")
+            return
+        _table(["SKILL", "MODEL", "RUNS", "FAILED", "IN", "OUT", "CACHE READ", "CACHE WRITE", "COST"],
+               [[r["skill"], r["model"] or "-", str(r["runs"]), str(r["failed"]), str(r["input_tokens"]),
+                 str(r["output_tokens"]), str(r["cache_read_tokens"]), str(r["cache_write_tokens"]),
+                 _cost(r["cost"])] for r in rows], left=(0, 1))
+
+    app.add_typer(runs, name="runs")

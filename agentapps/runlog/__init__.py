@@ -1,0 +1,97 @@
+"""The run log: one record per `agentapps run` in `.agent-apps/runs/runs.db` (SQLite).
+
+Every run of any skill, whatever its outcome, is appended once it ends: skill, a digest of the
+args (never the args themselves), model, turns, steps, tokens, cost, duration, exit code, the
+error line (declared secrets redacted), the session key and the agents' stop reason. Writing
+never fails a run: a problem is one warning on stderr. `AGENTAPPS_RUN_LOG=off` turns it off.
+sqlite3 is imported only when a record is written or read (`store`, `query`).
+
+    store   the database: schema, connection settings, appending a record
+    query   reading it back: list, show, stats, and the `--since` periods
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from agentapps.errors import AgentAppsError
+from agentapps.secrets import redact
+
+OFF = ("off", "0", "false", "no")
+MAX_ERROR = 500  # characters of the error line kept
+
+
+def enabled(environ: dict[str, str] | None = None) -> bool:
+    value = (os.environ if environ is None else environ).get("AGENTAPPS_RUN_LOG", "")
+    return value.strip().lower() not in OFF
+
+
+def log_path(data_dir: Path) -> Path:
+    return data_dir / "runs" / "runs.db"
+
+
+def args_digest(args: Any) -> str:
+    """A digest that tells identical args apart without keeping them."""
+    text = json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def entry_for(*, skill: str, args: Any, internals: dict[str, Any], exit_code: int,
+              error: BaseException | None, started: float) -> dict[str, Any]:
+    """The record of one run, from what the CLI knows when it ends (`started` is perf_counter)."""
+    elapsed = time.perf_counter() - started
+    totals = _dict(internals.get("agent.totals"))
+    models, usage = _dict(totals.get("models")), _dict(totals.get("usage"))
+    line = None
+    if error is not None:
+        line = " ".join(str(error).split()) if isinstance(error, AgentAppsError) \
+            else f"{type(error).__name__}: {error}"
+        line = redact(line, internals)[:MAX_ERROR]
+    session = internals.get("session.key")
+    biggest = max(models, key=lambda m: _tokens(models[m]), default=None)
+    return {
+        "started_at": round(time.time() - elapsed, 3), "skill": skill, "args_digest": args_digest(args),
+        "model": biggest, "turns": totals.get("turns") or 0, "steps": totals.get("steps") or 0,
+        "input_tokens": usage.get("inputTokens", 0), "output_tokens": usage.get("outputTokens", 0),
+        "cache_read_tokens": usage.get("cacheReadInputTokens", 0),
+        "cache_write_tokens": usage.get("cacheWriteInputTokens", 0),
+        "cost": totals.get("cost") if models else None, "duration_ms": round(elapsed * 1000, 1),
+        "exit_code": exit_code, "error": line, "stop_reason": totals.get("stop_reason"),
+        "session_id": redact(str(session), internals) if session is not None else None,
+        "models": [{"model": m, **spent} for m, spent in models.items()],
+    }
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _tokens(spent: Any) -> int:
+    return sum(v for k, v in spent.items() if k.endswith("Tokens") and isinstance(v, int)) \
+        if isinstance(spent, dict) else 0
+
+
+def log_run(data_dir: Path | None, *, quiet: bool = False, **run: Any) -> int | None:
+    """Append the run (see `entry_for`); returns its id, or None when off or not written."""
+    if not enabled():
+        return None
+    try:
+        if data_dir is None:
+            from agentapps.boot import find_project
+
+            project, _ = find_project(Path.cwd())
+            data_dir = (project or Path.cwd()) / ".agent-apps"
+        from agentapps.runlog.store import append
+
+        return append(log_path(data_dir), entry_for(**run))
+    except Exception as exc:  # noqa: BLE001 - the log must never fail or hide the run's own outcome
+        if not quiet:
+            why = exc.message if isinstance(exc, AgentAppsError) else f"{type(exc).__name__}: {exc}"
+            sys.stderr.write(f"warning: the run was not added to the run log: {why}\n")
+        return None
