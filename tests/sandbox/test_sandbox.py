@@ -304,12 +304,13 @@ def test_one_sandbox_serves_several_event_loops(sandbox: Sandbox) -> None:
     assert run(sandbox, "return ++memory.x").value == 2  # a second asyncio.run, a second loop
 
 
-def test_importing_the_package_does_not_import_mini_racer() -> None:
-    code = ("import sys, agentapps.sandbox as s; print('py_mini_racer' in sys.modules); "
-            "s.Sandbox().close(); print('py_mini_racer' in sys.modules)")
+def test_the_host_never_imports_mini_racer_its_sandbox_process_does() -> None:
+    code = ("import asyncio, sys, agentapps.sandbox as s; print('py_mini_racer' in sys.modules); "
+            "sb = s.Sandbox(); print(asyncio.run(sb.run('return 6 * 7', None)).value); "
+            "sb.close(); print('py_mini_racer' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          check=False)
-    assert out.stdout.split() == ["False", "True"], out.stderr
+    assert out.stdout.split() == ["False", "42", "False"], out.stderr
 
 
 def test_result_is_json_serialisable(sandbox: Sandbox) -> None:

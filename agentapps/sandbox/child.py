@@ -1,0 +1,229 @@
+"""The sandbox process: owns one V8 isolate and evaluates what the host sends over one socket.
+
+agentapps/sandbox/process.py starts it as `python -I -S -B child.py FD PACKAGE_DIR DATA_BYTES
+HEAP_BYTES PARENT_PID DEATHSIG`, with an empty environment, cwd `/` and no other open fds. It
+imports only the standard library and mini-racer, and trusts nothing it evaluates: the host kills
+it on a timeout and reads its death as a failed snippet. Wire format, both ways: frames of a
+4-byte big-endian length and a body. Host to child: a body of length-prefixed UTF-8 JavaScript
+sources, evaluated in order (microtasks drain between them). Child to host: one tag byte, then
+`V` + the UTF-8 string the last source returned, `N` (it returned something else), `M` + text
+(the heap limit was hit) or `E` + text (an evaluation failed).
+
+Start-up is most of a snippet's latency, so this file imports as little as it can (no typing,
+pathlib or json) and drives mini-racer's native library directly through its C ABI when the
+installed version's ABI was checked (ABI_CHECKED): that skips mini-racer's Python layer and
+asyncio, about 45 ms. Any other version goes through mini-racer's public API.
+"""
+
+from __future__ import annotations
+
+import _queue
+import _signal
+import _thread
+import ctypes
+import os
+import resource
+import select
+import sys
+
+TYPE_CHECKING = False  # typing costs milliseconds of start-up here; mypy reads this name as True
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+ABI_CHECKED = ("0.14.",)  # mini-racer versions whose C ABI (below) was checked by hand
+V8_FLAGS = b"--single-threaded"  # what mini-racer itself passes
+PR_SET_PDEATHSIG = 1
+POLLRDHUP = getattr(select, "POLLRDHUP", 0x2000)
+HANGUP = POLLRDHUP | select.POLLHUP | select.POLLERR | select.POLLNVAL
+
+
+class MemoryLimit(Exception):
+    """V8 terminated the running JavaScript at the isolate's hard heap limit."""
+
+
+class EvalFailed(Exception):
+    """An evaluation ended in an exception (the prelude catches agent code's, so: a fault)."""
+
+
+def harden(parent_pid: int, data_bytes: int, deathsig: bool, fd: int) -> None:
+    """Cap memory, forbid core dumps and file writes, and die with the host."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a V8 fatal error must not dump gigabytes
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))  # this process never writes a file
+    resource.setrlimit(resource.RLIMIT_DATA, (data_bytes, data_bytes))
+    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)  # Ctrl-C reaches the host, which kills us
+    if deathsig and sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent_pid:  # the host died before the death signal was armed
+        os._exit(0)
+    _thread.start_new_thread(_exit_on_hangup, (fd,))
+
+
+def _exit_on_hangup(fd: int) -> None:
+    """The host's end of the socket closes when the host dies, however it dies: exit then, even
+    while the isolate is busy (this thread waits in poll, without the main thread)."""
+    poller = select.poll()
+    poller.register(fd, POLLRDHUP)
+    while True:
+        if any(events & HANGUP for _, events in poller.poll()):
+            os._exit(0)
+
+
+class _Union(ctypes.Union):
+    _fields_ = (("ptr", ctypes.c_void_p), ("int_val", ctypes.c_int64),
+                ("double_val", ctypes.c_double))
+
+
+class _Value(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = (("value", _Union), ("len", ctypes.c_size_t), ("type", ctypes.c_uint8))
+
+
+_VALUE_P = ctypes.POINTER(_Value)
+_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_uint64, _VALUE_P)
+_STRING, _OOM = 5, 202
+_ERRORS = {200, 201, 203, 204, 205, 206}  # execute, parse, timeout, terminated, value, key
+
+
+class NativeDriver:
+    """libmini_racer through its C ABI: an evaluation's result arrives by callback on V8's thread."""
+
+    def __init__(self, package: str, heap_bytes: int) -> None:
+        lib = ctypes.CDLL(os.path.join(package, "libmini_racer.so"))
+        u64 = ctypes.c_uint64
+        lib.mr_init_v8.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+        lib.mr_init_context.argtypes = [_CALLBACK]
+        lib.mr_init_context.restype = u64
+        lib.mr_alloc_string_val.argtypes = [u64, ctypes.c_char_p, u64, ctypes.c_uint8]
+        lib.mr_alloc_string_val.restype = _VALUE_P
+        lib.mr_eval.argtypes = [u64, _VALUE_P, u64]
+        lib.mr_eval.restype = u64
+        lib.mr_free_value.argtypes = [u64, _VALUE_P]
+        lib.mr_set_hard_memory_limit.argtypes = [u64, ctypes.c_size_t]
+        lib.mr_hard_memory_limit_reached.argtypes = [u64]
+        lib.mr_hard_memory_limit_reached.restype = ctypes.c_bool
+        self._lib = lib
+        self._results: _queue.SimpleQueue[ctypes._Pointer[_Value]] = _queue.SimpleQueue()
+        self._callback = _CALLBACK(lambda _id, value: self._results.put(value))  # kept alive
+        lib.mr_init_v8(V8_FLAGS, os.path.join(package, "icudtl.dat").encode())
+        self._ctx = lib.mr_init_context(self._callback)
+        lib.mr_set_hard_memory_limit(self._ctx, heap_bytes)
+
+    def eval(self, code: bytes) -> bytes | None:
+        lib, ctx = self._lib, self._ctx
+        source = lib.mr_alloc_string_val(ctx, code, len(code), _STRING)
+        try:
+            lib.mr_eval(ctx, source, 0)
+            result = self._results.get()
+        finally:
+            lib.mr_free_value(ctx, source)
+        try:
+            raw = result.contents
+            kind = raw.type
+            text = ctypes.string_at(raw.value.ptr, raw.len) if kind == _STRING or kind >= 200 else None
+        finally:
+            lib.mr_free_value(ctx, result)
+        if kind == _OOM or lib.mr_hard_memory_limit_reached(ctx):
+            raise MemoryLimit((text or b"").decode("utf-8", "replace"))
+        if kind in _ERRORS:
+            raise EvalFailed((text or b"").decode("utf-8", "replace"))
+        return text
+
+
+class ApiDriver:
+    """mini-racer's public API (any version). Created and used on a running asyncio loop, where
+    `MiniRacer.eval` waits for the isolate directly instead of hopping through another thread."""
+
+    def __init__(self, package: str, heap_bytes: int) -> None:
+        sys.path.insert(0, os.path.dirname(package))
+        from py_mini_racer import MiniRacer
+
+        self._mr = MiniRacer()
+        self._mr.set_hard_memory_limit(heap_bytes)
+
+    def eval(self, code: bytes) -> bytes | None:
+        from py_mini_racer import JSEvalException, JSOOMException
+
+        try:
+            value = self._mr.eval(code.decode("utf-8", "surrogatepass"))
+        except JSOOMException as exc:
+            raise MemoryLimit(str(exc)) from None
+        except JSEvalException as exc:
+            if self._mr.was_hard_memory_limit_reached():
+                raise MemoryLimit(str(exc)) from None
+            raise EvalFailed(str(exc)) from None
+        if self._mr.was_hard_memory_limit_reached():
+            raise MemoryLimit("JavaScript memory limit reached")
+        return value.encode("utf-8", "surrogatepass") if isinstance(value, str) else None
+
+
+def abi_checked(package: str) -> bool:
+    try:
+        with open(os.path.join(package, "__about__.py"), encoding="utf-8") as about:
+            text = about.read()
+    except OSError:
+        return False
+    return any(f'__version__ = "{version}' in text for version in ABI_CHECKED)
+
+
+def frames(fd: int) -> Iterator[bytes]:
+    """The bodies of the frames read from `fd`, until it closes."""
+    buffer = bytearray()
+    while True:
+        end = 4 + int.from_bytes(buffer[:4], "big") if len(buffer) >= 4 else 4
+        if len(buffer) >= 4 and len(buffer) >= end:
+            yield bytes(buffer[4:end])
+            del buffer[:end]
+            continue
+        chunk = os.read(fd, max(end - len(buffer), 1 << 16))
+        if not chunk:
+            return
+        buffer += chunk
+
+
+def split(body: bytes) -> Iterator[bytes]:
+    """The length-prefixed sources of one host frame."""
+    at = 0
+    while at < len(body):
+        size = int.from_bytes(body[at:at + 4], "big")
+        yield body[at + 4:at + 4 + size]
+        at += 4 + size
+
+
+def send(fd: int, body: bytes) -> None:
+    view = memoryview(len(body).to_bytes(4, "big") + body)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def serve(fd: int, evaluate: Callable[[bytes], bytes | None]) -> None:
+    for frame in frames(fd):
+        try:
+            value: bytes | None = None
+            for code in split(frame):
+                value = evaluate(code)
+            reply = b"N" if value is None else b"V" + value
+        except MemoryLimit as exc:
+            reply = b"M" + str(exc).encode("utf-8", "replace")[:2000]
+        except EvalFailed as exc:
+            reply = b"E" + str(exc).encode("utf-8", "replace")[:2000]
+        send(fd, reply)
+
+
+def main(argv: list[str]) -> None:
+    fd, package = int(argv[1]), argv[2]
+    data_bytes, heap_bytes, parent_pid = int(argv[3]), int(argv[4]), int(argv[5])
+    harden(parent_pid, data_bytes, argv[6] == "1", fd)
+    if abi_checked(package):
+        serve(fd, NativeDriver(package, heap_bytes).eval)
+    else:
+        import asyncio
+
+        async def on_loop() -> None:
+            serve(fd, ApiDriver(package, heap_bytes).eval)
+
+        asyncio.run(on_loop())
+    os._exit(0)  # never run interpreter teardown with a live isolate: it can hang
+
+
+if __name__ == "__main__":
+    main(sys.argv)
