@@ -1,4 +1,5 @@
-"""One V8 isolate in its own process (child.py), reached only through evals that return strings.
+"""One V8 isolate in its own process (child.py), driven only through the bridge object the prelude
+returns: string properties set and read, nothing else.
 
 The isolate used to share the host process, where a V8 fatal error (`"x".repeat(2**28)`), an
 unmetered compiler zone (`eval('x=1;'.repeat(2**25))` reached 3.8 GB) or a builtin that ignores
@@ -11,7 +12,7 @@ so both overlap whatever the caller does before its first snippet.
 
 from __future__ import annotations
 
-from agentapps.sandbox.process import Child, Death, FrameTooLarge, SandboxDied
+from agentapps.sandbox.process import Child, Death, FrameTooLarge, Op, SandboxDied
 from agentapps.sandbox.results import SandboxLimits
 
 
@@ -35,20 +36,21 @@ def max_frame(limits: SandboxLimits) -> int:
 
 
 class Engine:
-    """One sandbox process: `eval(*codes)` runs JavaScript sources in order, returns the last value."""
+    """One sandbox process: `call` sets and reads the bridge's properties in order."""
 
     def __init__(self, limits: SandboxLimits, prelude: str) -> None:
         self._child = Child(limits.heap_bytes, limits.process_bytes, max_frame(limits))
-        self._child.post((prelude,))
+        self._child.post((("B", prelude),))
 
     @property
     def pid(self) -> int:
         return self._child.pid
 
-    async def eval(self, *codes: str) -> str | None:
-        """The string the last of `codes` returned (None for any other value)."""
+    async def call(self, *ops: Op) -> str | None:
+        """Carry out `ops`, e.g. `("S", "start", code), ("G", "poll")`; return the string the last
+        one gave (None for any other value)."""
         try:
-            tag, payload = await self._child.request(codes)
+            tag, payload = await self._child.request(ops)
         except SandboxDied:
             raise IsolateDied from None
         except FrameTooLarge as exc:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import secrets
 from functools import cache
 from pathlib import Path
 from types import TracebackType
@@ -55,7 +54,6 @@ class Sandbox:
         except (TypeError, ValueError, RecursionError) as exc:
             raise ArgsError(f"The sandbox memory seed is not JSON: {exc}.") from None
         self._limits = limits
-        self._bridge = "__agentapps_" + secrets.token_hex(8)
         self._busy = False
         self._closed = False
         self._dead: list[Engine] = []  # killed, not yet reaped
@@ -108,7 +106,7 @@ class Sandbox:
         if self._engine is None:
             self._engine = Engine(self._limits, self._prelude())
         engine, limits = self._engine, self._limits
-        snippet = Snippet(limits, invoke, self._bridge)
+        snippet = Snippet(limits, invoke)
         final: dict[str, Any] | None = None
         try:
             async with asyncio.timeout(limits.timeout_s):
@@ -166,5 +164,4 @@ class Sandbox:
             "maxValue": self._limits.max_value_bytes,
             "memory": self._memory_json,
         }
-        return (_prelude_template().replace("__AGENTAPPS_BRIDGE__", self._bridge)
-                .replace("__AGENTAPPS_CONFIG__", json.dumps(config)))
+        return _prelude_template().replace("__AGENTAPPS_CONFIG__", json.dumps(config))

@@ -1,12 +1,13 @@
 // Installed once per isolate, before any agent code: strips host-reaching and unmetered globals,
 // guards V8 builtins that can abort the whole process, and defines the frozen ctx bridge.
-// Python fills in the bridge's random name and the JSON config (the two upper-case placeholders).
+// Python fills in the JSON config (the upper-case placeholder). The script's value is the object
+// the host drives the bridge through; no global names it, so agent code cannot reach it.
 'use strict';
 
 // mini-racer's setTimeout shim: `var`s cannot be deleted, the class binding can be cleared.
 if (typeof __TimerManager !== 'undefined') { __TimerManager = undefined; }
 
-const __AGENTAPPS_BRIDGE__ = (function (config) {
+(function (config) {
   const G = globalThis;
   const { apply, defineProperty, deleteProperty, getOwnPropertyDescriptor } = Reflect;
   const { create, freeze, getOwnPropertyNames, hasOwn } = Object;
@@ -239,7 +240,9 @@ const __AGENTAPPS_BRIDGE__ = (function (config) {
   defineProperty(G, 'ctx', fixed(ctxObj));
   G.memory = parse(config.memory);
 
-  // 4. What Python calls, by the random name only; everything crosses as JSON text.
+  // 4. What Python reaches through the object this script returns: setting `start` (the
+  // snippet's code) or `deliver` (invoke results) and reading `poll` or `final` run these
+  // functions, and V8 drains microtasks before the host's next access. Only JSON text crosses.
   function start(code) {
     const s = S = fresh();
     let fn;
@@ -307,6 +310,9 @@ const __AGENTAPPS_BRIDGE__ = (function (config) {
       ',"memory":' + shown + '}';
   }
   const bridge = create(null);
-  bridge.start = start; bridge.poll = poll; bridge.deliver = deliver; bridge.final = final;
+  defineProperty(bridge, 'start', { set: start });
+  defineProperty(bridge, 'deliver', { set: deliver });
+  defineProperty(bridge, 'poll', { get: poll });
+  defineProperty(bridge, 'final', { get: final });
   return freeze(bridge);
 })(__AGENTAPPS_CONFIG__);

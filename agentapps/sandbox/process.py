@@ -24,6 +24,10 @@ CHILD = Path(__file__).with_name("child.py")
 PASSED_ENV = ("LD_LIBRARY_PATH",)  # what a shared-library Python build may need to start
 REAP_WAIT_S = 2.0
 
+Op = tuple[str, str] | tuple[str, str, str]
+"""("B", script) evaluates the script and keeps its value; ("S", key, value) sets a string
+property of that value; ("G", key) reads one (see child.py)."""
+
 
 class SandboxDied(Exception):
     """The sandbox process ended (or its socket did) while the host waited for it."""
@@ -93,10 +97,10 @@ class Child:
     def pid(self) -> int:
         return self.proc.pid
 
-    def post(self, codes: tuple[str, ...]) -> None:
+    def post(self, ops: tuple[Op, ...]) -> None:
         """Send a frame without waiting (from sync code too); its reply is checked by the next
         `request`, which returns it instead if it is not a plain value."""
-        frame = _frame(codes)
+        frame = _frame(ops)
         try:
             sent = 0 if self._outbox else self._sock.send(frame)
         except BlockingIOError:
@@ -106,10 +110,10 @@ class Child:
         self._outbox += frame[sent:]
         self._unread += 1
 
-    async def request(self, codes: tuple[str, ...]) -> tuple[bytes, bytes]:
-        """Send one frame of sources; return the reply's tag byte and payload."""
+    async def request(self, ops: tuple[Op, ...]) -> tuple[bytes, bytes]:
+        """Send one frame of operations; return the reply's tag byte and payload."""
         loop = asyncio.get_running_loop()
-        frame, self._outbox = self._outbox + _frame(codes), b""
+        frame, self._outbox = self._outbox + _frame(ops), b""
         try:
             await loop.sock_sendall(self._sock, frame)
             while self._unread:
@@ -180,10 +184,12 @@ class Child:
         return True
 
 
-def _frame(codes: tuple[str, ...]) -> bytes:
+def _frame(ops: tuple[Op, ...]) -> bytes:
     parts = []
-    for code in codes:
-        data = code.encode("utf-8", "surrogatepass")
-        parts += (len(data).to_bytes(4, "big"), data)
+    for op in ops:
+        key = op[1].encode("utf-8", "surrogatepass")
+        value = op[2].encode("utf-8", "surrogatepass") if len(op) > 2 else b""
+        parts += (op[0].encode(), len(key).to_bytes(4, "big"), key, len(value).to_bytes(4, "big"),
+                  value)
     body = b"".join(parts)
     return len(body).to_bytes(4, "big") + body

@@ -20,27 +20,24 @@ if TYPE_CHECKING:
     from agentapps.sandbox.engine import Engine
 
 BARE_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,127}")
-
-
-def js_string(text: str) -> str:
-    """A JavaScript string literal for `text` (ASCII-only JSON is valid JS)."""
-    return json.dumps(text)
+POLL = ("G", "poll")
 
 
 class Snippet:
     """The Python half of one snippet: admits invoke requests, runs them, records the outcome."""
 
-    def __init__(self, limits: SandboxLimits, invoke: InvokeFn, bridge: str) -> None:
-        self.limits, self.invoke, self.bridge = limits, invoke, bridge
+    def __init__(self, limits: SandboxLimits, invoke: InvokeFn) -> None:
+        self.limits, self.invoke = limits, invoke
         self.tasks: set[asyncio.Task[str]] = set()
+        self.done: list[asyncio.Task[str]] = []  # finished tasks whose replies are not sent yet
+        self.wakeup: asyncio.Future[None] | None = None
         self.invokes = 0
         self.limit: str | None = None
         self.outcome: dict[str, Any] | None = None
 
     async def drive(self, engine: Engine, code: str) -> dict[str, Any]:
         """Run until the snippet has settled with no invoke outstanding; return its final state."""
-        b = self.bridge
-        text = await engine.eval(f"{b}.start({js_string(code)})", f"{b}.poll()")
+        text = await engine.call(("S", "start", code), POLL)
         while True:
             state = _load(text)
             replies = self._absorb(state)
@@ -54,17 +51,19 @@ class Snippet:
                     self.outcome = {"ok": False, "type": "runtime", "message": STUCK}
                     final = None
                     break
-                await asyncio.wait(self.tasks, return_when=asyncio.FIRST_COMPLETED)
-            for task in [task for task in self.tasks if task.done()]:
+                if not self.done:
+                    self.wakeup = asyncio.get_running_loop().create_future()
+                    await self.wakeup
+            for task in self.done:
                 self.tasks.discard(task)
                 replies.append(task.result())
+            self.done.clear()
             if replies:
-                batch = "[" + ",".join(replies) + "]"
-                text = await engine.eval(f"{b}.deliver({js_string(batch)})", f"{b}.poll()")
+                text = await engine.call(("S", "deliver", "[" + ",".join(replies) + "]"), POLL)
             else:
-                text = await engine.eval(f"{b}.poll()")
+                text = await engine.call(POLL)
         if final is None:  # stuck, or a poll that could not tell the end (asks for it as before)
-            final = _load(await engine.eval(f"{b}.final()"))
+            final = _load(await engine.call(("G", "final")))
         elif not isinstance(final, dict):
             raise IsolateFault("malformed final state")
         return self._checked_final(final)
@@ -107,8 +106,16 @@ class Snippet:
             self.limit = self.limit or over
             return _refusal(rid, over)
         self.invokes += 1
-        self.tasks.add(asyncio.get_running_loop().create_task(self._call(rid, name, args)))
+        task = asyncio.get_running_loop().create_task(self._call(rid, name, args))
+        task.add_done_callback(self._finished)
+        self.tasks.add(task)
         return None
+
+    def _finished(self, task: asyncio.Task[str]) -> None:
+        if not task.cancelled():
+            self.done.append(task)
+        if self.wakeup is not None and not self.wakeup.done():
+            self.wakeup.set_result(None)
 
     async def _call(self, rid: int, name: str, args: Any) -> str:
         try:

@@ -32,15 +32,15 @@ def sandbox() -> Iterator[Sandbox]:
 
 @pytest.fixture
 def evals(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
-    """Every Engine.eval call (one hop to the isolate thread each), as the bridge methods named."""
+    """Every Engine.call (one round trip to the sandbox process each), as the bridge members used."""
     seen: list[tuple[str, ...]] = []
-    original = Engine.eval
+    original = Engine.call
 
-    async def counting(self: Engine, *codes: str) -> Any:
-        seen.append(tuple(code.split(".", 1)[1].split("(", 1)[0] for code in codes))
-        return await original(self, *codes)
+    async def counting(self: Engine, *ops: tuple[str, ...]) -> Any:
+        seen.append(tuple(op[1] for op in ops))
+        return await original(self, *ops)
 
-    monkeypatch.setattr(Engine, "eval", counting)
+    monkeypatch.setattr(Engine, "call", counting)
     return seen
 
 
