@@ -36,6 +36,19 @@ def _prelude_template() -> str:
     return (Path(__file__).parent / "prelude.js").read_text(encoding="utf-8")
 
 
+def prelude(limits: SandboxLimits, memory_json: str) -> str:
+    """The prelude script for a fresh isolate: limits and the `memory` seed filled in."""
+    config = {
+        "maxLength": limits.max_length,
+        "maxOutput": limits.max_output_chars,
+        "maxInvokes": limits.max_invokes,
+        "maxArgBytes": limits.max_arg_bytes,
+        "maxValue": limits.max_value_bytes,
+        "memory": memory_json,
+    }
+    return _prelude_template().replace("__AGENTAPPS_CONFIG__", json.dumps(config))
+
+
 def _mib(n: int) -> str:
     return f"{n / (1 << 20):g} MiB"
 
@@ -156,12 +169,4 @@ class Sandbox:
             self._engine = None
 
     def _prelude(self) -> str:
-        config = {
-            "maxLength": self._limits.max_length,
-            "maxOutput": self._limits.max_output_chars,
-            "maxInvokes": self._limits.max_invokes,
-            "maxArgBytes": self._limits.max_arg_bytes,
-            "maxValue": self._limits.max_value_bytes,
-            "memory": self._memory_json,
-        }
-        return _prelude_template().replace("__AGENTAPPS_CONFIG__", json.dumps(config))
+        return prelude(self._limits, self._memory_json)

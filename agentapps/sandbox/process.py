@@ -71,7 +71,9 @@ def _mini_racer_dir() -> str:
 class Child:
     """One running sandbox process and the host's end of its socket."""
 
-    def __init__(self, heap_bytes: int, data_bytes: int, max_frame: int) -> None:
+    def __init__(self, heap_bytes: int, data_bytes: int, max_frame: int,
+                 package: str | None = None) -> None:
+        """`package`: mini-racer's package folder (default: the installed one)."""
         self.max_frame = max_frame
         ours, theirs = socket.socketpair()
         self._buffer = bytearray()
@@ -80,7 +82,7 @@ class Child:
         with theirs:
             deathsig = threading.current_thread() is threading.main_thread()  # see child.harden
             argv = [sys.executable, "-I", "-S", "-B", str(CHILD), str(theirs.fileno()),
-                    _mini_racer_dir(), str(data_bytes), str(heap_bytes), str(os.getpid()),
+                    package or _mini_racer_dir(), str(data_bytes), str(heap_bytes), str(os.getpid()),
                     "1" if deathsig else "0"]
             env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
             try:

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -253,7 +254,8 @@ def sandbox() -> Iterator[Sandbox]:
 
 @pytest.mark.parametrize("payload", PAYLOADS, ids=[p.id for p in PAYLOADS])
 def test_escape_payload_is_contained(payload: Payload, sandbox: Sandbox,
-                                     audit: AuditRecorder) -> None:
+                                     audit: AuditRecorder, tally: Counter[str]) -> None:
+    tally["escape tried"] += 1
     host = Host()
 
     async def attack() -> tuple[SnippetResult, list[str], SnippetResult]:
@@ -275,6 +277,7 @@ def test_escape_payload_is_contained(payload: Payload, sandbox: Sandbox,
         payload.check(result, host)
     assert events == []  # no file, network or process access while the payload ran
     assert after.ok and after.value == [2, True]  # alive, and memory survives (or is restored)
+    tally["escape held"] += 1
 
 
 def test_at_least_28_payloads() -> None:
