@@ -21,7 +21,7 @@ asyncio, about 45 ms. Any other version goes through mini-racer's public API.
 from __future__ import annotations
 
 import _queue
-import _signal
+import _signal  # type: ignore[import-not-found]  # `signal` imports enum: +5 ms
 import _thread
 import ctypes
 import os
@@ -121,7 +121,9 @@ class NativeDriver:
         self._keys: dict[bytes, ctypes._Pointer[_Value]] = {}
 
     def _string(self, data: bytes) -> ctypes._Pointer[_Value]:
-        return self._lib.mr_alloc_string_val(self._ctx, data, len(data), _STRING)
+        value: ctypes._Pointer[_Value] = self._lib.mr_alloc_string_val(self._ctx, data, len(data),
+                                                                       _STRING)
+        return value
 
     def _key(self, name: bytes) -> ctypes._Pointer[_Value]:
         if name not in self._keys:

@@ -65,7 +65,7 @@ def _mini_racer_dir() -> str:
     spec = importlib.util.find_spec("py_mini_racer")  # finds it without importing it
     if spec is None or not spec.submodule_search_locations:
         raise ModuleNotFoundError("mini-racer is not installed: pip install mini-racer")
-    return str(list(spec.submodule_search_locations)[0])
+    return str(next(iter(spec.submodule_search_locations)))
 
 
 class Child:
@@ -187,7 +187,7 @@ class Child:
 
 
 def _frame(ops: tuple[Op, ...]) -> bytes:
-    parts = []
+    parts: list[bytes] = []
     for op in ops:
         key = op[1].encode("utf-8", "surrogatepass")
         value = op[2].encode("utf-8", "surrogatepass") if len(op) > 2 else b""

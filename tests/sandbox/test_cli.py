@@ -22,7 +22,7 @@ NEST = "const nest = d => { let v = []; for (let i = 0; i < d; i++) v = [v]; ret
 
 def agent_skill(project: Any, name: str, turns: list[dict[str, Any]], **model: Any) -> Path:
     """A markdown skill whose model is agent-scripted playing `turns`; returns the requests log."""
-    log = project.root / f"{name}.requests.jsonl"
+    log: Path = project.root / f"{name}.requests.jsonl"
     project.write(f"{name}.turns.json", json.dumps({"turns": turns}))
     config = {"agent": "agent-scripted", "script": f"{name}.turns.json", "requests": str(log),
               "snippetTimeout": 5, **model}

@@ -37,9 +37,9 @@ class AuditRecorder:
     events: list[str] = field(default_factory=list)
 
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
-        if self.armed and (event in WATCHED or event.startswith(("os.exec", "os.spawn"))):
-            if not _respawn(event, args):
-                self.events.append(event)
+        watched = event in WATCHED or event.startswith(("os.exec", "os.spawn"))
+        if self.armed and watched and not _respawn(event, args):
+            self.events.append(event)
 
 
 def _respawn(event: str, args: tuple[Any, ...]) -> bool:

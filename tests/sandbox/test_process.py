@@ -175,7 +175,7 @@ def test_a_sandbox_made_in_a_thread_that_ended_keeps_working() -> None:
 
 # -- a sandbox process that does not play by the rules (a fake at the seam) ---------------------
 
-SETTLED = {"requests": [], "more": False, "outcome": {"ok": True, "value": "1"}, "limit": None,
+SETTLED: dict[str, Any] = {"requests": [], "more": False, "outcome": {"ok": True, "value": "1"}, "limit": None,
            "final": {"head": "", "tail": "", "total": 0, "finished": False, "finish": "null",
                      "memory": "{}"}}
 
@@ -248,8 +248,8 @@ def test_mini_racer_versions_with_an_unchecked_abi_use_the_public_api(tmp_path: 
     async def talk() -> list[Any]:
         child.post((("B", prelude(FAST, '{"seed": 5}')),))
         replies = [await child.request((("S", "start", "return memory.seed * 8 + 2"), ("G", "poll"))),
-                   await child.request((("S", "start", "return 1 + await ctx.manager.invoke("
-                                         "'echo', 6)"), ("G", "poll"))),
+                   await child.request((("S", "start", "return 1 + await ctx.manager.invoke('echo', 6)"),
+                                        ("G", "poll"))),
                    await child.request((("S", "deliver", '[{"id": 1, "ok": true, "value": 6}]'),
                                         ("G", "poll")))]
         assert all(tag == b"V" for tag, _ in replies), replies
