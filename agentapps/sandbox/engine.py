@@ -12,8 +12,13 @@ so both overlap whatever the caller does before its first snippet.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+from typing import TypeVar
+
 from agentapps.sandbox.process import Child, Death, FrameTooLarge, Op, SandboxDied
 from agentapps.sandbox.results import SandboxLimits
+
+T = TypeVar("T")
 
 
 class IsolateMemoryError(Exception):
@@ -46,15 +51,19 @@ class Engine:
     def pid(self) -> int:
         return self._child.pid
 
+    async def started(self) -> None:
+        """Wait until the process has evaluated the prelude (raises as `call` does)."""
+        failed = await _talk(self._child.settle())
+        if failed is not None:
+            self._value(*failed)
+
     async def call(self, *ops: Op) -> str | None:
         """Carry out `ops`, e.g. `("S", "start", code), ("G", "poll")`; return the string the last
         one gave (None for any other value)."""
-        try:
-            tag, payload = await self._child.request(ops)
-        except SandboxDied:
-            raise IsolateDied from None
-        except FrameTooLarge as exc:
-            raise IsolateFault(str(exc)) from None
+        return self._value(*await _talk(self._child.request(ops)))
+
+    @staticmethod
+    def _value(tag: bytes, payload: bytes) -> str | None:
         if tag == b"V":
             return payload.decode("utf-8", "replace")
         if tag == b"N":
@@ -73,3 +82,12 @@ class Engine:
     def reap(self, wait: float) -> bool:
         """Kill and wait for the exit up to `wait` seconds; True once the process is gone."""
         return self._child.reap(wait)
+
+
+async def _talk(exchange: Awaitable[T]) -> T:
+    try:
+        return await exchange
+    except SandboxDied:
+        raise IsolateDied from None
+    except FrameTooLarge as exc:
+        raise IsolateFault(str(exc)) from None

@@ -29,6 +29,7 @@ DEFAULT_LIMITS = SandboxLimits()
 RESET_NOTE = (" The sandbox was reset and `memory` restored from its last snapshot (taken after "
               "each completed snippet).")
 CLOSE_WAIT_S = 2.0
+START_TIMEOUT_S = 30.0  # for the sandbox process to start; a loaded machine can take seconds
 
 
 @cache
@@ -118,42 +119,53 @@ class Sandbox:
         self._dead = [engine for engine in self._dead if not engine.reap(0)]
         if self._engine is None:
             self._engine = Engine(self._limits, self._prelude())
-        engine, limits = self._engine, self._limits
-        snippet = Snippet(limits, invoke)
-        final: dict[str, Any] | None = None
+        engine = self._engine
+        snippet = Snippet(self._limits, invoke)
         try:
-            async with asyncio.timeout(limits.timeout_s):
-                try:
-                    final = await snippet.drive(engine, code)
-                except IsolateMemoryError:
-                    failure = error("memory", f"The snippet exceeded the {_mib(limits.heap_bytes)} "
-                                    "heap limit.")
-                except IsolateFault as exc:
-                    failure = error("runtime", f"The sandbox bridge failed ({exc}).")
-                except IsolateDied:
-                    failure = None
-                else:
-                    refused = final["memory_refused"]
-                    if refused is None:
-                        if final["memory"] is not None:
-                            self._memory_json = final["memory"]
-                        return snippet.result(None, final)
-                    # the live `memory` is not what the snapshot says: reset to the snapshot
-                    failure = error("limit", f"Limit reached: {refused}.")
-        except TimeoutError:
-            failure = error("timeout", f"The snippet ran longer than {limits.timeout_s:g} s "
-                            "(wall clock) and was stopped.")
+            final, failure = await self._attempt(engine, snippet, code)
         except BaseException:  # cancelled from outside: never leave agent code running
             self._discard()
             raise
         finally:
             snippet.cancel_invokes()
-        if failure is None:  # the process died: how, once it is gone (outside the timeout)
-            failure = await self._obituary(engine)
+        if failure is None:
+            if final is not None and final["memory"] is not None:
+                self._memory_json = final["memory"]
+            return snippet.result(None, final)
         self._discard()
-        self._engine = Engine(limits, self._prelude())  # warm for the next snippet
+        self._engine = Engine(self._limits, self._prelude())  # warm for the next snippet
         failure["message"] += RESET_NOTE
         return snippet.result(failure, final)
+
+    async def _attempt(self, engine: Engine, snippet: Snippet, code: str
+                       ) -> tuple[dict[str, Any] | None, dict[str, str] | None]:
+        """Run the snippet: its final state, and the failure (if any) after which the process must
+        be replaced. Waiting for the process to start does not count against the snippet."""
+        limits = self._limits
+        final = None
+        try:
+            try:
+                async with asyncio.timeout(START_TIMEOUT_S):
+                    await engine.started()
+            except TimeoutError:
+                return None, error("runtime", "The sandbox process did not start within "
+                                   f"{START_TIMEOUT_S:g} s.")
+            async with asyncio.timeout(limits.timeout_s):
+                final = await snippet.drive(engine, code)
+        except TimeoutError:
+            return None, error("timeout", f"The snippet ran longer than {limits.timeout_s:g} s "
+                               "(wall clock) and was stopped.")
+        except IsolateMemoryError:
+            return None, error("memory", f"The snippet exceeded the {_mib(limits.heap_bytes)} "
+                               "heap limit.")
+        except IsolateFault as exc:
+            return None, error("runtime", f"The sandbox bridge failed ({exc}).")
+        except IsolateDied:  # how, once it is gone (outside the timeout)
+            return None, await self._obituary(engine)
+        refused = final["memory_refused"]
+        if refused is not None:  # the live `memory` is not what the snapshot says: reset to it
+            return final, error("limit", f"Limit reached: {refused}.")
+        return final, None
 
     async def _obituary(self, engine: Engine) -> dict[str, str]:
         death = await engine.death()

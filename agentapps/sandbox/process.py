@@ -100,8 +100,7 @@ class Child:
         return self.proc.pid
 
     def post(self, ops: tuple[Op, ...]) -> None:
-        """Send a frame without waiting (from sync code too); its reply is checked by the next
-        `request`, which returns it instead if it is not a plain value."""
+        """Send a frame without waiting (from sync code too); `settle` reads its reply."""
         frame = _frame(ops)
         try:
             sent = 0 if self._outbox else self._sock.send(frame)
@@ -112,19 +111,33 @@ class Child:
         self._outbox += frame[sent:]
         self._unread += 1
 
+    async def settle(self) -> tuple[bytes, bytes] | None:
+        """Finish sending posted frames and read their replies: the first that is not a plain
+        value (tag, payload), or None once all were."""
+        loop = asyncio.get_running_loop()
+        frame, self._outbox = self._outbox, b""
+        try:
+            if frame:
+                await loop.sock_sendall(self._sock, frame)
+            while self._unread:
+                reply = await self._read_frame(loop)
+                self._unread -= 1
+                if reply[:1] not in (b"V", b"N"):
+                    return reply[:1], reply[1:]
+        except OSError as exc:  # reset or closed: the process is gone or going
+            raise SandboxDied(str(exc)) from None
+        return None
+
     async def request(self, ops: tuple[Op, ...]) -> tuple[bytes, bytes]:
         """Send one frame of operations; return the reply's tag byte and payload."""
+        failed = await self.settle()
+        if failed is not None:
+            return failed
         loop = asyncio.get_running_loop()
-        frame, self._outbox = self._outbox + _frame(ops), b""
         try:
-            await loop.sock_sendall(self._sock, frame)
-            while self._unread:
-                earlier = await self._read_frame(loop)
-                self._unread -= 1
-                if earlier[:1] not in (b"V", b"N"):
-                    return earlier[:1], earlier[1:]
+            await loop.sock_sendall(self._sock, _frame(ops))
             reply = await self._read_frame(loop)
-        except OSError as exc:  # reset or closed: the process is gone or going
+        except OSError as exc:
             raise SandboxDied(str(exc)) from None
         return reply[:1], reply[1:]
 
