@@ -281,3 +281,8 @@ def test_sigint_to_the_process_group_does_not_kill_the_sandbox_process(sandbox: 
     os.kill(pid, signal.SIGINT)  # what Ctrl-C sends the whole foreground group: the host decides
     time.sleep(0.1)
     assert alive(pid) and run(sandbox, "return 'kept'").value == "kept"
+
+
+def test_waiting_for_the_process_to_start_is_not_the_snippets_time() -> None:
+    with Sandbox(SandboxLimits(timeout_s=0.05, process_bytes=640 << 20)) as sb:
+        assert run(sb, "return 'quick'").value == "quick"  # the process takes longer to start
