@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 ABI_CHECKED = ("0.14.",)  # mini-racer versions whose C ABI (below) was checked by hand
 V8_FLAGS = b"--single-threaded"  # what mini-racer itself passes
 PR_SET_PDEATHSIG = 1
-POLLRDHUP = getattr(select, "POLLRDHUP", 0x2000)
+POLLRDHUP = getattr(select, "POLLRDHUP", 0)
+LIBRARY = "libmini_racer.dylib" if sys.platform == "darwin" else "libmini_racer.so"
 HANGUP = POLLRDHUP | select.POLLHUP | select.POLLERR | select.POLLNVAL
 
 
@@ -59,16 +60,17 @@ def harden(parent_pid: int, data_bytes: int, deathsig: bool, fd: int) -> None:
         ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent_pid:  # the host died before the death signal was armed
         os._exit(0)
-    _thread.start_new_thread(_exit_on_hangup, (fd,))
+    _thread.start_new_thread(_exit_on_hangup, (fd, parent_pid))
 
 
-def _exit_on_hangup(fd: int) -> None:
+def _exit_on_hangup(fd: int, parent_pid: int) -> None:
     """The host's end of the socket closes when the host dies, however it dies: exit then, even
-    while the isolate is busy (this thread waits in poll, without the main thread)."""
+    while the isolate is busy (this thread waits in poll, without the main thread). Where poll
+    does not report a hang-up (POLLRDHUP is Linux's), a new parent id tells the same, within 1 s."""
     poller = select.poll()
     poller.register(fd, POLLRDHUP)
     while True:
-        if any(events & HANGUP for _, events in poller.poll()):
+        if any(events & HANGUP for _, events in poller.poll(1000)) or os.getppid() != parent_pid:
             os._exit(0)
 
 
@@ -94,7 +96,7 @@ class NativeDriver:
     microtasks, at about a third of an evaluation's cost (measured)."""
 
     def __init__(self, package: str, heap_bytes: int) -> None:
-        lib = ctypes.CDLL(os.path.join(package, "libmini_racer.so"))
+        lib = ctypes.CDLL(os.path.join(package, LIBRARY))
         u64, value_p = ctypes.c_uint64, _VALUE_P
         lib.mr_init_v8.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
         lib.mr_init_context.argtypes = [_CALLBACK]
@@ -209,7 +211,8 @@ def abi_checked(package: str) -> bool:
             text = about.read()
     except OSError:
         return False
-    return any(f'__version__ = "{version}' in text for version in ABI_CHECKED)
+    return (any(f'__version__ = "{version}' in text for version in ABI_CHECKED)
+            and os.path.exists(os.path.join(package, LIBRARY)))
 
 
 def frames(fd: int) -> Iterator[bytes]:

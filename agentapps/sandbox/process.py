@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import threading
+import weakref
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -94,6 +95,8 @@ class Child:
                 raise
         ours.setblocking(False)
         self._sock = ours
+        # a Sandbox dropped without close() must not leave its process running
+        self._finalizer = weakref.finalize(self, _stop, self.proc, ours)
 
     @property
     def pid(self) -> int:
@@ -194,9 +197,22 @@ class Child:
             self.proc.wait(wait)
         except subprocess.TimeoutExpired:
             return False
+        self._finalizer.detach()
         if self.proc.stderr is not None:
             self.proc.stderr.close()
         return True
+
+
+def _stop(proc: subprocess.Popen[bytes], sock: socket.socket) -> None:
+    sock.close()
+    if proc.returncode is None:
+        proc.kill()
+    try:
+        proc.wait(REAP_WAIT_S)
+    except subprocess.TimeoutExpired:  # pragma: no cover - subprocess reaps it later
+        pass
+    if proc.stderr is not None:
+        proc.stderr.close()
 
 
 def _frame(ops: tuple[Op, ...]) -> bytes:

@@ -286,3 +286,16 @@ def test_sigint_to_the_process_group_does_not_kill_the_sandbox_process(sandbox: 
 def test_waiting_for_the_process_to_start_is_not_the_snippets_time() -> None:
     with Sandbox(SandboxLimits(timeout_s=0.05, process_bytes=640 << 20)) as sb:
         assert run(sb, "return 'quick'").value == "quick"  # the process takes longer to start
+
+
+@linux_only
+def test_a_sandbox_dropped_without_close_does_not_leave_its_process() -> None:
+    import gc
+
+    sb = Sandbox(FAST)
+    assert run(sb, "return 1").ok
+    pid = sb.pid
+    assert pid is not None
+    del sb
+    gc.collect()
+    assert gone_within(pid, 2)
