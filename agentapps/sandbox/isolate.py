@@ -1,4 +1,4 @@
-"""The Sandbox: runs model-written JavaScript snippets in a V8 isolate in its own process, per agent run.
+"""The Sandbox: model-written JavaScript snippets in a V8 isolate, in a process of its own, per run.
 
 Each snippet is the body of an async function. Its only way out is `ctx.manager.invoke(name,
 args)`, a promise settled by Python, and `ctx.manager.finish(value)`. The bridge is pull-based:

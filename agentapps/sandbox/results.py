@@ -23,7 +23,7 @@ class SandboxLimits:
     max_invokes: int = 50  # ctx.manager.invoke calls per snippet
     max_arg_bytes: int = 1 << 20  # UTF-8 size of one invoke's JSON args
     max_value_bytes: int = 4 << 20  # UTF-8 JSON of the return value, the finish value, `memory`
-    max_depth: int = 64  # nesting of any JSON value agent code hands over (args included)
+    max_depth: int = 100  # bracket nesting of any JSON value agent code hands over (args too)
     max_length: int = 1 << 24  # longest array/string that looping builtins may walk (see prelude.js)
 
 

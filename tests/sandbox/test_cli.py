@@ -61,8 +61,8 @@ def test_a_memory_bomb_is_a_tool_error_and_the_run_goes_on(project: Any) -> None
     assert bomb["ok"] is False and bomb["error"].startswith("memory: ")
     assert "restored" in bomb["error"]
     assert zone["ok"] is False and zone["error"].split(":")[0] in ("memory", "timeout")
-    assert finish["ok"] is False and "nested deeper than 64" in finish["error"]
-    assert deep["ok"] is False and "nested deeper than 64" in deep["error"]
+    assert finish["ok"] is False and "nested deeper than 100" in finish["error"]
+    assert deep["ok"] is False and "nested deeper than 100" in deep["error"]
     assert memory == {"ok": True, "result": {"args": {}, "n": 1}}  # the last good snapshot
 
 

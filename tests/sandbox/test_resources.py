@@ -75,15 +75,15 @@ ATTACKS = [
            slow=1.0),
     # recursion and nesting (a RecursionError in the host ended the whole run)
     Attack("deep-recursion", "const f = n => f(n + 1); f(0)", "runtime", "Maximum call stack"),
-    Attack("deep-return", NEST + "return nest(5000)", "limit", "nested deeper than 64"),
+    Attack("deep-return", NEST + "return nest(5000)", "limit", "nested deeper than 100"),
     Attack("deep-return-parsed", "return JSON.parse('['.repeat(5000) + ']'.repeat(5000))",
-           "limit", "nested deeper than 64"),
+           "limit", "nested deeper than 100"),
     Attack("deep-finish", NEST + "ctx.manager.finish(nest(5000)); return 1", "limit",
-           "finish value is nested deeper than 64"),
+           "finish value is nested deeper than 100"),
     Attack("deep-memory", NEST + "memory.deep = nest(5000)", "limit",
-           "`memory` is nested deeper than 64"),
+           "`memory` is nested deeper than 100"),
     Attack("deep-invoke-args", NEST + "return await ctx.manager.invoke('echo', nest(5000))",
-           "limit", "invoke args are nested deeper than 64"),
+           "limit", "invoke args are nested deeper than 100"),
     Attack("deep-invoke-args-caught", NEST + "try { await ctx.manager.invoke('echo', "
            "{a: nest(5000)}) } catch (e) {} return 'swallowed'", "limit", "nested deeper"),
     Attack("deep-invoke-args-all", NEST + "return await Promise.all([1, 2, 3].map(i => "
@@ -136,11 +136,11 @@ def test_resource_attack_is_contained(attack: Attack, sandbox: Sandbox,
 
 def test_deep_invoke_args_never_reach_the_host(sandbox: Sandbox) -> None:
     host = Host()
-    result = asyncio.run(sandbox.run(NEST + "return await ctx.manager.invoke('echo', nest(65))",
+    result = asyncio.run(sandbox.run(NEST + "return await ctx.manager.invoke('echo', nest(100))",
                                      host))
     assert host.calls == [] and result.error is not None and result.error["type"] == "limit"
-    ok = asyncio.run(sandbox.run(NEST + "return await ctx.manager.invoke('echo', nest(60))", host))
-    assert ok.ok and len(host.calls) == 1  # 64 levels in all (the array holding it is one)
+    ok = asyncio.run(sandbox.run(NEST + "return await ctx.manager.invoke('echo', nest(99))", host))
+    assert ok.ok and len(host.calls) == 1  # nest(d) is d + 1 arrays deep: 100 is the most
 
 
 def test_a_fresh_process_replaces_the_one_that_died(sandbox: Sandbox) -> None:
