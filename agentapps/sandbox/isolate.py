@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from types import TracebackType
@@ -77,6 +78,11 @@ class Sandbox:
     def memory(self) -> Any:
         """The JSON value of the `memory` global after the last completed snippet."""
         return json.loads(self._memory_json)
+
+    def set_timeout(self, seconds: float) -> None:
+        """Change the wall-clock limit of the next snippets (it is applied by this process only,
+        so it can change after the sandbox process started)."""
+        self._limits = replace(self._limits, timeout_s=seconds)
 
     @property
     def pid(self) -> int | None:

@@ -316,3 +316,12 @@ def test_the_host_never_imports_mini_racer_its_sandbox_process_does() -> None:
 def test_result_is_json_serialisable(sandbox: Sandbox) -> None:
     result = run(sandbox, "console.log('x'); return {a: 1}")
     assert json.loads(json.dumps(result.__dict__))["value"] == {"a": 1}
+
+
+def test_set_timeout_applies_to_the_next_snippets() -> None:
+    with Sandbox(SandboxLimits(timeout_s=10)) as sb:
+        sb.set_timeout(0.2)
+        started = time.monotonic()
+        result = run(sb, "while (true) {}")
+        assert result.error is not None and result.error["type"] == "timeout"
+        assert "0.2 s" in result.error["message"] and time.monotonic() - started < 2
