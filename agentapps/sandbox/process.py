@@ -133,9 +133,10 @@ class Child:
 
     async def request(self, ops: tuple[Op, ...]) -> tuple[bytes, bytes]:
         """Send one frame of operations; return the reply's tag byte and payload."""
-        failed = await self.settle()
-        if failed is not None:
-            return failed
+        if self._unread or self._outbox:
+            failed = await self.settle()
+            if failed is not None:
+                return failed
         loop = asyncio.get_running_loop()
         try:
             await loop.sock_sendall(self._sock, _frame(ops))

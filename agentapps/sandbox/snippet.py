@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from agentapps.sandbox.engine import Engine
 
 BARE_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,127}")
+Call = tuple[int, str, Any]  # an admitted invoke: request id, skill name, args
 POLL = ("G", "poll")
 
 
@@ -40,24 +41,33 @@ class Snippet:
         text = await engine.call(("S", "start", code), POLL)
         while True:
             state = _load(text)
-            replies = self._absorb(state)
+            replies, calls = self._absorb(state)
             more = state.get("more") is True  # requests still queued in the isolate
-            if self.outcome is not None and not self.tasks and not replies and not more:
-                # the poll that first sees the end carries the final state (only that poll's)
-                final = state.get("final")
-                break
-            if not replies and not more:
-                if not self.tasks:  # nothing outside the isolate can settle what it awaits
-                    self.outcome = {"ok": False, "type": "runtime", "message": STUCK}
-                    final = None
+            if len(calls) == 1 and not (self.tasks or replies or more):
+                # one call and nothing else to wait for (sequential awaits): running it here is
+                # what a task would do, minus the task and two turns of the event loop
+                replies.append(await self._call(*calls[0]))
+            else:
+                for call in calls:
+                    task = asyncio.get_running_loop().create_task(self._call(*call))
+                    task.add_done_callback(self._finished)
+                    self.tasks.add(task)
+                if self.outcome is not None and not (self.tasks or replies or more):
+                    # the poll that first sees the end carries the final state (only that poll's)
+                    final = state.get("final")
                     break
-                if not self.done:
-                    self.wakeup = asyncio.get_running_loop().create_future()
-                    await self.wakeup
-            for task in self.done:
-                self.tasks.discard(task)
-                replies.append(task.result())
-            self.done.clear()
+                if not replies and not more:
+                    if not self.tasks:  # nothing outside the isolate can settle what it awaits
+                        self.outcome = {"ok": False, "type": "runtime", "message": STUCK}
+                        final = None
+                        break
+                    if not self.done:
+                        self.wakeup = asyncio.get_running_loop().create_future()
+                        await self.wakeup
+                for task in self.done:
+                    self.tasks.discard(task)
+                    replies.append(task.result())
+                self.done.clear()
             if replies:
                 text = await engine.call(("S", "deliver", "[" + ",".join(replies) + "]"), POLL)
             else:
@@ -68,8 +78,9 @@ class Snippet:
             raise IsolateFault("malformed final state")
         return self._checked_final(final)
 
-    def _absorb(self, state: dict[str, Any]) -> list[str]:
-        """Take in one poll: the outcome, limit notes and new invoke requests."""
+    def _absorb(self, state: dict[str, Any]) -> tuple[list[str], list[Call]]:
+        """Take in one poll: the outcome, limit notes, and new invoke requests (refusals to send
+        back, and the calls admitted)."""
         if self.limit is None and isinstance(state.get("limit"), str):
             self.limit = state["limit"][:1000]
         outcome = state.get("outcome")
@@ -78,10 +89,17 @@ class Snippet:
         requests = state.get("requests")
         if not isinstance(requests, list):
             raise IsolateFault("malformed poll")
-        return [reply for reply in map(self._admit, requests) if reply is not None]
+        replies, calls = [], []
+        for request in requests:
+            admitted = self._admit(request)
+            if isinstance(admitted, str):
+                replies.append(admitted)
+            else:
+                calls.append(admitted)
+        return replies, calls
 
-    def _admit(self, request: Any) -> str | None:
-        """Start one invoke as a task on the caller's loop, or return the refusal to send back."""
+    def _admit(self, request: Any) -> str | Call:
+        """Admit one invoke request: the call to make, or the refusal to send back."""
         if not (isinstance(request, dict) and type(request.get("id")) is int
                 and isinstance(request.get("name"), str) and isinstance(request.get("args"), str)):
             raise IsolateFault("malformed invoke request")
@@ -106,10 +124,7 @@ class Snippet:
             self.limit = self.limit or over
             return _refusal(rid, over)
         self.invokes += 1
-        task = asyncio.get_running_loop().create_task(self._call(rid, name, args))
-        task.add_done_callback(self._finished)
-        self.tasks.add(task)
-        return None
+        return rid, name, args
 
     def _finished(self, task: asyncio.Task[str]) -> None:
         if not task.cancelled():
