@@ -12,11 +12,14 @@ script imports. Both run in the same run, alternating, so load on the machine hi
    `Promise.resolve(i)`; and a `Promise.all` of 50, minus 50 resolved promises. 7 rounds (3 with
    `--quick`), median per invoke. Targets: sequential ≤ 250 µs; Promise.all no slower than the
    baseline.
-2. First snippet. In a fresh process that has imported asyncio and the sandbox package (as the CLI
-   has by then): from `Sandbox()` to the result of a first `return 1`, timed inside the process.
-   10 processes each (4 with `--quick`), alternating, median. Target: no slower than the baseline.
-   For information: the same in a process that already ran a Sandbox (a sub-agent's case), and
-   the first snippet sent 150 ms after `Sandbox()` (a model call in between).
+2. First snippet, in fresh processes (10 each, 4 with `--quick`, alternating, median), timed
+   inside the process. (a) An agent run (agent-scripted, whose first turn is `return 1`), from
+   `invoke_root` to that snippet's result: each engine with the runner of its own commit (the
+   baseline opened its isolate after planning, the boundary starts its process before). (b) In a
+   process that has imported asyncio and the sandbox package: from `Sandbox()` to the result of a
+   first `return 1` sent at once. Target for both: no slower than the baseline. For information:
+   the same in a process that already ran one (a sub-agent's case), and the first snippet sent
+   150 ms after `Sandbox()` (a model call in between).
 3. Host peak RSS under memory bombs. One fresh process per bomb runs `Sandbox()` (default limits,
    10 s timeout) and the bomb, and reports its own peak RSS (`ru_maxrss` of RUSAGE_SELF: the host,
    not the sandbox process) and the snippet's error type. The ratio is to the same process running
@@ -112,33 +115,32 @@ FIRST = """
 import asyncio, importlib, json, sys, time
 impl = importlib.import_module(sys.argv[1])
 delay = float(sys.argv[2])
-if delay < 0:  # an agent run: Sandbox() in the runner, then agent-scripted's first code turn
+if delay < 0:  # an agent run, from its start to the result of agent-scripted's first code turn
+    import agentapps.agent.runner
     import agentapps.sandbox
     from agentapps.boot import bootstrap
     from agentapps.context.manager import invoke_root
 
-    Base = impl.Sandbox
     marks = []
 
-    class Timed(Base):
-        def __init__(self, *args, **kwargs):
-            marks.append(time.perf_counter())
-            super().__init__(*args, **kwargs)
-
+    class Timed(impl.Sandbox):
         async def run(self, code, invoke):
             result = await super().run(code, invoke)
             marks.append(time.perf_counter())
             return result
 
     agentapps.sandbox.Sandbox = Timed  # what the runner imports when the agent starts
+    if sys.argv[1] == "baseline_sandbox":  # with the runner of its time (it opened the isolate later)
+        agentapps.agent.runner.run_agent = importlib.import_module("baseline_runner").run_agent
     from pathlib import Path
 
     root = bootstrap(Path(sys.argv[4]))
     with asyncio.Runner() as runner:
         for _ in range(int(sys.argv[3])):
             marks.clear()
+            start = time.perf_counter()
             assert runner.run(invoke_root(root, "first-code", {})) == "done"
-            print(json.dumps(marks[1] - marks[0]), flush=True)
+            print(json.dumps(marks[0] - start), flush=True)
     sys.exit(0)
 
 
@@ -199,6 +201,9 @@ def baseline_package(tmp: Path, rev: str) -> Path:
         if name.endswith(".py"):
             text = text.replace("agentapps.sandbox", "baseline_sandbox")
         (folder / name).write_text(text, encoding="utf-8")
+    runner = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:agentapps/agent/runner.py"],
+                            check=True, capture_output=True, text=True).stdout
+    (folder.parent / "baseline_runner.py").write_text(runner, encoding="utf-8")
     return folder.parent
 
 
@@ -327,9 +332,9 @@ def main() -> None:
     rows = []
     met_first = True
     for kind, what, targeted in (
-            ("agent", "agent run, fresh process (an `agentapps run`)", True),
+            ("agent", "agent run start to first result, fresh process", True),
             ("fresh", "Sandbox() then the snippet at once, fresh process", True),
-            ("agent warm", "agent run, process that already ran one", False),
+            ("agent warm", "agent run, in a process that already ran one", False),
             ("fresh warm", "Sandbox() then the snippet, warm process", False),
             ("delayed", "fresh, snippet sent 150 ms after Sandbox()", False)):
         b, c = median(first[f"baseline_sandbox {kind}"]), median(first[f"agentapps.sandbox {kind}"])
