@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from agentapps.errors import AgentAppsError
+
 CHILD = Path(__file__).with_name("child.py")
 PASSED_ENV = ("LD_LIBRARY_PATH",)  # what a shared-library Python build may need to start
 REAP_WAIT_S = 2.0
@@ -65,7 +67,8 @@ class Death:
 def _mini_racer_dir() -> str:
     spec = importlib.util.find_spec("py_mini_racer")  # finds it without importing it
     if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError("mini-racer is not installed: pip install mini-racer")
+        raise AgentAppsError("The agent sandbox needs mini-racer, which is not installed: "
+                             "pip install mini-racer.")
     return str(next(iter(spec.submodule_search_locations)))
 
 
@@ -90,6 +93,9 @@ class Child:
                 self.proc = subprocess.Popen(
                     argv, pass_fds=(theirs.fileno(),), close_fds=True, env=env, cwd="/",
                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            except OSError as exc:
+                ours.close()
+                raise AgentAppsError(f"The agent sandbox process could not start: {exc}.") from None
             except BaseException:
                 ours.close()
                 raise

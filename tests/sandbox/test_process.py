@@ -299,3 +299,12 @@ def test_a_sandbox_dropped_without_close_does_not_leave_its_process() -> None:
     del sb
     gc.collect()
     assert gone_within(pid, 2)
+
+
+def test_a_sandbox_process_that_cannot_start_is_a_clear_error(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentapps.errors import AgentAppsError
+
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python")
+    with pytest.raises(AgentAppsError, match="sandbox process could not start"):
+        Sandbox(FAST)
