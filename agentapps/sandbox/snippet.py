@@ -189,6 +189,7 @@ class Snippet:
         if memory is False:
             refused = f"`memory` is over {self.limits.max_value_bytes} characters of JSON"
         elif isinstance(memory, str):
+            memory = bounded.wellformed(memory)  # it is kept as text: the snapshot
             refused = self._value(memory, "`memory`")[1]
         return {
             "logs": join_logs(head, tail, total, self.limits.max_output_chars),
@@ -223,7 +224,7 @@ _ERROR_TYPES = {"syntax", "runtime", "invoke", "limit"}
 
 def _load(text: object) -> dict[str, Any]:
     try:
-        data = json.loads(text) if isinstance(text, str) else None
+        data = json.loads(bounded.wellformed(text)) if isinstance(text, str) else None
     except (ValueError, RecursionError):
         data = None
     if not isinstance(data, dict):

@@ -126,3 +126,14 @@ def test_the_run_timeout_stops_a_spinning_snippet_and_its_process(project: Any) 
     assert "--timeout 1.5 s" in err
     time.sleep(0.2)
     assert not alive(sandbox)
+
+
+def test_lone_surrogates_from_agent_code_do_not_end_the_run(project: Any) -> None:
+    log = agent_skill(project, "sur", [
+        {"code": "console.log('\\ud800'); memory.s = '\\udfff'; return 'a\\ud800b'"},
+        {"code": "ctx.manager.finish('x\\udfffy')"},
+    ])
+    result = project.cli("run", "--json", "sur")
+    assert result.returncode == 0, result.stderr[-2000:]  # was exit 1: UnicodeEncodeError
+    assert json.loads(result.stdout)["result"] == "x\ufffdy"
+    assert tool_results(log)[0] == {"ok": True, "result": "a\ufffdb", "console": "\ufffd"}

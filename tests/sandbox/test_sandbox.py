@@ -325,3 +325,19 @@ def test_set_timeout_applies_to_the_next_snippets() -> None:
         result = run(sb, "while (true) {}")
         assert result.error is not None and result.error["type"] == "timeout"
         assert "0.2 s" in result.error["message"] and time.monotonic() - started < 2
+
+
+def test_lone_surrogates_from_agent_code_become_replacement_characters(sandbox: Sandbox) -> None:
+    host = Host()
+    result = run(sandbox, r"""
+        console.log('log \ud800');
+        memory.s = '\udfff'; ctx.manager.finish('fin \ud800');
+        await ctx.manager.invoke('echo', {k: 'arg \udc00', '\ud800': 1});
+        return ['ret \ud800', '\ud83d\ude00', '\\ud800 stays text'];
+    """, host)
+    assert result.ok, result.error
+    assert result.value == ["ret \ufffd", "\U0001f600", "\\ud800 stays text"]
+    assert result.logs == "log \ufffd" and result.finish_value == "fin \ufffd"
+    assert host.calls == [("echo", {"k": "arg \ufffd", "\ufffd": 1})]
+    assert sandbox.memory == {"s": "\ufffd"}
+    json.dumps(result.__dict__, ensure_ascii=False).encode("utf-8")  # writable anywhere
