@@ -10,8 +10,8 @@ script imports. Both run in the same run, alternating, so load on the machine hi
    untrusted code context with allowed-tools `noop`, as an agent run does. A snippet awaits
    `ctx.manager.invoke('noop', {x: i})` 200 times in sequence, minus the same loop over
    `Promise.resolve(i)`; and a `Promise.all` of 50, minus 50 resolved promises. 7 rounds (3 with
-   `--quick`), median per invoke. Targets: sequential ≤ 250 µs; Promise.all no slower than the
-   baseline.
+   `--quick`) of 3 snippets each after a warm-up, the engine that goes first alternating; the
+   median per invoke. Targets: sequential ≤ 250 µs; Promise.all no slower than the baseline.
 2. First snippet, in fresh processes (10 each, 4 with `--quick`, alternating, median), timed
    inside the process. (a) An agent run (agent-scripted, whose first turn is `return 1`), from
    `invoke_root` to that snippet's result: each engine with the runner of its own commit (the
@@ -97,7 +97,7 @@ async def run(ctx, args):
     invoke = bridge(code_context(ctx, code_policies(ctx, "noop", "bench-boundary")))
     out = {}
     with impl.Sandbox(impl.SandboxLimits(max_invokes=max(n, width) + 10)) as sandbox:
-        for warm in (True, False):
+        for rep in range(args["reps"] + 1):  # the first is a warm-up
             for key, code, count in (("seq", SEQ % (n, INVOKE), n), ("seq plain", SEQ % (n, PLAIN), n),
                                      ("all", ALL % (width, INVOKE), width),
                                      ("all plain", ALL % (width, PLAIN), width)):
@@ -106,8 +106,8 @@ async def run(ctx, args):
                 elapsed = time.perf_counter() - start
                 if not result.ok or result.value != count * (count - 1) // 2:
                     raise RuntimeError(f"{key}: {result.error} value={result.value!r}")
-                if not warm:
-                    out[key] = elapsed
+                if rep:
+                    out.setdefault(key, []).append(elapsed)
     return out
 """
 
@@ -235,13 +235,16 @@ def round_trips(project: Path, rounds: int) -> dict[str, dict[str, list[float]]]
     root = bootstrap(project)
     out: dict[str, dict[str, list[float]]] = {}
     with asyncio.Runner() as runner:
-        for _ in range(rounds):
-            for impl in ("baseline_sandbox", "agentapps.sandbox"):
+        for i in range(rounds):
+            order = ("baseline_sandbox", "agentapps.sandbox")
+            for impl in order if i % 2 else order[::-1]:  # who goes first alternates
                 t = runner.run(invoke_root(root, "bench-boundary",
-                                           {"impl": impl, "n": SEQ_N, "width": ALL_N}))
+                                           {"impl": impl, "n": SEQ_N, "width": ALL_N, "reps": 3}))
                 per = out.setdefault(impl, {"seq": [], "all": []})
-                per["seq"].append((t["seq"] - t["seq plain"]) / SEQ_N)
-                per["all"].append((t["all"] - t["all plain"]) / ALL_N)
+                for seq, seq_plain, all_, all_plain in zip(
+                        t["seq"], t["seq plain"], t["all"], t["all plain"], strict=True):
+                    per["seq"].append((seq - seq_plain) / SEQ_N)
+                    per["all"].append((all_ - all_plain) / ALL_N)
     return out
 
 
@@ -319,7 +322,7 @@ def main() -> None:
     seq_b, seq_c = median(base["seq"]), median(cur["seq"])
     all_b, all_c = median(base["all"]), median(cur["all"])
     print(f"\n1. One ctx.manager.invoke('noop') from agent code, full pipeline "
-          f"(median of {rounds} rounds, per invoke)")
+          f"(median of {rounds} x 3 snippets, per invoke)")
     rows = [
         [f"{SEQ_N} sequential", us(seq_b), us(seq_c), f"{seq_c / seq_b:.2f}x",
          "≤ 250 µs: " + ("met" if seq_c <= 250e-6 else "missed")],
