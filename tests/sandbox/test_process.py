@@ -283,9 +283,14 @@ def test_sigint_to_the_process_group_does_not_kill_the_sandbox_process(sandbox: 
     assert alive(pid) and run(sandbox, "return 'kept'").value == "kept"
 
 
-def test_waiting_for_the_process_to_start_is_not_the_snippets_time() -> None:
-    with Sandbox(SandboxLimits(timeout_s=0.05, process_bytes=640 << 20)) as sb:
-        assert run(sb, "return 'quick'").value == "quick"  # the process takes longer to start
+def test_waiting_for_the_process_to_start_is_not_the_snippets_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    slow = tmp_path / "slow_child.py"  # the real process, started half a second late
+    slow.write_text(f"import runpy, time\ntime.sleep(0.5)\n"
+                    f"runpy.run_path({str(sandbox_process.CHILD)!r}, run_name='__main__')\n")
+    monkeypatch.setattr(sandbox_process, "CHILD", slow)
+    with Sandbox(SandboxLimits(timeout_s=0.3, process_bytes=640 << 20)) as sb:
+        assert run(sb, "return 'quick'").value == "quick"
 
 
 @linux_only
