@@ -471,8 +471,8 @@ COUNTED = [
     ("contexts built (Context.__init__)", "agentapps.context.context", "Context", "__init__"),
     ("skill lookups (Lookup.find)", "agentapps.tools.lookup", "Lookup", "find"),
     ("trace entries (Trace.record)", "agentapps.agent.trace", "Trace", "record"),
-    ("hops to the isolate thread (Engine.eval)", "agentapps.sandbox.engine", "Engine", "eval"),
-    ("V8 evals (MiniRacer.eval_cancelable)", "py_mini_racer", "MiniRacer", "eval_cancelable"),
+    ("round trips to the sandbox process (Engine.call)", "agentapps.sandbox.engine", "Engine",
+     "call"),
 ]
 
 

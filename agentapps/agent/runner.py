@@ -39,6 +39,7 @@ from agentapps.tools.policy import Policy
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context
+    from agentapps.sandbox import Sandbox
 
 
 @dataclass
@@ -78,11 +79,21 @@ def plan(ctx: Context, args: dict[str, Any], template: Path) -> Plan:
 
 async def run_agent(ctx: Context, args: dict[str, Any], template: Path) -> Any:
     """Run the agent for `args` (the `agent` skill's args) and return its result."""
-    g = ctx.globals
-    p = plan(ctx, args, template)
-    if args.get("dryRun") or g.internals.get("dry_run"):
+    if args.get("dryRun") or ctx.globals.internals.get("dry_run"):
+        p = plan(ctx, args, template)
         return {"dryRun": True, "skill": p.skill, "provider": p.config.get("agent"), "model": p.config.get("id"),
                 "system": p.prompt, "userMessage": p.message}
+    from agentapps.sandbox import Sandbox
+
+    memory = dict(args.get("memory") or {})
+    if isinstance(args.get("args"), dict):  # the served skill's args, so code need not copy them
+        memory.setdefault("args", args["args"])
+    with Sandbox(memory=memory) as sandbox:  # its process starts while plan() renders the prompt
+        return await _run_planned(ctx, args, plan(ctx, args, template), sandbox)
+
+
+async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: Sandbox) -> Any:
+    g = ctx.globals
     skill, config, limits = p.skill, p.config, p.limits
     parent, served = scope_of(ctx), served_context(ctx)
     depth = int(parent.get("depth", -1)) + 1
@@ -103,7 +114,6 @@ async def run_agent(ctx: Context, args: dict[str, Any], template: Path) -> Any:
                               "spend": spend}
     code_ctx = code_context(ctx, p.policies)
     make_infrastructure(ctx)
-    from agentapps.sandbox import Sandbox, SandboxLimits
     from agentapps.tools.callbacks import create_callback_ref, release_callback_ref
 
     def refuse_from_code(cb_ctx: Context) -> None:
@@ -126,10 +136,7 @@ async def run_agent(ctx: Context, args: dict[str, Any], template: Path) -> Any:
     refs: list[str] = []
     trace.emit("agent-start", {"skill": skill, "model": config["id"], "provider": config["agent"]})
     trace.report("agent-start", {"skill": skill, "model": config["id"], "provider": config["agent"]})
-    memory = dict(args.get("memory") or {})
-    if isinstance(args.get("args"), dict):  # the served skill's args, so code need not copy them
-        memory.setdefault("args", args["args"])
-    sandbox = Sandbox(SandboxLimits(timeout_s=limits.snippet_timeout), memory=memory)
+    sandbox.set_timeout(limits.snippet_timeout)
     try:
         refs.append(create_callback_ref(g, on_invoke, label="agent-invoke"))
         refs.append(create_callback_ref(g, on_hook, label="agent-hook"))
@@ -156,7 +163,6 @@ async def run_agent(ctx: Context, args: dict[str, Any], template: Path) -> Any:
     finally:
         for ref in refs:
             release_callback_ref(g, ref)
-        sandbox.close()
         _settle(g, info, run, depth)
         trace.emit("agent-complete", {"stopReason": run.stop_reason, "usage": dict(run.usage),
                                       "cost": spend.cost})

@@ -1,6 +1,7 @@
-"""Agent-code sandbox: model-written JavaScript in a V8 isolate whose only exit is ctx.manager.
+"""Agent-code sandbox: model-written JavaScript in a V8 isolate, in its own process, whose only
+exit is ctx.manager.
 
-Importing this package does not import mini-racer; creating a Sandbox does.
+The host never imports mini-racer: creating a Sandbox starts the process that does (child.py).
 """
 
 from agentapps.sandbox.isolate import Sandbox

@@ -1,12 +1,13 @@
 // Installed once per isolate, before any agent code: strips host-reaching and unmetered globals,
 // guards V8 builtins that can abort the whole process, and defines the frozen ctx bridge.
-// Python fills in the bridge's random name and the JSON config (the two upper-case placeholders).
+// Python fills in the JSON config (the upper-case placeholder). The script's value is the object
+// the host drives the bridge through; no global names it, so agent code cannot reach it.
 'use strict';
 
 // mini-racer's setTimeout shim: `var`s cannot be deleted, the class binding can be cleared.
 if (typeof __TimerManager !== 'undefined') { __TimerManager = undefined; }
 
-const __AGENTAPPS_BRIDGE__ = (function (config) {
+(function (config) {
   const G = globalThis;
   const { apply, defineProperty, deleteProperty, getOwnPropertyDescriptor } = Reflect;
   const { create, freeze, getOwnPropertyNames, hasOwn } = Object;
@@ -18,6 +19,7 @@ const __AGENTAPPS_BRIDGE__ = (function (config) {
   const StringCtor = String, strSlice = String.prototype.slice, regexExec = RegExp.prototype.exec;
   const isArray = Array.isArray;
   const MAX_LEN = config.maxLength, MAX_OUT = config.maxOutput, MAX_MSG = 2000;
+  const MAX_VALUE = config.maxValue, BATCH = 2 * config.maxArgBytes;
 
   // 1. No host APIs, and nothing whose memory the heap cap does not meter: ArrayBuffer backing
   // stores, and the native (ICU, Rust) objects behind Intl and Temporal (measured: 1.4 GB of RSS
@@ -108,7 +110,8 @@ const __AGENTAPPS_BRIDGE__ = (function (config) {
   let S = null;
   function fresh() {
     const s = create(null);
-    s.requests = ''; s.pending = create(null); s.open = 0; s.nextId = 0; s.calls = 0;
+    s.queue = create(null); s.first = 0; s.next = 0;  // null prototype: no setters to hijack
+    s.pending = create(null); s.open = 0; s.nextId = 0; s.calls = 0;
     s.limit = null;
     s.outcome = null; s.finished = false; s.finish = 'null';
     s.head = ''; s.tail = ''; s.total = 0;
@@ -215,12 +218,18 @@ const __AGENTAPPS_BRIDGE__ = (function (config) {
       const id = ++s.nextId;
       const p = create(null); p.resolve = resolve; p.reject = reject;
       s.pending[id] = p; s.open++;
-      s.requests += (s.requests ? ',' : '') +
+      s.queue[s.next++] =
         '{"id":' + id + ',"name":' + stringify(name) + ',"args":' + stringify(json) + '}';
     });
   }
   function finish(value) {
     const json = stringify(value === undefined ? null : value);
+    if (typeof json === 'string' && json.length > MAX_VALUE) {
+      if (S.limit === null) {
+        S.limit = 'the ctx.manager.finish value is over ' + MAX_VALUE + ' characters of JSON';
+      }
+      return;
+    }
     S.finished = true;
     S.finish = typeof json === 'string' ? json : 'null';
   }
@@ -231,7 +240,9 @@ const __AGENTAPPS_BRIDGE__ = (function (config) {
   defineProperty(G, 'ctx', fixed(ctxObj));
   G.memory = parse(config.memory);
 
-  // 4. What Python calls, by the random name only; everything crosses as JSON text.
+  // 4. What Python reaches through the object this script returns: setting `start` (the
+  // snippet's code) or `deliver` (invoke results) and reading `poll` or `final` run these
+  // functions, and V8 drains microtasks before the host's next access. Only JSON text crosses.
   function start(code) {
     const s = S = fresh();
     let fn;
@@ -246,21 +257,33 @@ const __AGENTAPPS_BRIDGE__ = (function (config) {
           stringify('the snippet returned a value that is not JSON (' + describe(e) + ')') + '}';
         return;
       }
+      if (typeof json === 'string' && json.length > MAX_VALUE) {
+        s.outcome = '{"ok":false,"type":"limit","message":' + stringify('the return value is ' +
+          'over ' + MAX_VALUE + ' characters of JSON') + '}';
+        return;
+      }
       s.outcome = '{"ok":true,"value":' + stringify(typeof json === 'string' ? json : 'null') + '}';
     }, function (e) { s.outcome = failed(e, 'runtime'); }]);
   }
+  // A poll hands over queued requests up to BATCH characters (at least one), so that no reply
+  // to the host grows with the number of calls; "more" says some are still queued.
   // Once the snippet has settled, asked for nothing new and awaits no invoke, the poll also
-  // carries final(): that saves Python one more eval (and one more hop to the isolate thread).
+  // carries final(): that saves Python one more eval (and one more trip to the isolate).
   // Everything else is read first, so agent code that final() runs (a memory getter or toJSON)
   // cannot change this poll's requests, outcome or limit; the final state is the same text a
   // separate final() call would have returned at that moment.
   function poll() {
-    const s = S, requests = s.requests;
-    s.requests = '';
-    let text = '{"requests":[' + requests + ']' +
+    const s = S, start = s.first;
+    let requests = '';
+    while (s.first < s.next && (s.first === start || requests.length < BATCH)) {
+      requests += (s.first === start ? '' : ',') + s.queue[s.first];
+      delete s.queue[s.first++];
+    }
+    const taken = s.first - start;
+    let text = '{"requests":[' + requests + '],"more":' + (s.first < s.next) +
       ',"outcome":' + (s.outcome === null ? 'null' : s.outcome) +
       ',"limit":' + (s.limit === null ? 'null' : stringify(s.limit));
-    if (s.outcome !== null && requests === '' && s.open === 0) text += ',"final":' + final();
+    if (s.outcome !== null && taken === 0 && s.open === 0) text += ',"final":' + final();
     return text + '}';
   }
   function deliver(text) {
@@ -272,17 +295,24 @@ const __AGENTAPPS_BRIDGE__ = (function (config) {
       if (r.ok) p.resolve(r.value); else p.reject(new InvokeError(r.message));
     }
   }
+  // memory: its JSON text; null when it is not JSON (a cycle, a BigInt: Python keeps the last
+  // snapshot); false when it is over MAX_VALUE characters (Python restores the last snapshot).
   function final() {
     let memory;
     try {
       memory = G.memory === undefined ? '{}' : stringify(G.memory);
-    } catch (e) { memory = null; }  // not JSON (a cycle, a BigInt): Python keeps the last snapshot
+    } catch (e) { memory = null; }
+    const shown = typeof memory !== 'string' ? 'null'
+      : memory.length > MAX_VALUE ? 'false' : stringify(memory);
     return '{"head":' + stringify(S.head) + ',"tail":' + stringify(S.tail) +
       ',"total":' + S.total +
       ',"finished":' + S.finished + ',"finish":' + stringify(S.finish) +
-      ',"memory":' + (typeof memory === 'string' ? stringify(memory) : 'null') + '}';
+      ',"memory":' + shown + '}';
   }
   const bridge = create(null);
-  bridge.start = start; bridge.poll = poll; bridge.deliver = deliver; bridge.final = final;
+  defineProperty(bridge, 'start', { set: start });
+  defineProperty(bridge, 'deliver', { set: deliver });
+  defineProperty(bridge, 'poll', { get: poll });
+  defineProperty(bridge, 'final', { get: final });
   return freeze(bridge);
 })(__AGENTAPPS_CONFIG__);

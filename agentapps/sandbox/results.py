@@ -15,10 +15,15 @@ ErrorType = Literal["timeout", "memory", "syntax", "runtime", "limit", "invoke"]
 @dataclass(frozen=True)
 class SandboxLimits:
     timeout_s: float = 30.0  # wall clock per snippet, including the invokes it awaits
-    heap_bytes: int = 128 * 1024 * 1024
+    heap_bytes: int = 128 * 1024 * 1024  # V8's hard heap limit in the isolate
+    # RLIMIT_DATA of the sandbox process: what V8 allocates outside its heap (compiler zones,
+    # huge backing stores) ends there. V8 does not start under 600 MiB (measured).
+    process_bytes: int = 1 << 30
     max_output_chars: int = 30_000  # console output kept: head and tail, with the original size
     max_invokes: int = 50  # ctx.manager.invoke calls per snippet
     max_arg_bytes: int = 1 << 20  # UTF-8 size of one invoke's JSON args
+    max_value_bytes: int = 4 << 20  # UTF-8 JSON of the return value, the finish value, `memory`
+    max_depth: int = 100  # bracket nesting of any JSON value agent code hands over (args too)
     max_length: int = 1 << 24  # longest array/string that looping builtins may walk (see prelude.js)
 
 

@@ -1,75 +1,105 @@
-"""The Python half of one snippet: the poll/deliver protocol with the prelude's bridge."""
+"""The Python half of one snippet: the poll/deliver protocol with the prelude's bridge.
+
+Everything the isolate says is re-checked here, because the process it runs in is not trusted:
+bare skill names, the number of invokes, the size and nesting of every JSON value agent code hands
+over (invoke args, the return value, the finish value, `memory`), and the shape of each message.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentapps.sandbox.engine import Engine, IsolateFault
+from agentapps.sandbox import bounded
+from agentapps.sandbox.engine import IsolateFault
 from agentapps.sandbox.results import InvokeFn, SandboxLimits, SnippetResult, error, join_logs
 
+if TYPE_CHECKING:
+    from agentapps.sandbox.engine import Engine
+
 BARE_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,127}")
-
-
-def js_string(text: str) -> str:
-    """A JavaScript string literal for `text` (ASCII-only JSON is valid JS)."""
-    return json.dumps(text)
+Call = tuple[int, str, Any]  # an admitted invoke: request id, skill name, args
+POLL = ("G", "poll")
 
 
 class Snippet:
     """The Python half of one snippet: admits invoke requests, runs them, records the outcome."""
 
-    def __init__(self, limits: SandboxLimits, invoke: InvokeFn, bridge: str) -> None:
-        self.limits, self.invoke, self.bridge = limits, invoke, bridge
+    def __init__(self, limits: SandboxLimits, invoke: InvokeFn) -> None:
+        self.limits, self.invoke = limits, invoke
         self.tasks: set[asyncio.Task[str]] = set()
+        self.done: list[asyncio.Task[str]] = []  # finished tasks whose replies are not sent yet
+        self.wakeup: asyncio.Future[None] | None = None
         self.invokes = 0
         self.limit: str | None = None
         self.outcome: dict[str, Any] | None = None
 
     async def drive(self, engine: Engine, code: str) -> dict[str, Any]:
         """Run until the snippet has settled with no invoke outstanding; return its final state."""
-        b = self.bridge
-        text = await engine.eval(f"{b}.start({js_string(code)})", f"{b}.poll()")
+        text = await engine.call(("S", "start", code), POLL)
         while True:
             state = _load(text)
-            replies = self._absorb(state)
-            if self.outcome is not None and not self.tasks and not replies:
-                # the poll that first sees the end carries the final state (only that poll's)
-                final = state.get("final")
-                break
-            if not replies:
-                if not self.tasks:  # nothing outside the isolate can settle what it awaits
-                    self.outcome = {"ok": False, "type": "runtime", "message": STUCK}
-                    final = None
+            replies, calls = self._absorb(state)
+            more = state.get("more") is True  # requests still queued in the isolate
+            if len(calls) == 1 and not (self.tasks or replies or more):
+                # one call and nothing else to wait for (sequential awaits): running it here is
+                # what a task would do, minus the task and two turns of the event loop
+                replies.append(await self._call(*calls[0]))
+            else:
+                for call in calls:
+                    task = asyncio.get_running_loop().create_task(self._call(*call))
+                    task.add_done_callback(self._finished)
+                    self.tasks.add(task)
+                if self.outcome is not None and not (self.tasks or replies or more):
+                    # the poll that first sees the end carries the final state (only that poll's)
+                    final = state.get("final")
                     break
-                await asyncio.wait(self.tasks, return_when=asyncio.FIRST_COMPLETED)
-            for task in [task for task in self.tasks if task.done()]:
-                self.tasks.discard(task)
-                replies.append(task.result())
-            batch = "[" + ",".join(replies) + "]"
-            text = await engine.eval(f"{b}.deliver({js_string(batch)})", f"{b}.poll()")
+                if not replies and not more:
+                    if not self.tasks:  # nothing outside the isolate can settle what it awaits
+                        self.outcome = {"ok": False, "type": "runtime", "message": STUCK}
+                        final = None
+                        break
+                    if not self.done:
+                        self.wakeup = asyncio.get_running_loop().create_future()
+                        await self.wakeup
+                for task in self.done:
+                    self.tasks.discard(task)
+                    replies.append(task.result())
+                self.done.clear()
+            if replies:
+                text = await engine.call(("S", "deliver", "[" + ",".join(replies) + "]"), POLL)
+            else:
+                text = await engine.call(POLL)
         if final is None:  # stuck, or a poll that could not tell the end (asks for it as before)
-            final = _load(await engine.eval(f"{b}.final()"))
+            final = _load(await engine.call(("G", "final")))
         elif not isinstance(final, dict):
             raise IsolateFault("malformed final state")
-        return _checked_final(final, self.limits)
+        return self._checked_final(final)
 
-    def _absorb(self, state: dict[str, Any]) -> list[str]:
-        """Take in one poll: the outcome, limit notes and new invoke requests."""
+    def _absorb(self, state: dict[str, Any]) -> tuple[list[str], list[Call]]:
+        """Take in one poll: the outcome, limit notes, and new invoke requests (refusals to send
+        back, and the calls admitted)."""
         if self.limit is None and isinstance(state.get("limit"), str):
-            self.limit = state["limit"]
+            self.limit = state["limit"][:1000]
         outcome = state.get("outcome")
         if outcome is not None and self.outcome is None:
-            self.outcome = _checked_outcome(outcome)
+            self.outcome = self._checked_outcome(outcome)
         requests = state.get("requests")
         if not isinstance(requests, list):
             raise IsolateFault("malformed poll")
-        return [reply for reply in map(self._admit, requests) if reply is not None]
+        replies, calls = [], []
+        for request in requests:
+            admitted = self._admit(request)
+            if isinstance(admitted, str):
+                replies.append(admitted)
+            else:
+                calls.append(admitted)
+        return replies, calls
 
-    def _admit(self, request: Any) -> str | None:
-        """Start one invoke as a task on the caller's loop, or return the refusal to send back."""
+    def _admit(self, request: Any) -> str | Call:
+        """Admit one invoke request: the call to make, or the refusal to send back."""
         if not (isinstance(request, dict) and type(request.get("id")) is int
                 and isinstance(request.get("name"), str) and isinstance(request.get("args"), str)):
             raise IsolateFault("malformed invoke request")
@@ -77,22 +107,30 @@ class Snippet:
         if not BARE_NAME.fullmatch(name):
             return _refusal(rid, f"ctx.manager.invoke: {name[:100]!r} is not a bare skill name "
                             "(lowercase letters, digits and '-'); paths and URIs are refused")
-        size, most = len(args_json.encode("utf-8")), self.limits.max_arg_bytes
-        over = None
+        size, most = len(args_json.encode("utf-8", "surrogatepass")), self.limits.max_arg_bytes
+        over = args = None
         if self.invokes >= self.limits.max_invokes:
             over = f"more than {self.limits.max_invokes} ctx.manager.invoke calls in one snippet"
         elif size > most:
             over = f"ctx.manager.invoke args are {size} bytes of JSON, over the {most}-byte limit"
+        else:
+            try:
+                args = bounded.loads(args_json, self.limits.max_depth)
+            except bounded.TooDeep as exc:
+                over = f"ctx.manager.invoke args are {exc}"
+            except ValueError:
+                raise IsolateFault("invoke args are not JSON") from None
         if over is not None:
             self.limit = self.limit or over
             return _refusal(rid, over)
-        try:
-            args = json.loads(args_json)
-        except ValueError:
-            raise IsolateFault("invoke args are not JSON") from None
         self.invokes += 1
-        self.tasks.add(asyncio.get_running_loop().create_task(self._call(rid, name, args)))
-        return None
+        return rid, name, args
+
+    def _finished(self, task: asyncio.Task[str]) -> None:
+        if not task.cancelled():
+            self.done.append(task)
+        if self.wakeup is not None and not self.wakeup.done():
+            self.wakeup.set_result(None)
 
     async def _call(self, rid: int, name: str, args: Any) -> str:
         try:
@@ -104,6 +142,62 @@ class Snippet:
         except (TypeError, ValueError, RecursionError) as exc:
             return _refusal(rid, f"the result of {name!r} is not JSON ({exc})")
         return f'{{"id":{rid},"ok":true,"value":{text}}}'
+
+    def _value(self, text: str, what: str) -> tuple[Any, str | None]:
+        """Decode a JSON value agent code handed over, or say which limit it breaks."""
+        size, most = len(text.encode("utf-8", "surrogatepass")), self.limits.max_value_bytes
+        if size > most:
+            return None, f"{what} is {size} bytes of JSON, over the {most}-byte limit"
+        try:
+            return bounded.loads(text, self.limits.max_depth), None
+        except bounded.TooDeep as exc:
+            return None, f"{what} is {exc}"
+        except ValueError:
+            raise IsolateFault(f"{what} is not JSON") from None
+
+    def _checked_outcome(self, outcome: Any) -> dict[str, Any]:
+        """Validate the settled snippet's outcome and decode its return value."""
+        if not isinstance(outcome, dict):
+            raise IsolateFault("malformed outcome")
+        if outcome.get("ok") is True and isinstance(outcome.get("value"), str):
+            value, over = self._value(outcome["value"], "the return value")
+            if over is None:
+                return {"ok": True, "value": value}
+            return {"ok": False, "type": "limit", "message": f"Limit reached: {over}."}
+        if (outcome.get("ok") is False and outcome.get("type") in _ERROR_TYPES
+                and isinstance(outcome.get("message"), str)):
+            message = outcome["message"][:4000]
+            if outcome["type"] == "limit":
+                message = f"Limit reached: {message}."
+            return {"ok": False, "type": outcome["type"], "message": message}
+        raise IsolateFault("malformed outcome")
+
+    def _checked_final(self, final: dict[str, Any]) -> dict[str, Any]:
+        """Validate the end-of-snippet state: console buffers, finish value, memory snapshot."""
+        head, tail, total = final.get("head"), final.get("tail"), final.get("total")
+        finish, memory, finished = final.get("finish"), final.get("memory"), final.get("finished")
+        if not (isinstance(head, str) and isinstance(tail, str) and type(total) is int
+                and isinstance(finish, str) and isinstance(finished, bool)
+                and (memory is None or memory is False or isinstance(memory, str))):
+            raise IsolateFault("malformed final state")
+        finish_value = None
+        if finished:
+            finish_value, over = self._value(finish, "the ctx.manager.finish value")
+            if over is not None:
+                finished, self.limit = False, self.limit or over
+        refused = None  # why `memory` cannot be the snapshot (None: it can, or is not JSON)
+        if memory is False:
+            refused = f"`memory` is over {self.limits.max_value_bytes} characters of JSON"
+        elif isinstance(memory, str):
+            memory = bounded.wellformed(memory)  # it is kept as text: the snapshot
+            refused = self._value(memory, "`memory`")[1]
+        return {
+            "logs": join_logs(head, tail, total, self.limits.max_output_chars),
+            "finished": finished,
+            "finish_value": finish_value,
+            "memory": memory if isinstance(memory, str) and refused is None else None,
+            "memory_refused": refused,
+        }
 
     def cancel_invokes(self) -> None:
         for task in self.tasks:
@@ -125,51 +219,17 @@ class Snippet:
 
 STUCK = ("The snippet awaits a promise that can never settle: only ctx.manager.invoke results "
          "arrive from outside the sandbox, and there are no timers.")
-_ERROR_TYPES = {"syntax", "runtime", "invoke"}
+_ERROR_TYPES = {"syntax", "runtime", "invoke", "limit"}
 
 
 def _load(text: object) -> dict[str, Any]:
     try:
-        data = json.loads(text) if isinstance(text, str) else None
-    except ValueError:
+        data = json.loads(bounded.wellformed(text)) if isinstance(text, str) else None
+    except (ValueError, RecursionError):
         data = None
     if not isinstance(data, dict):
         raise IsolateFault("the bridge did not answer with a JSON object")
     return data
-
-
-def _checked_outcome(outcome: Any) -> dict[str, Any]:
-    """Validate the settled snippet's outcome and decode its return value."""
-    if isinstance(outcome, dict) and outcome.get("ok") is True and isinstance(outcome.get("value"), str):
-        try:
-            return {"ok": True, "value": json.loads(outcome["value"])}
-        except ValueError:
-            pass
-    elif (isinstance(outcome, dict) and outcome.get("ok") is False
-          and outcome.get("type") in _ERROR_TYPES and isinstance(outcome.get("message"), str)):
-        return {"ok": False, "type": outcome["type"], "message": outcome["message"]}
-    raise IsolateFault("malformed outcome")
-
-
-def _checked_final(final: dict[str, Any], limits: SandboxLimits) -> dict[str, Any]:
-    """Validate the end-of-snippet state: console buffers, finish value, memory snapshot."""
-    head, tail, total = final.get("head"), final.get("tail"), final.get("total")
-    finish, memory = final.get("finish"), final.get("memory")
-    if not (isinstance(head, str) and isinstance(tail, str) and type(total) is int
-            and isinstance(finish, str) and isinstance(final.get("finished"), bool)):
-        raise IsolateFault("malformed final state")
-    try:
-        finish_value = json.loads(finish)
-        if isinstance(memory, str):
-            json.loads(memory)
-    except ValueError:
-        raise IsolateFault("malformed final state") from None
-    return {
-        "logs": join_logs(head, tail, total, limits.max_output_chars),
-        "finished": final["finished"],
-        "finish_value": finish_value if final["finished"] else None,
-        "memory": memory if isinstance(memory, str) else None,  # None: not JSON, keep the last
-    }
 
 
 def _refusal(rid: int, message: str) -> str:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import textwrap
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,6 +16,7 @@ from typing import Any
 import pytest
 
 from agentapps.sandbox import Sandbox, SandboxLimits, SnippetResult
+from agentapps.sandbox.process import CHILD
 
 LIMITS = SandboxLimits(timeout_s=0.5, heap_bytes=32 << 20, max_output_chars=2000)
 WATCHED = ("open", "socket.connect", "subprocess.Popen", "os.system", "os.posix_spawn", "os.fork")
@@ -34,8 +37,18 @@ class AuditRecorder:
     events: list[str] = field(default_factory=list)
 
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
-        if self.armed and (event in WATCHED or event.startswith(("os.exec", "os.spawn"))):
+        watched = event in WATCHED or event.startswith(("os.exec", "os.spawn"))
+        if self.armed and watched and not _respawn(event, args):
             self.events.append(event)
+
+
+def _respawn(event: str, args: tuple[Any, ...]) -> bool:
+    """The host starting a fresh sandbox process after a failure (its own, not agent code's)."""
+    if event == "subprocess.Popen":
+        return str(CHILD) in list(map(str, args[1]))
+    if event == "open":  # /dev/null for its stdin and stdout, and a file object on its stderr pipe
+        return args[0] == os.devnull or isinstance(args[0], int)
+    return False
 
 
 @pytest.fixture(scope="session")
@@ -178,7 +191,7 @@ PAYLOADS = [
     Payload("getter-bomb-return", "return {get x() { for (;;) {} }}", "timeout"),
     Payload("memory-accessor-bomb", "Object.defineProperty(globalThis, 'memory', "
             "{get() { for (;;) {} }})", "timeout"),
-    Payload("set-timeout", "setTimeout(() => {}, 0)", "runtime", "setTimeout is not a function"),
+    Payload("set-timeout", "setTimeout(() => {}, 0)", "runtime", "setTimeout is not"),
     Payload("mini-racer-timer", "return __timer_manager.setTimeout(() => 1, 0)", "runtime"),
     Payload("set-interval", "setInterval(() => {}, 1)", "runtime", "setInterval"),
     # memory
@@ -241,7 +254,8 @@ def sandbox() -> Iterator[Sandbox]:
 
 @pytest.mark.parametrize("payload", PAYLOADS, ids=[p.id for p in PAYLOADS])
 def test_escape_payload_is_contained(payload: Payload, sandbox: Sandbox,
-                                     audit: AuditRecorder) -> None:
+                                     audit: AuditRecorder, tally: Counter[str]) -> None:
+    tally["escape tried"] += 1
     host = Host()
 
     async def attack() -> tuple[SnippetResult, list[str], SnippetResult]:
@@ -263,6 +277,7 @@ def test_escape_payload_is_contained(payload: Payload, sandbox: Sandbox,
         payload.check(result, host)
     assert events == []  # no file, network or process access while the payload ran
     assert after.ok and after.value == [2, True]  # alive, and memory survives (or is restored)
+    tally["escape held"] += 1
 
 
 def test_at_least_28_payloads() -> None:

@@ -304,14 +304,40 @@ def test_one_sandbox_serves_several_event_loops(sandbox: Sandbox) -> None:
     assert run(sandbox, "return ++memory.x").value == 2  # a second asyncio.run, a second loop
 
 
-def test_importing_the_package_does_not_import_mini_racer() -> None:
-    code = ("import sys, agentapps.sandbox as s; print('py_mini_racer' in sys.modules); "
-            "s.Sandbox().close(); print('py_mini_racer' in sys.modules)")
+def test_the_host_never_imports_mini_racer_its_sandbox_process_does() -> None:
+    code = ("import asyncio, sys, agentapps.sandbox as s; print('py_mini_racer' in sys.modules); "
+            "sb = s.Sandbox(); print(asyncio.run(sb.run('return 6 * 7', None)).value); "
+            "sb.close(); print('py_mini_racer' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          check=False)
-    assert out.stdout.split() == ["False", "True"], out.stderr
+    assert out.stdout.split() == ["False", "42", "False"], out.stderr
 
 
 def test_result_is_json_serialisable(sandbox: Sandbox) -> None:
     result = run(sandbox, "console.log('x'); return {a: 1}")
     assert json.loads(json.dumps(result.__dict__))["value"] == {"a": 1}
+
+
+def test_set_timeout_applies_to_the_next_snippets() -> None:
+    with Sandbox(SandboxLimits(timeout_s=10)) as sb:
+        sb.set_timeout(0.2)
+        started = time.monotonic()
+        result = run(sb, "while (true) {}")
+        assert result.error is not None and result.error["type"] == "timeout"
+        assert "0.2 s" in result.error["message"] and time.monotonic() - started < 2
+
+
+def test_lone_surrogates_from_agent_code_become_replacement_characters(sandbox: Sandbox) -> None:
+    host = Host()
+    result = run(sandbox, r"""
+        console.log('log \ud800');
+        memory.s = '\udfff'; ctx.manager.finish('fin \ud800');
+        await ctx.manager.invoke('echo', {k: 'arg \udc00', '\ud800': 1});
+        return ['ret \ud800', '\ud83d\ude00', '\\ud800 stays text'];
+    """, host)
+    assert result.ok, result.error
+    assert result.value == ["ret \ufffd", "\U0001f600", "\\ud800 stays text"]
+    assert result.logs == "log \ufffd" and result.finish_value == "fin \ufffd"
+    assert host.calls == [("echo", {"k": "arg \ufffd", "\ufffd": 1})]
+    assert sandbox.memory == {"s": "\ufffd"}
+    json.dumps(result.__dict__, ensure_ascii=False).encode("utf-8")  # writable anywhere
