@@ -66,4 +66,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Project
             monkeypatch.delenv(key)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(root)
+    from agentapps.tools.loader import RUN_STARTED
+
+    token = RUN_STARTED.set(None)  # an earlier test's run start must not refuse this test's files
     yield Project(root, home)
+    RUN_STARTED.reset(token)

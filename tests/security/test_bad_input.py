@@ -59,14 +59,13 @@ def test_a_result_json_cannot_say_is_a_clear_error_or_a_defined_encoding(results
         assert result.stdout == ""
 
 
-def test_a_lone_surrogate_from_agent_code_is_printed_as_replacement_with_a_warning(project):
+def test_a_lone_surrogate_from_agent_code_is_printed_as_replacement(project):
     project.write("half.turns.json", json.dumps({"turns": [{"code": "ctx.manager.finish('😀 ok'.slice(0, 1))"}]}))
     project.write("half.skill.md", "---\nname: half\nmetadata:\n  model: {agent: agent-scripted, script: "
                                    "half.turns.json}\n---\nCut an emoji.\n")
     result = project.cli("run", "--json", "half")
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["result"] == "\ufffd"
-    assert "unpaired surrogate" in result.stderr
+    assert json.loads(result.stdout)["result"] == "\ufffd"  # replaced where it leaves the sandbox
     text = project.cli("run", "half")
     assert text.returncode == 0 and text.stdout == "\ufffd\n"
 
