@@ -1,6 +1,6 @@
 """The process's redactor: values of the variables skills declare in `metadata.env`, and their encodings.
 
-One `Redactor` lives on `Globals.internals["redactor"]`. Every writer goes through it: the CLI's
+One `Redactor` lives on `Globals.internals.redactor`. Every writer goes through it: the CLI's
 stdout/stderr (and so its logging and tracebacks), the JSON written to files (state, sessions,
 recordings) and the agent trace. A value is registered when a skill declaring it is prepared; the
 CLI also registers, right after bootstrap, what every skill on the search path declares.
@@ -17,7 +17,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentapps.context.context import Internals
 
 MIN_SECRET = 4  # shorter values would redact ordinary words
 MIN_BASE64_CORE = 8  # a shorter run of base64 characters would match unrelated text
@@ -141,19 +144,10 @@ class Redactor:
         return hold
 
 
-def redactor_for(internals: dict[str, Any]) -> Redactor:
-    """The process's redactor (kept on `Globals.internals`), made on first use."""
-    found = internals.get("redactor")
-    if not isinstance(found, Redactor):
-        found = internals["redactor"] = Redactor()
-    return found
-
-
-def register_declared(internals: dict[str, Any], names: Any) -> None:
+def register_declared(internals: Internals, names: Any) -> None:
     """Remember the current values of declared variables so nothing we write can show them."""
-    redactor_for(internals).register_declared(names)
+    internals.redactor.register_declared(names)
 
 
-def redact(text: str, internals: dict[str, Any] | None) -> str:
-    found = (internals or {}).get("redactor")
-    return found.redact(text) if isinstance(found, Redactor) else text
+def redact(text: str, internals: Internals | None) -> str:
+    return internals.redactor.redact(text) if internals is not None else text

@@ -79,7 +79,7 @@ def plan(ctx: Context, args: dict[str, Any], template: Path) -> Plan:
 
 async def run_agent(ctx: Context, args: dict[str, Any], template: Path) -> Any:
     """Run the agent for `args` (the `agent` skill's args) and return its result."""
-    if args.get("dryRun") or ctx.globals.internals.get("dry_run"):
+    if args.get("dryRun"):
         p = plan(ctx, args, template)
         return {"dryRun": True, "skill": p.skill, "provider": p.config.get("agent"), "model": p.config.get("id"),
                 "system": p.prompt, "userMessage": p.message}
@@ -190,7 +190,9 @@ def _settle(g: Any, info: Namespace, run: AgentRun, depth: int) -> None:
     """Copy the run's counters to `locals.agent` and add them to the process totals (--json)."""
     info.update(usage=dict(run.usage), turns=run.turn, steps=run.steps, stopReason=run.stop_reason,
                 cost=run.spend.cost if run.spend else None, model=run.model)
-    totals = g.internals.setdefault("agent.totals", {"turns": 0, "steps": 0, "stop_reason": None})
+    if g.internals.agent_totals is None:
+        g.internals.agent_totals = {"turns": 0, "steps": 0, "stop_reason": None}
+    totals = g.internals.agent_totals
     whole = process_spend(g)
     totals.update(usage=whole.usage, cost=whole.cost,
                   models={m: s.to_dict() for m, s in whole.models.items()})

@@ -122,7 +122,7 @@ class Cursor:
 
 def cursor_for(g: Globals, path: Path) -> Cursor:
     """The process-wide cursor of `path` (kept in `globals.internals`)."""
-    cursors: dict[str, Cursor] = g.internals.setdefault("agent.scripts", {})
+    cursors: dict[str, Cursor] = g.internals.agent_scripts
     key = str(path.resolve())
     if key not in cursors:
         cursors[key] = Cursor(path, load_script(path))
@@ -176,9 +176,8 @@ class Recorder:
 def recorder_for(g: Globals, path: str | None) -> Recorder | None:
     if not path:
         return None
-    found = g.internals.get("agent.recorder")
+    found = g.internals.agent_recorder
     if not isinstance(found, Recorder):
-        from agentapps.secrets import redactor_for
 
-        found = g.internals["agent.recorder"] = Recorder(Path(path), redact=redactor_for(g.internals).redact_data)
+        found = g.internals.agent_recorder = Recorder(Path(path), redact=g.internals.redactor.redact_data)
     return found

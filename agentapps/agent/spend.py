@@ -116,9 +116,9 @@ def next_turn(history: list[dict[str, int]], context_tokens: Any) -> dict[str, i
 
 def process_spend(g: Globals) -> Spend:
     """The process-wide level, capped by `--max-cost` (made on first use)."""
-    found = g.internals.get("agent.spend")
+    found = g.internals.agent_spend
     if not isinstance(found, Spend):
         cap = g.config.overrides.get("maxCost")
-        found = g.internals["agent.spend"] = Spend(
+        found = g.internals.agent_spend = Spend(
             None, max_cost=float(cap) if isinstance(cap, (int, float)) else math.inf)
     return found

@@ -2,7 +2,7 @@
 
 Each trace entry is `{type, timestamp (ms), ...fields}`. With an `events` topic the same entry
 goes to the event bus as `agent-{type}` (plus `agent-start` and `agent-complete`). A reporter
-callable in `globals.internals["reporter"]` (the CLI's progress display) sees every entry.
+callable in `globals.internals.reporter` (the CLI's progress display) sees every entry.
 Entries are redacted when recorded (declared secrets, see agentapps/secrets.py), so the trace, its
 events, the progress display and a session's `$agent` capture never hold a secret the model echoed.
 """
@@ -12,8 +12,6 @@ from __future__ import annotations
 import logging
 import time
 from typing import TYPE_CHECKING, Any
-
-from agentapps.secrets import redactor_for
 
 if TYPE_CHECKING:
     from agentapps.context.context import Globals
@@ -34,9 +32,9 @@ class Trace:
         self.topic = topic
         self.root_context_id = root_context_id
         self.depth = depth  # 0 for the outermost agent run of the process
-        reporter = g.internals.get("reporter")
+        reporter = g.internals.reporter
         self.reporter: Reporter | None = reporter if callable(reporter) else None
-        self.redactor = redactor_for(g.internals)
+        self.redactor = g.internals.redactor
 
     def record(self, type_: str, **fields: Any) -> dict[str, Any]:
         entry: dict[str, Any] = self.redactor.redact_data(

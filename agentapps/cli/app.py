@@ -32,7 +32,7 @@ def _invoke(skill: str, args: dict[str, Any]) -> tuple[Any, Any]:
     from agentapps.core.cleanup import run_cleanups
 
     root = bootstrap()
-    root.globals.internals["reporter"] = Progress(sys.stderr)  # e.g. "starting MCP server 'x' to list its tools"
+    root.globals.internals.reporter = Progress(sys.stderr)  # e.g. "starting MCP server 'x' to list its tools"
 
     async def call() -> Any:
         try:

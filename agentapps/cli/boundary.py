@@ -4,10 +4,13 @@ with -v, or for an internal error), and the failure object on stdout when JSON w
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentapps.cli import render
 from agentapps.errors import AgentAppsError
+
+if TYPE_CHECKING:
+    from agentapps.context.context import Internals
 
 
 def exit_code(exc: BaseException) -> int:
@@ -25,7 +28,7 @@ def error_object(exc: BaseException) -> dict[str, Any]:
 
 
 def fail(exc: BaseException, *, as_json: bool = False, verbose: bool = False,
-         internals: dict[str, Any] | None = None, payload: dict[str, Any] | None = None,
+         internals: Internals | None = None, payload: dict[str, Any] | None = None,
          started: float | None = None) -> int:
     """Report `exc` and return its exit code. `payload` adds fields to the JSON failure object
     (`run --json` prints {ok, skill, result, error, duration_ms, ...})."""

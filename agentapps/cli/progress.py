@@ -2,7 +2,7 @@
 
 On a terminal (and without NO_COLOR) it uses a rich spinner (rich is imported only then);
 otherwise it writes plain lines fit for CI logs. The CLI installs it as
-`globals.internals["reporter"]` unless `-q`; the agent calls it with each trace entry.
+`globals.internals.reporter` unless `-q`; the agent calls it with each trace entry.
 """
 
 from __future__ import annotations

@@ -10,10 +10,13 @@ import json
 import os
 import sys
 import traceback
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from agentapps.errors import AgentAppsError
-from agentapps.secrets import Redactor, redact
+from agentapps.secrets import redact
+
+if TYPE_CHECKING:
+    from agentapps.context.context import Internals
 
 
 def color_enabled(stream: TextIO) -> bool:
@@ -33,12 +36,11 @@ def to_text(result: Any) -> str | None:
     return json.dumps(result, indent=2, ensure_ascii=False, default=str)
 
 
-def _redacted(data: Any, internals: dict[str, Any] | None) -> Any:
-    found = (internals or {}).get("redactor")
-    return found.redact_data(data) if isinstance(found, Redactor) else data
+def _redacted(data: Any, internals: Internals | None) -> Any:
+    return internals.redactor.redact_data(data) if internals is not None else data
 
 
-def emit_result(result: Any, internals: dict[str, Any] | None = None) -> None:
+def emit_result(result: Any, internals: Internals | None = None) -> None:
     text = to_text(_redacted(result, internals))
     if text is None:
         return
@@ -47,7 +49,7 @@ def emit_result(result: Any, internals: dict[str, Any] | None = None) -> None:
     sys.stdout.flush()
 
 
-def emit_json(payload: dict[str, Any], internals: dict[str, Any] | None = None) -> None:
+def emit_json(payload: dict[str, Any], internals: Internals | None = None) -> None:
     text = json.dumps(_redacted(payload, internals), ensure_ascii=False, default=str)
     sys.stdout.write(redact(text, internals) + "\n")
     sys.stdout.flush()
@@ -67,7 +69,7 @@ def error_line(exc: BaseException) -> str:
     return f"internal error: {type(exc).__name__}: {exc} (this is a bug; run with -v for the traceback)"
 
 
-def emit_error(exc: BaseException, *, verbose: bool, internals: dict[str, Any] | None = None) -> None:
+def emit_error(exc: BaseException, *, verbose: bool, internals: Internals | None = None) -> None:
     if verbose and (not isinstance(exc, AgentAppsError) or exc.__cause__ is not None):
         sys.stderr.write(redact("".join(traceback.format_exception(exc)), internals))
     sys.stderr.write(_paint("error:", "31;1", sys.stderr) + " " + redact(error_line(exc), internals) + "\n")

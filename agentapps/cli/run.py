@@ -6,7 +6,7 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentapps.cli import options, render
 from agentapps.cli.boundary import fail
@@ -18,6 +18,9 @@ from agentapps.errors import (
     StoreWriteError,
     UsageError,
 )
+
+if TYPE_CHECKING:
+    from agentapps.context.context import Internals
 
 
 class _Terminated(BaseException):
@@ -52,7 +55,9 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
     skill_name: str | None = opts.ref
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     extras: dict[str, Any] = {}
-    internals: dict[str, Any] = {"redactor": redactor}
+    from agentapps.context.context import Internals
+
+    internals = Internals(redactor=redactor)  # until bootstrap gives the run's own
     progress: Any = None
     args: dict[str, Any] = {}
     data_dir: Path | None = None
@@ -64,7 +69,7 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         root = bootstrap()
         g = root.globals
         internals = g.internals
-        internals["redactor"] = redactor
+        internals.redactor = redactor
         _register_declared_secrets(g)
         data_dir = g.config.data_dir
         g.config.overrides.update({k: v for k, v in (("model", opts.model), ("record", opts.record),
@@ -73,7 +78,7 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         if not opts.quiet:
             from agentapps.cli.progress import Progress
 
-            progress = g.internals["reporter"] = Progress(sys.stderr)
+            progress = g.internals.reporter = Progress(sys.stderr)
         if opts.ref is None:
             if g.config.main_tool is None:
                 raise UsageError("Name a skill to run: agentapps run SKILL [--param value ...]; "
@@ -91,7 +96,7 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         params = params_of(tool, g.lookup)
         args.update(parse_skill_args(opts.arg_tokens + opts.rest, params, skill=tool.name))
         stdin_input(params, args, used_stdin=opts.args_file == "-")
-        g.internals["dry_run"] = opts.dry_run
+        g.internals.dry_run = opts.dry_run
         try:
             from agentapps.cli.supervise import json_report, plain_report, run_supervised
 
@@ -100,7 +105,7 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         finally:
             if progress is not None:
                 progress.close()
-            extras = _agent_extras(g.internals.get("agent.totals"))
+            extras = _agent_extras(g.internals.agent_totals)
         result = _printable(result, skill_name)
     except (KeyboardInterrupt, _Terminated) as exc:
         number = 15 if isinstance(exc, _Terminated) else 2
@@ -124,7 +129,7 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
 
 
 def _logged(code: int, error: BaseException | None, opts: options.RunOptions, skill: str | None,
-            args: dict[str, Any], started: float, internals: dict[str, Any],
+            args: dict[str, Any], started: float, internals: Internals,
             data_dir: Path | None) -> int:
     """Append this run to the run log (agentapps.runlog; never fails the run) and pass `code` on."""
     if not opts.dry_run and skill is not None:
@@ -178,7 +183,7 @@ def _agent_extras(totals: Any) -> dict[str, Any]:
 
 
 def _fail(exc: BaseException, opts: options.RunOptions, skill: str | None, started: float,
-          extras: dict[str, Any] | None = None, internals: dict[str, Any] | None = None) -> int:
+          extras: dict[str, Any] | None = None, internals: Internals | None = None) -> int:
     result = _finished_result(exc, skill)
     if result is not None and not opts.json:
         render.emit_result(result, internals)  # the skill did finish: only saving its session failed

@@ -50,7 +50,7 @@ def json_report(skill: str | None, started: float) -> Report:
 
 
 def _kill_children(g: Globals) -> None:
-    for pgid in list(g.internals.get("children") or ()):
+    for pgid in list(g.internals.children):
         try:
             os.killpg(pgid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):

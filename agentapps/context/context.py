@@ -5,15 +5,23 @@ from __future__ import annotations
 import itertools
 import os
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentapps.errors import InterruptedError_
-from agentapps.types import ChainPlan, HistoryFrame, ToolDef
+from agentapps.secrets import Redactor
+from agentapps.types import ChainPlan, HistoryFrame, Reporter, ToolDef
 
 if TYPE_CHECKING:
+    from agentapps.agent.script import Recorder
+    from agentapps.agent.spend import Spend
     from agentapps.context.manager import ContextManager
+    from agentapps.events.bus import EventBus
+    from agentapps.mcp.hub import Hub
+    from agentapps.mcp.registry import Registry
+    from agentapps.stores.state import StateStore
     from agentapps.tools.lookup import Lookup
 
 
@@ -70,11 +78,35 @@ class Config:
 
 
 @dataclass
+class Internals:
+    """Process-wide run state, one typed field per concern (the subsystems' own objects are made
+    on first use by their modules: `bus_for(g)`, `hub_for(g)`, ...)."""
+
+    dry_run: bool = False  # --dry-run: the skill the user named shows what would run
+    redactor: Redactor = field(default_factory=Redactor)  # every byte written goes through it
+    reporter: Reporter | None = None  # the CLI's progress display (None with -q or in-process)
+    children: set[int] = field(default_factory=set)  # process groups to kill when the run stops
+    cleanups: list[Callable[[], Awaitable[None]]] = field(default_factory=list)  # awaited at run end
+    events: EventBus | None = None
+    state: dict[str, StateStore] = field(default_factory=dict)  # state stores by kind
+    sessions: dict[str, Any] = field(default_factory=dict)  # the memory session store's data
+    callbacks: dict[str, Any] = field(default_factory=dict)  # callback refs by name
+    agent_totals: dict[str, Any] | None = None  # usage, cost, turns, steps over every agent run
+    agent_spend: Spend | None = None
+    agent_recorder: Recorder | None = None  # --record
+    agent_scripts: dict[str, Any] = field(default_factory=dict)  # --replay cursors by script path
+    session_key: str | None = None  # the first session a run used (for the run log)
+    mcp_hub: Hub | None = None
+    mcp_registry: Registry | None = None
+    mcp_early: dict[str, Any] = field(default_factory=dict)  # MCP servers started ahead of their session
+
+
+@dataclass
 class Globals:
     config: Config
     lookup: Lookup
     cache: dict[str, dict[Any, Any]] = field(default_factory=dict)
-    internals: dict[str, Any] = field(default_factory=dict)
+    internals: Internals = field(default_factory=Internals)
     signal: Signal = field(default_factory=Signal)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
     _prefix: str = field(default_factory=lambda: os.urandom(3).hex())

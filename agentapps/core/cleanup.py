@@ -5,20 +5,23 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agentapps.context.context import Internals
 
 log = logging.getLogger("agentapps")
 Cleanup = Callable[[], Awaitable[None]]
 DEFAULT_TIMEOUT = 0.8  # inside the CLI's 1 s grace after Ctrl-C, so a clean close beats the hard kill
 
 
-def register(internals: dict[str, Any], cleanup: Cleanup) -> None:
-    internals.setdefault("cleanups", []).append(cleanup)
+def register(internals: Internals, cleanup: Cleanup) -> None:
+    internals.cleanups.append(cleanup)
 
 
-async def run_cleanups(internals: dict[str, Any], timeout: float = DEFAULT_TIMEOUT) -> None:
+async def run_cleanups(internals: Internals, timeout: float = DEFAULT_TIMEOUT) -> None:
     """Await every registered cleanup (together, at most `timeout` seconds); never raises."""
-    cleanups: list[Cleanup] = internals.pop("cleanups", None) or []
+    cleanups, internals.cleanups = internals.cleanups, []
     if not cleanups:
         return
     tasks = [asyncio.ensure_future(c()) for c in cleanups]

@@ -1,4 +1,4 @@
-"""The in-process event bus (on `globals.internals["events"]`): topics, queues, replay, ack, handlers."""
+"""The in-process event bus (on `globals.internals.events`): topics, queues, replay, ack, handlers."""
 
 from __future__ import annotations
 
@@ -217,11 +217,10 @@ class EventBus:
 
 def bus_for(g: Globals) -> EventBus:
     """The process's bus, created on first use."""
-    bus = g.internals.get("events")
+    bus = g.internals.events
     if not isinstance(bus, EventBus):
-        from agentapps.secrets import redactor_for
 
-        bus = g.internals["events"] = EventBus(redactor_for(g.internals).redact)
+        bus = g.internals.events = EventBus(g.internals.redactor.redact)
     return bus
 
 

@@ -17,7 +17,7 @@ from agentapps.secrets import redact
 if TYPE_CHECKING:
     from mcp_types import CallToolResult
 
-    from agentapps.context.context import Context, Globals
+    from agentapps.context.context import Context, Globals, Internals
     from agentapps.mcp.config import ServerSpec
     from agentapps.types import Reporter
 
@@ -25,9 +25,9 @@ MAX_ERROR = 2000  # characters of a server's error message kept in ours
 
 
 def hub_for(g: Globals) -> Hub:
-    found: Hub | None = g.internals.get("mcp.hub")
+    found: Hub | None = g.internals.mcp_hub
     if found is None:
-        found = g.internals["mcp.hub"] = Hub(g)
+        found = g.internals.mcp_hub = Hub(g)
     return found
 
 
@@ -70,7 +70,7 @@ def text_of(result: CallToolResult) -> str:
 
 
 def outcome(spec: ServerSpec, tool: str, skill: str, result: CallToolResult, structured: bool,
-            internals: dict[str, Any]) -> Any:
+            internals: Internals) -> Any:
     if result.is_error:
         said = redact(" ".join(text_of(result).split())[:MAX_ERROR], internals) or "no message"
         raise SkillError(f"MCP server '{spec.name}' tool '{tool}' failed: {said}", skill=skill)
@@ -90,7 +90,7 @@ async def call_tool(ctx: Context, prefix: str, tool: str, skill: str, args: dict
     if confirm:
         await _approve(ctx, spec, skill, args)
     conn = await hub_for(g).connection(spec, lambda tools: registry.set_tools(prefix, tools, fresh=True))
-    report: Reporter | None = g.internals.get("reporter")
+    report: Reporter | None = g.internals.reporter
 
     async def progress(progress: float, total: float | None, message: str | None) -> None:
         assert report is not None

@@ -19,12 +19,15 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentapps.errors import ConfigError, DeniedError
 from agentapps.mcp.naming import sanitize
 from agentapps.secrets import register_declared
 from agentapps.types import ToolDef
+
+if TYPE_CHECKING:
+    from agentapps.context.context import Internals
 
 CALL_TIMEOUT = 120.0
 START_TIMEOUT = 30.0
@@ -146,12 +149,12 @@ def parse_servers(owner: ToolDef, value: Any, project: Path | None) -> list[Serv
     return [parse_server(owner, name, entry, project) for name, entry in value.items()]
 
 
-def remember_secret(internals: dict[str, Any], variable: str) -> None:
+def remember_secret(internals: Internals, variable: str) -> None:
     """The one place MCP values read from the environment join the redaction registry."""
     register_declared(internals, [variable])
 
 
-def expand(spec: ServerSpec, where: str, value: str, internals: dict[str, Any]) -> str:
+def expand(spec: ServerSpec, where: str, value: str, internals: Internals) -> str:
     """`${VAR}` (or `\\${VAR}`) replaced by the environment's value, which becomes a secret."""
 
     def sub(match: re.Match[str]) -> str:
@@ -167,11 +170,11 @@ def expand(spec: ServerSpec, where: str, value: str, internals: dict[str, Any]) 
     return _VAR.sub(sub, value)
 
 
-def child_env(spec: ServerSpec, internals: dict[str, Any]) -> dict[str, str]:
+def child_env(spec: ServerSpec, internals: Internals) -> dict[str, str]:
     env = {k: os.environ[k] for k in INHERITED if k in os.environ}
     env.update({k: expand(spec, f"env.{k}", v, internals) for k, v in spec.env})
     return env
 
 
-def http_headers(spec: ServerSpec, internals: dict[str, Any]) -> dict[str, str]:
+def http_headers(spec: ServerSpec, internals: Internals) -> dict[str, str]:
     return {k: expand(spec, f"headers.{k}", v, internals) for k, v in spec.headers}

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentapps.errors import AgentAppsError, ArgsError, LimitError, SkillError
 from agentapps.mcp import config, elicit
-from agentapps.mcp.spawn import EARLY, spawn
+from agentapps.mcp.spawn import spawn
 from agentapps.mcp.stdio import ProcessInfo, kill_group, stdio_transport
 from agentapps.secrets import redact
 
@@ -74,8 +74,8 @@ class Connection:
             from agentapps.mcp.remote import http_transport
 
             return http_transport(spec.name, spec.url, config.http_headers(spec, internals))
-        children: set[int] = internals.setdefault("children", set())
-        early = internals.get(EARLY, {}).pop(spec.prefix, None)
+        children: set[int] = internals.children
+        early = internals.mcp_early.pop(spec.prefix, None)
 
         async def start() -> asyncio.subprocess.Process:
             return early if early is not None and early.returncode is None else await spawn(spec, internals)

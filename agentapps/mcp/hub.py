@@ -56,7 +56,7 @@ class Hub:
             if len(failed) >= MAX_FAILURES:
                 raise SkillError(f"MCP server '{spec.name}' failed {len(failed)} times in this run (last: "
                                  f"{failed[-1]}); it is not started again.", skill=spec.declared_by)
-            report = self.g.internals.get("reporter")
+            report = self.g.internals.reporter
             if callable(report):
                 report("mcp-start", {"server": spec.name, "purpose": "call", "restart": bool(failed)})
             conn = Connection(spec, self.g, on_tools)

@@ -28,7 +28,7 @@ async def _list_once(spec: ServerSpec, g: Globals) -> list[dict[str, Any]]:
 def list_now(spec: ServerSpec, g: Globals) -> list[dict[str, Any]]:
     """The server's tools, started and stopped here: in this thread when no event loop runs in it,
     else in a helper thread (the running loop waits; this happens once per server config)."""
-    report = g.internals.get("reporter")
+    report = g.internals.reporter
     if callable(report):
         report("mcp-start", {"server": spec.name, "purpose": "list"})
     try:

@@ -211,9 +211,9 @@ def read_cache(path: Path) -> list[dict[str, Any]] | None:
 
 
 def registry_for(g: Globals) -> Registry:
-    found: Registry | None = g.internals.get(KEY)
+    found: Registry | None = g.internals.mcp_registry
     if found is None:
-        found = g.internals[KEY] = Registry(g)
+        found = g.internals.mcp_registry = Registry(g)
         g.lookup.providers.append(found)
     return found
 

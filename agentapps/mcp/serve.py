@@ -122,7 +122,7 @@ async def _main(g: Any, served: Any, server: Any, transport: str, host: str, por
     finally:
         watcher.cancel()
         await run_cleanups(g.internals)
-        for pgid in list(g.internals.get("children") or ()):
+        for pgid in list(g.internals.children):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGKILL)
 
@@ -153,7 +153,7 @@ def serve(*, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8080
 
     RUN_STARTED.set(None)  # a server is not one run: each request is (served.serve_call sets its start)
     g.config.overrides["approve"] = list(approve)
-    g.internals["reporter"] = reporter
+    g.internals.reporter = reporter
     if transport == "http":  # approvals go to the client, never to a terminal this server may have
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)

@@ -11,7 +11,7 @@ import json
 import logging
 import time
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
@@ -25,6 +25,9 @@ from agentapps.tools.loader import RUN_STARTED
 from agentapps.tools.policy import Policy
 from agentapps.trust import ASK
 
+if TYPE_CHECKING:
+    from agentapps.context.context import Internals
+
 log = logging.getLogger("agentapps.mcp")
 MAX_MESSAGE = 500  # characters of one progress message
 
@@ -32,7 +35,7 @@ MAX_MESSAGE = 500  # characters of one progress message
 class Sink:
     """Progress notifications for one call: agent events in order, and a heartbeat when quiet."""
 
-    def __init__(self, session: Any, heartbeat: float, internals: dict[str, Any]) -> None:
+    def __init__(self, session: Any, heartbeat: float, internals: Internals) -> None:
         self.session = session
         self.heartbeat = heartbeat if heartbeat > 0 else None
         self.internals = internals
@@ -161,7 +164,7 @@ def _text(result: Any) -> str:
     return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
 
 
-def success(result: Any, structured: bool, internals: dict[str, Any]) -> types.CallToolResult:
+def success(result: Any, structured: bool, internals: Internals) -> types.CallToolResult:
     text = redact(_text(result), internals)
     content: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
     if structured and isinstance(result, dict):
@@ -170,7 +173,7 @@ def success(result: Any, structured: bool, internals: dict[str, Any]) -> types.C
     return types.CallToolResult(content=content)
 
 
-def failure(message: str, internals: dict[str, Any]) -> types.CallToolResult:
+def failure(message: str, internals: Internals) -> types.CallToolResult:
     one_line = " ".join(redact(message, internals).split())
     content: list[types.ContentBlock] = [types.TextContent(type="text", text=one_line)]
     return types.CallToolResult(content=content, is_error=True)

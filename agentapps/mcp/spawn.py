@@ -7,27 +7,26 @@ import asyncio
 import contextlib
 import os
 import signal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentapps.core.cleanup import register
 from agentapps.mcp import config
 
 if TYPE_CHECKING:
-    from agentapps.context.context import Globals
+    from agentapps.context.context import Globals, Internals
     from agentapps.mcp.config import ServerSpec
 
 MAX_MESSAGE = 16 * 1024 * 1024  # the longest line (one JSON-RPC message) read from a server
-EARLY = "mcp.early"  # internals: processes started ahead of their session, by server prefix
 
 
-async def spawn(spec: ServerSpec, internals: dict[str, Any]) -> asyncio.subprocess.Process:
+async def spawn(spec: ServerSpec, internals: Internals) -> asyncio.subprocess.Process:
     """The server process in its own process group (recorded so the CLI can kill it on any exit)."""
     assert spec.command is not None
     proc = await asyncio.create_subprocess_exec(
         spec.command, *spec.args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE, env=config.child_env(spec, internals), cwd=spec.cwd,
         start_new_session=True, limit=MAX_MESSAGE)
-    internals.setdefault("children", set()).add(proc.pid)
+    internals.children.add(proc.pid)
     return proc
 
 
@@ -36,7 +35,7 @@ async def start_early(g: Globals, prefix: str) -> None:
     from agentapps.mcp.registry import registry_for
 
     server = registry_for(g).servers.get(prefix)
-    early: dict[str, asyncio.subprocess.Process] = g.internals.setdefault(EARLY, {})
+    early: dict[str, asyncio.subprocess.Process] = g.internals.mcp_early
     if server is None or server.spec is None or server.spec.url or prefix in early:
         return
     try:
@@ -47,11 +46,12 @@ async def start_early(g: Globals, prefix: str) -> None:
         register(g.internals, lambda: _drop_unused(g.internals))
 
 
-async def _drop_unused(internals: dict[str, Any]) -> None:
+async def _drop_unused(internals: Internals) -> None:
     """Processes whose session never started (the call was denied first): stopped at the end."""
-    for proc in internals.pop(EARLY, {}).values():
+    early, internals.mcp_early = internals.mcp_early, {}
+    for proc in early.values():
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(proc.wait(), 1.0)
-        internals.get("children", set()).discard(proc.pid)
+        internals.children.discard(proc.pid)

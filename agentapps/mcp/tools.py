@@ -22,7 +22,7 @@ def needs_approval(spec: ServerSpec, annotations: dict[str, Any]) -> bool:
 
 def _bridge(prefix: str, tool: str, skill: str, confirm: bool, structured: bool) -> ToolFn:
     async def call(ctx: Context, args: dict[str, Any]) -> Any:
-        if "mcp.hub" not in ctx.globals.internals and not confirm:  # the first call of this process:
+        if ctx.globals.internals.mcp_hub is None and not confirm:  # the first call of this process:
             from agentapps.mcp.spawn import start_early  # its server boots while the SDK loads
 
             await start_early(ctx.globals, prefix)

@@ -18,10 +18,13 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentapps.errors import AgentAppsError
 from agentapps.secrets import redact
+
+if TYPE_CHECKING:
+    from agentapps.context.context import Internals
 
 OFF = ("off", "0", "false", "no")
 MAX_ERROR = 500  # characters of the error line kept
@@ -42,18 +45,18 @@ def args_digest(args: Any) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def entry_for(*, skill: str, args: Any, internals: dict[str, Any], exit_code: int,
+def entry_for(*, skill: str, args: Any, internals: Internals, exit_code: int,
               error: BaseException | None, started: float) -> dict[str, Any]:
     """The record of one run, from what the CLI knows when it ends (`started` is perf_counter)."""
     elapsed = time.perf_counter() - started
-    totals = _dict(internals.get("agent.totals"))
+    totals = _dict(internals.agent_totals)
     models, usage = _dict(totals.get("models")), _dict(totals.get("usage"))
     line = None
     if error is not None:
         line = " ".join(str(error).split()) if isinstance(error, AgentAppsError) \
             else f"{type(error).__name__}: {error}"
         line = redact(line, internals)[:MAX_ERROR]
-    session = internals.get("session.key")
+    session = internals.session_key
     biggest = max(models, key=lambda m: _tokens(models[m]), default=None)
     return {
         "started_at": round(time.time() - elapsed, 3), "skill": skill, "args_digest": args_digest(args),

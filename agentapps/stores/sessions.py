@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from agentapps.core.atomic import FileLock, cleanup_temp_files, write_atomic
 from agentapps.core.paths import path_get
 from agentapps.errors import ConfigError, StoreCorruptError, StoreWriteError, UsageError
-from agentapps.secrets import Redactor, redactor_for
+from agentapps.secrets import Redactor
 from agentapps.stores.state import decode_name, encode_key
 
 if TYPE_CHECKING:
@@ -222,7 +222,7 @@ def _read(path: Path, key: str | None) -> tuple[str, list[Entry]]:
 def open_store(g: Globals, name: str) -> SessionStore:
     if name == "file":
         return FileSessionStore(g.config.data_dir / "sessions")
-    return MemorySessionStore(g.internals.setdefault("sessions", {}))
+    return MemorySessionStore(g.internals.sessions)
 
 
 def history_for(served: Context) -> list[Entry] | None:
@@ -256,7 +256,7 @@ def capture(served: Context, found: SessionSettings, status: str, error: str | N
         if not item.startswith("$"):
             scope = {"result": result} if item.split(".")[0].split("[")[0] == "result" else served
             entry[item] = path_get(scope, item)
-    redactor = redactor_for(served.globals.internals)
+    redactor = served.globals.internals.redactor
     redactor.register_declared(served.meta.get("env"))  # prepare did this; a session must not rely on it
     cleaned: Entry = scrub({k: _json_safe(v) for k, v in entry.items()}, redactor)
     return cleaned

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 from urllib.parse import unquote_to_bytes
 
 from agentapps.core.atomic import FileLock, cleanup_temp_files, commit, read_json, stage, sync_dir
@@ -27,6 +27,9 @@ from agentapps.errors import (
     StoreWriteError,
     UsageError,
 )
+
+if TYPE_CHECKING:
+    from agentapps.context.context import Internals
 
 MAX_KEY_CHARS: Final = 256
 _MISSING: Final[Any] = object()
@@ -285,12 +288,11 @@ def _not_saved(key: str, exc: OSError) -> StoreWriteError:
                            "value is kept. Free some disk space (or fix the folder's permissions) and retry.")
 
 
-def store_for(internals: dict[str, Any], data_dir: Path, kind: str) -> StateStore:
+def store_for(internals: Internals, data_dir: Path, kind: str) -> StateStore:
     """The process's state store of `kind` ('file' under `data_dir/state`, or 'memory'), made once."""
-    from agentapps.secrets import redactor_for
 
-    stores: dict[str, StateStore] = internals.setdefault("state", {})
+    stores: dict[str, StateStore] = internals.state
     if kind not in stores:
         stores[kind] = MemoryStateStore() if kind == "memory" else FileStateStore(
-            data_dir / "state", redact=redactor_for(internals).redact_data)
+            data_dir / "state", redact=internals.redactor.redact_data)
     return stores[kind]

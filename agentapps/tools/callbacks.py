@@ -119,8 +119,7 @@ def _hand_over(waiters: deque[asyncio.Future[_Call]], call: _Call) -> bool:
 
 
 def _endpoints(g: Globals) -> dict[str, Endpoint]:
-    found = g.internals.setdefault("callbacks", {})
-    return found  # type: ignore[no-any-return]
+    return g.internals.callbacks
 
 
 def callback_name(ref: str) -> str:

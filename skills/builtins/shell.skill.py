@@ -54,6 +54,6 @@ async def run(ctx, args):
     result = await run_command(
         effective_command(args.get("command"), args.get("argv")),
         cwd=Path(cfg.project or cfg.cwd), env=minimal_env(_declared_env(ctx)), timeout=float(args.get("timeout", 60)),
-        stdin=args.get("input"), children=ctx.globals.internals.setdefault("children", set()),
+        stdin=args.get("input"), children=ctx.globals.internals.children,
     )
     return result.to_dict()

@@ -22,7 +22,7 @@ async def run(ctx, args):
         return None
     prompt = target.locals.get("prompt") or {}
     if not _has_agent(ctx):
-        if ctx.globals.internals.get("dry_run"):
+        if ctx.globals.internals.dry_run:
             return prompt.get("expanded", target.tool.body)
         raise ConfigError(
             f"Skill '{target.tool.name}' is a markdown skill, but no agent provider is available: "
@@ -42,15 +42,9 @@ async def run(ctx, args):
         "args": dict(target.args),
         "skillName": target.tool.name,
     }
-    internals = ctx.globals.internals
-    if not internals.get("dry_run"):
-        return await ctx.manager.invoke("agent", agent_args)
-    # --dry-run: the agent itself must run (to show the system prompt) but call no model
-    internals["dry_run"] = False
-    try:
-        return await ctx.manager.invoke("agent", {**agent_args, "dryRun": True})
-    finally:
-        internals["dry_run"] = True
+    if ctx.globals.internals.dry_run:  # the agent runs (to show the system prompt) but calls no model
+        agent_args["dryRun"] = True
+    return await ctx.manager.invoke("agent", agent_args)
 
 
 def _has_agent(ctx):

@@ -13,7 +13,7 @@ async def run(ctx, args):
     target = ctx.target
     if target.tool.kind == "markdown":
         return None  # markdown skills are served by agent-execute
-    if ctx.globals.internals.get("dry_run") and target.envelope.depth == 1:  # only the skill the user named
+    if ctx.globals.internals.dry_run and target.envelope.depth == 1:  # only the skill the user named
         return {
             "dryRun": True,
             "skill": target.tool.name,

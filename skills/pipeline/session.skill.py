@@ -28,14 +28,15 @@ async def run(ctx, args):
     key = session_key(target, found) if found is not None else None
     if found is None or key is None:
         return  # no session for this call: the chain continues
-    ctx.globals.internals.setdefault("session.key", key)  # the run log's session id: the first one
+    if ctx.globals.internals.session_key is None:  # the run log's session id: the first one
+        ctx.globals.internals.session_key = key
     store = open_store(ctx.globals, found.store)
     history = store.load(key)
     target.locals.session = history
     prompt = target.locals.get("prompt")
     if history and prompt is not None and "session-history" not in (prompt.get("directives") or ()):
         prompt.expanded = f"{render_history(history)}\n---\n\n{prompt.expanded}"
-    if ctx.globals.internals.get("dry_run"):
+    if ctx.globals.internals.dry_run:
         await ctx.manager.next()
         return
     try:

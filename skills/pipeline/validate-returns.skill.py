@@ -14,7 +14,7 @@ frontmatter = {
 async def run(ctx, args):
     await ctx.manager.next()
     target = ctx.target
-    if ctx.globals.internals.get("dry_run"):
+    if ctx.globals.internals.dry_run:
         return
     schema = interface(target, "returns")
     if isinstance(schema, dict):

@@ -86,7 +86,7 @@ def test_the_trace_lands_on_the_served_context_and_events_are_emitted(project):
             try:
                 await ctx.manager.next()
             finally:
-                ctx.globals.internals["captured"] = dict(ctx.target.locals.get("agent") or {})
+                ctx.globals.cache_for("test")["captured"] = dict(ctx.target.locals.get("agent") or {})
         ''')
     project.write("t.json", json.dumps({"turns": [{"text": "Working.", "code": "return 1"}, {"text": "Done."}]}))
     project.write("traced.skill.md", """
@@ -107,7 +107,7 @@ def test_the_trace_lands_on_the_served_context_and_events_are_emitted(project):
     root = project.boot()
     g = root.globals
     assert project.invoke("traced", root=root) == "Done."
-    captured = g.internals["captured"]
+    captured = g.cache_for("test")["captured"]
     kinds = [e["type"] for e in captured["trace"]]
     assert kinds == ["turn-start", "message", "tool-call", "tool-result", "turn-end",
                      "turn-start", "message", "turn-end"]

@@ -10,7 +10,7 @@ RECORDER = '''
 frontmatter = {{"name": "{name}", "metadata": {{"role": "middleware", "after": {after}, "before": {before}}}}}
 
 async def run(ctx, args):
-    trace = ctx.globals.internals.setdefault("trace", [])
+    trace = ctx.globals.cache_for("test").setdefault("trace", [])
     trace.append("{name}>")
     {body}
     trace.append("{name}<")
@@ -24,7 +24,7 @@ def middleware(project, name, *, after, before, body="await ctx.manager.next()")
     )
 
 
-def leaf(project, keys, body='ctx.globals.internals.setdefault("trace", []).append("execute"); return "done"'):
+def leaf(project, keys, body='ctx.globals.cache_for("test").setdefault("trace", []).append("execute"); return "done"'):
     meta = ", ".join(f'"{k}": True' for k in keys)
     project.write(
         "s.skill.py",
@@ -38,7 +38,7 @@ def run_and_trace(project):
     try:
         result = project.invoke("s", {}, root)
     finally:
-        trace = root.globals.internals.get("trace", [])
+        trace = root.globals.cache_for("test").get("trace", [])
     return result, trace
 
 
@@ -76,7 +76,7 @@ def test_exception_unwinds_through_every_middleware_finally(project):
     root = project.boot()
     with pytest.raises(SkillError, match="Skill 's' failed: RuntimeError: boom"):
         project.invoke("s", {}, root)
-    assert root.globals.internals["trace"] == ["a>", "a-finally"]
+    assert root.globals.cache_for("test")["trace"] == ["a>", "a-finally"]
 
 
 def test_calling_next_twice_is_an_error(project):
@@ -99,7 +99,7 @@ def test_returning_before_next_has_finished_is_an_error(project, body):
     root = project.boot()
     with pytest.raises(ChainError, match="Middleware 'a' returned before its next\\(\\) finished"):
         project.invoke("s", {}, root)
-    assert "execute" not in root.globals.internals.get("trace", [])[:2]  # never ran before a< returned
+    assert "execute" not in root.globals.cache_for("test").get("trace", [])[:2]  # never ran before a< returned
 
 
 def test_next_outside_a_chain_is_an_error(project):
@@ -112,7 +112,7 @@ def test_next_outside_a_chain_is_an_error(project):
 def test_metadata_key_set_to_false_switches_a_middleware_off(project):
     middleware(project, "a", after='["$pre-execute"]', before='["$execute"]')
     project.write("s.skill.py", 'frontmatter = {"name": "s", "metadata": {"a": False}}\n\n'
-                  'def run(ctx, args):\n    ctx.globals.internals.setdefault("trace", []).append("execute")\n')
+                  'def run(ctx, args):\n    ctx.globals.cache_for("test").setdefault("trace", []).append("execute")\n')
     _, trace = run_and_trace(project)
     assert trace == ["execute"]
 

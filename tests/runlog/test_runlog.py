@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from agentapps.context.context import Internals
 from agentapps.runlog import entry_for
 from agentapps.runlog.store import append
 
@@ -184,11 +185,11 @@ def test_files_are_private(agentic):
 
 
 def test_a_record_holds_a_digest_of_the_args_not_the_args(project):
-    first = entry_for(skill="s", args={"b": 1, "a": "x"}, internals={}, exit_code=0, error=None,
+    first = entry_for(skill="s", args={"b": 1, "a": "x"}, internals=Internals(), exit_code=0, error=None,
                       started=time.perf_counter())
-    again = entry_for(skill="s", args={"a": "x", "b": 1}, internals={}, exit_code=0, error=None,
+    again = entry_for(skill="s", args={"a": "x", "b": 1}, internals=Internals(), exit_code=0, error=None,
                       started=time.perf_counter())
-    other = entry_for(skill="s", args={"a": "y", "b": 1}, internals={}, exit_code=0, error=None,
+    other = entry_for(skill="s", args={"a": "y", "b": 1}, internals=Internals(), exit_code=0, error=None,
                       started=time.perf_counter())
     assert first["args_digest"] == again["args_digest"] != other["args_digest"]
     path = project.root / ".agent-apps" / "runs" / "runs.db"

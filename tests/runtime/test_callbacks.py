@@ -151,7 +151,7 @@ def test_timeouts_end_waits_with_a_limit_error(project):
             await call(root, ref)
         with pytest.raises(LimitError, match="No invocation of callback"):
             await call(root, "callback-wait", ref=ref, timeout=0.05)
-        return root.globals.internals["callbacks"][ref].pending
+        return root.globals.internals.callbacks[ref].pending
 
     assert run(project, scenario) == {}, "a timed-out invocation is no longer pending"
 
