@@ -8,7 +8,7 @@ from typing import Any
 from agentapps.check.findings import Finding
 from agentapps.check.locate import Key
 from agentapps.check.scope import Site
-from agentapps.tools.fastschema import supports
+from agentapps.tools.fastschema import supports, unknown_keywords
 from agentapps.tools.schema import unusable_patterns
 
 WHERE = ("params", "returns")
@@ -50,6 +50,11 @@ def schemas(site: Site, memo: dict[str, Problem | None]) -> list[Finding]:
             message, path = problem
             found.append(site.at(base + path, "error", "invalid-schema",
                                  f"Skill '{tool.name}' has an invalid {where} schema: {message}."))
+        for where_in in unknown_keywords(schema):
+            keys: list[Key] = [part for part in where_in.split("/") if part]
+            message = (f"Skill '{tool.name}' {where} schema has '{keys[-1]}', which is not a JSON Schema "
+                       f"keyword (at {where_in}); it is ignored. A typo, or move it into a `description`?")
+            found.append(site.at(base + keys, "warning", "unknown-keyword", message))
         for pattern, why, path_ in unusable_patterns(schema):
             message = (f"Skill '{tool.name}' {where} schema has a 'pattern' that cannot be matched in "
                        f"linear time ({pattern[:40]!r}): {why}. Rewrite it with plain RE2 syntax.")

@@ -18,6 +18,34 @@ NUMERIC = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
 COUNTS = ("minLength", "maxLength", "minItems", "maxItems")
 KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties", "items", "enum", "const",
                       "pattern", *NUMERIC, *COUNTS}) | ANNOTATIONS
+# Every keyword of draft 2020-12 (and the older `definitions`/`dependencies`): one of these that the
+# fast path does not implement sends the schema to jsonschema. Anything else is not JSON Schema at all
+# and, as the draft says, is ignored (`agentapps check` warns about it: it is usually a typo).
+SCHEMA_KEYWORDS = KEYWORDS | frozenset({
+    "$id", "$ref", "$anchor", "$dynamicRef", "$dynamicAnchor", "$vocabulary", "$defs", "definitions",
+    "prefixItems", "contains", "patternProperties", "dependentSchemas", "propertyNames", "if", "then", "else",
+    "allOf", "anyOf", "oneOf", "not", "unevaluatedItems", "unevaluatedProperties", "multipleOf",
+    "uniqueItems", "maxContains", "minContains", "maxProperties", "minProperties", "dependentRequired",
+    "dependencies", "contentEncoding", "contentMediaType", "contentSchema",
+})
+
+
+def unknown_keywords(schema: Any, path: str = "", depth: int = 0) -> list[str]:
+    """Where `schema` uses keys that are not JSON Schema keywords (`properties` names aside)."""
+    if not isinstance(schema, dict) or depth > 32:
+        return []
+    found = [f"{path}/{key}" for key in schema if isinstance(key, str) and key not in SCHEMA_KEYWORDS]
+    for key, value in schema.items():
+        if key in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas") and isinstance(value, dict):
+            for name, sub in value.items():
+                found += unknown_keywords(sub, f"{path}/{key}/{name}", depth + 1)
+        elif key in ("items", "additionalProperties", "contains", "propertyNames", "if", "then", "else", "not",
+                     "unevaluatedItems", "unevaluatedProperties", "contentSchema"):
+            found += unknown_keywords(value, f"{path}/{key}", depth + 1)
+        elif key in ("allOf", "anyOf", "oneOf", "prefixItems") and isinstance(value, list):
+            for i, sub in enumerate(value):
+                found += unknown_keywords(sub, f"{path}/{key}/{i}", depth + 1)
+    return found
 
 
 def _is_number(value: Any) -> bool:
@@ -28,7 +56,9 @@ def supports(schema: Any, depth: int = 0) -> bool:
     """True when `schema` uses only keywords this module implements, each in a well-formed way."""
     if isinstance(schema, bool):
         return True
-    if not isinstance(schema, dict) or depth > 32 or not KEYWORDS.issuperset(schema):
+    if not isinstance(schema, dict) or depth > 32:
+        return False
+    if any(key not in KEYWORDS and key in SCHEMA_KEYWORDS for key in schema):  # a keyword we do not implement
         return False
     kind = schema.get("type")
     kinds = kind if isinstance(kind, list) else [kind] if kind is not None else []

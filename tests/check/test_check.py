@@ -146,6 +146,11 @@ BROKEN = [
     pytest.param({"a.skill.md": md("a", "metadata:\n  trust: {rules: '#nosuch'}\n")},
                  [("a.skill.md", 4, "warning", "unmatched-pattern", "trust rule '#nosuch' never fires")],
                  id="trust-rule-that-never-fires"),
+    pytest.param({"a.skill.md": md("a", "metadata:\n  params:\n    type: object\n    properties:\n"
+                                        "      n: {type: integer, minimun: 1}\n")},
+                 [("a.skill.md", 7, "warning", "unknown-keyword",
+                   "has 'minimun', which is not a JSON Schema keyword (at /properties/n/minimun)")],
+                 id="unknown-schema-keyword"),
 ]
 
 

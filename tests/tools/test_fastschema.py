@@ -88,3 +88,12 @@ def test_patterns_follow_ecma_262_on_both_paths(pattern, text, matches):
 @pytest.mark.parametrize("pattern", ["(?=a)", "(?<=a)b", "(a)\\1", "a{1001}"])
 def test_patterns_re2_cannot_run_leave_the_fast_path(pattern):
     assert not supports({"type": "string", "pattern": pattern})
+
+
+def test_keywords_that_are_not_json_schema_are_ignored_on_the_fast_path():
+    from agentapps.tools.fastschema import errors, supports
+
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimun": 1, "x-ui": "slider"}}}
+    assert supports(schema)  # no jsonschema import for an annotation or a typo (draft 2020-12 ignores them)
+    assert errors({"n": 0}, schema) == [] and errors({"n": "x"}, schema) != []
+    assert not supports({"type": "object", "oneOf": [{"required": ["a"]}]})  # a keyword it does not implement
