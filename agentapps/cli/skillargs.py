@@ -9,6 +9,7 @@ from typing import Any
 
 from agentapps.cli.options import LONG_NAMES, SHORT_NAMES
 from agentapps.errors import ArgsError, ConfigError
+from agentapps.tools.fastschema import TYPES
 from agentapps.tools.names import close_names
 
 RESERVED = ("arg", "arg-json", "args-file")
@@ -52,16 +53,15 @@ def _types(schema: dict[str, Any]) -> list[str]:
     return [str(t)] if t else []
 
 
-KNOWN_TYPES = frozenset({"string", "integer", "number", "boolean", "object", "array", "null"})
 
 
 def coerce(raw: str, schema: dict[str, Any], *, skill: str, flag: str) -> Any:
     types = _types(schema)
-    unknown = [t for t in types if t not in KNOWN_TYPES]
+    unknown = [t for t in types if t not in TYPES]
     if unknown:
         raise ConfigError(
             f"Skill '{skill}' has an invalid params schema: --{flag} has type {unknown[0]!r}, which is not a "
-            f"JSON Schema type ({', '.join(sorted(KNOWN_TYPES))}).",
+            f"JSON Schema type ({', '.join(sorted(TYPES))}).",
             skill=skill,
         )
     if not types or "string" in types:
