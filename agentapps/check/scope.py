@@ -71,7 +71,7 @@ class Scope:
         """Every checked file once, in path order."""
         seen: dict[str, ToolDef | Broken] = {}
         for index in self.roots:
-            for _, _, item in index.files.values():
+            for item in index.items():
                 seen.setdefault(str(item.path), item)
         for item in self.files:
             seen.setdefault(str(item.path), item)

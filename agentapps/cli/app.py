@@ -56,7 +56,7 @@ def list_(
     if tag:
         args["tags"] = list(tag)
     items, root = _invoke("skill-list", args)  # a thin wrapper: the skill does the listing
-    _, problems = root.globals.lookup.list_all()  # the index is warm: this only reads it again
+    _, problems = root.globals.lookup.list_summaries()  # the index is warm: this only reads it again
     for problem in problems:
         render.warn(str(problem))
     if as_json:

@@ -144,14 +144,14 @@ def _register_declared_secrets(g: Any) -> None:
     """Redact, from the first byte on, what any skill on the search path declares in `metadata.env`
     (a skill that runs later, a nested one say, could otherwise leak its value before it is prepared)."""
     from agentapps.secrets import register_declared
+    from agentapps.tools.index_cache import env_names as index_env
 
     try:
-        tools, _ = g.lookup.list_all(provided=False)  # MCP tools declare no env (their servers' are known)
+        names = g.lookup.declared_env()  # from the index: no definition is decoded for this
     except AgentAppsError:
-        tools = []  # a broken search path is reported when a skill is resolved
-    for tool in [*tools, g.config.main_tool]:
-        if tool is not None:
-            register_declared(g.internals, tool.metadata.get("env"))
+        names = set()  # a broken search path is reported when a skill is resolved
+    main = g.config.main_tool
+    register_declared(g.internals, sorted(names) + list(index_env(main)))
 
 
 def _resolve(g: Any, ref: str) -> Any:

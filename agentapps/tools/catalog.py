@@ -28,29 +28,27 @@ def summary(tool: ToolDef) -> dict[str, Any]:
     }
 
 
-def _is_callback(tool: ToolDef) -> bool:
-    """In-memory callback refs are plumbing (the agent's invokeRef/hookRef): listed only with hidden ones."""
-    return tool.kind == "memory" and "callback" in tool.tags
-
-
-def _matches(tool: ToolDef, query: str | None, tags: list[str]) -> bool:
-    if tags and not all(t in tool.tags for t in tags):
-        return False
-    if query:
-        q = query.lower()
-        return q in tool.name.lower() or q in tool.description.lower()
-    return True
-
-
 def list_tools(
     lookup: Lookup, *, query: str | None = None, tags: list[str] | None = None, include_hidden: bool = False
 ) -> tuple[list[dict[str, Any]], list[SkillLoadError]]:
-    tools, problems = lookup.list_all()
-    items = [
-        summary(t) for t in tools
-        if (include_hidden or not (t.hidden or _is_callback(t))) and _matches(t, query, tags or [])
-    ]
+    rows, problems = lookup.list_summaries()
+    items = [row for row in rows
+             if (include_hidden or not (row["hidden"] or _callback_row(row))) and _row_matches(row, query, tags or [])]
     return items, problems
+
+
+def _callback_row(row: dict[str, Any]) -> bool:
+    """In-memory callback refs are plumbing (the agent's invokeRef/hookRef): listed only with hidden ones."""
+    return row["kind"] == "memory" and "callback" in row["tags"]
+
+
+def _row_matches(row: dict[str, Any], query: str | None, tags: list[str]) -> bool:
+    if tags and not all(t in row["tags"] for t in tags):
+        return False
+    if query:
+        q = query.lower()
+        return q in row["name"].lower() or q in row["description"].lower()
+    return True
 
 
 def describe(tool: ToolDef, meta: dict[str, Any], chain: list[str], static: bool,

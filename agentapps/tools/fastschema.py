@@ -128,6 +128,12 @@ def _equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) or (_is_number(a) and _is_number(b)) if a == b else False
 
 
+def _type_only(schema: Any) -> bool:
+    """A schema that constrains nothing but `type` (annotations aside)."""
+    return (isinstance(schema, dict) and "type" in schema
+            and all(k == "type" or k in ANNOTATIONS or k not in SCHEMA_KEYWORDS for k in schema))
+
+
 def errors(value: Any, schema: Any, path: str = "") -> list[str]:
     """Messages for every violation (empty when valid). Call only when `supports(schema)`."""
     where = f"'{path}': " if path else ""
@@ -162,8 +168,14 @@ def errors(value: Any, schema: Any, path: str = "") -> list[str]:
         if "maxItems" in schema and len(value) > schema["maxItems"]:
             found.append(f"{where}too many items")
         if "items" in schema:
-            for i, item in enumerate(value):
-                found += errors(item, schema["items"], f"{path}/{i}" if path else str(i))
+            items = schema["items"]
+            if _type_only(items):  # the common `items: {type: object}`: no recursion per item
+                kinds = items["type"] if isinstance(items["type"], list) else [items["type"]]
+                bad = [i for i, item in enumerate(value) if not any(_type_ok(item, k) for k in kinds)]
+            else:
+                bad = list(range(len(value)))
+            for i in bad:
+                found += errors(value[i], items, f"{path}/{i}" if path else str(i))
     if isinstance(value, dict):
         props = schema.get("properties", {})
         for name in schema.get("required", []):

@@ -26,15 +26,41 @@ class Broken:
     error: SkillLoadError
 
 
+@dataclass(slots=True)
+class Entry:
+    """One skill file of a root: what identifies its version, what listing needs of it (name, the
+    environment variables it declares, kind, description, tags, hidden), and its definition (None
+    until asked for: decoded from the cache on demand)."""
+
+    mtime: int
+    size: int
+    name: str
+    env: tuple[str, ...]
+    kind: str
+    description: str
+    tags: tuple[str, ...]
+    hidden: bool
+    item: ToolDef | Broken | None = None
+
+    @classmethod
+    def of(cls, mtime: int, size: int, item: ToolDef | Broken) -> Entry:
+        return cls(mtime, size, *index_cache.facts(item), item)
+
+    def row(self) -> index_cache.Row:
+        return (self.mtime, self.size, self.name, self.env, self.kind, self.description, self.tags, self.hidden)
+
+
 @dataclass
 class RootIndex:
     entry: PathEntry
-    by_name: dict[str, list[ToolDef | Broken]] = field(default_factory=dict)
+    names: dict[str, list[str]] = field(default_factory=dict)  # skill name -> paths, in path order
     dir_mtimes: dict[str, int] = field(default_factory=dict)
-    files: dict[str, tuple[int, int, ToolDef | Broken]] = field(default_factory=dict)
+    files: dict[str, Entry] = field(default_factory=dict)
     checked_at: float = -1.0
     scanned: bool = False
     generation: int = 0
+    _manifest: index_cache.Manifest | None = field(default=None, repr=False)
+    verified: bool = False  # every file was stat-ed by this process (not only trusted from the cache)
 
     def _walk(self) -> tuple[list[str], dict[str, int]]:
         found: list[str] = []
@@ -80,31 +106,104 @@ class RootIndex:
         except SkillLoadError as exc:
             return Broken(name_from_file(p.name, p.parent.name), p, exc)
 
-    def scan(self) -> None:
+    def scan(self, *, verify: bool = False) -> None:
+        """Walk the root and index its skill files. A new process adopts the on-disk cache as it is
+        when the same files sit in the same unchanged folders and every file was checked a moment
+        ago (index_cache.Manifest.trusted); otherwise, or with `verify`, every file is stat-ed and
+        the changed ones are read again."""
         paths, mtimes = self._walk()
-        known = self.files or index_cache.load(self.entry.directory, self.entry.kind)
-        files: dict[str, tuple[int, int, ToolDef | Broken]] = {}
-        changed = len(known) != len(paths)
+        manifest = self._manifest or index_cache.open_manifest(self.entry.directory, self.entry.kind)
+        if not verify and not self.files and manifest is not None and manifest.trusted(paths, mtimes):
+            self._adopt(manifest, {p: Entry(*manifest.rows[p]) for p in paths}, mtimes, verified=False)
+            return
+        rows = manifest.rows if manifest is not None else {}
+        files: dict[str, Entry] = {}
+        changed = set(paths) != set(self.files or rows)
         for path in paths:
             try:
                 st = os.stat(path)
             except OSError:
                 continue
-            old = known.get(path)
-            if old is not None and old[0] == st.st_mtime_ns and old[1] == st.st_size:
+            old = self.files.get(path)
+            if old is not None and old.mtime == st.st_mtime_ns and old.size == st.st_size:
                 files[path] = old
-            else:
-                files[path] = (st.st_mtime_ns, st.st_size, self._load(path))
-                changed = True
+                continue
+            row = rows.get(path)
+            if row is not None and row[0] == st.st_mtime_ns and row[1] == st.st_size:
+                files[path] = Entry(*row)  # decoded when asked for
+                continue
+            files[path] = Entry.of(st.st_mtime_ns, st.st_size, self._load(path))
+            changed = True
+        self._adopt(manifest, files, mtimes, verified=True)
         if changed:
-            index_cache.save(self.entry.directory, files)
-        by_name: dict[str, list[ToolDef | Broken]] = {}
-        for _, _, item in files.values():
-            by_name.setdefault(item.name, []).append(item)
-        self.files, self.dir_mtimes, self.by_name = files, mtimes, by_name
+            self._save()
+        elif manifest is not None:  # every file checked and unchanged: the cache is trusted anew
+            index_cache.mark_verified(self.entry.directory)
+
+    def _adopt(self, manifest: index_cache.Manifest | None, files: dict[str, Entry], mtimes: dict[str, int],
+               *, verified: bool) -> None:
+        if manifest is not self._manifest and self._manifest is not None:
+            self._manifest.close()
+        self._manifest = manifest
+        names: dict[str, list[str]] = {}
+        for path, entry in files.items():
+            names.setdefault(entry.name, []).append(path)
+        self.files, self.dir_mtimes, self.names, self.verified = files, mtimes, names, verified
         self.scanned = True
         self.generation += 1
         self.checked_at = time.monotonic()
+
+    def _item(self, path: str) -> ToolDef | Broken:
+        entry = self.files[path]
+        if entry.item is None:
+            cached = self._manifest.item(path) if self._manifest is not None else None
+            if cached is None or cached.name != entry.name:  # a damaged row: read the file itself
+                fresh = Entry.of(entry.mtime, entry.size, self._load(path))
+                self.files[path] = entry = fresh
+            else:
+                entry.item = cached
+        assert entry.item is not None
+        return entry.item
+
+    def _save(self) -> None:
+        raw = self._manifest.raw_all() if self._manifest is not None else {}
+        rows = []
+        for path, entry in self.files.items():
+            text = raw.get(path) if entry.item is None else index_cache.encode(entry.item)
+            if text is None and entry.item is None:
+                text = index_cache.encode(self._item(path))
+            if text is not None:
+                rows.append((path, entry.row(), text))
+        index_cache.save(self.entry.directory, rows, self.dir_mtimes)
+
+    def _decode_all(self) -> None:
+        if self._manifest is not None and any(e.item is None for e in self.files.values()):
+            for path, cached in self._manifest.items().items():
+                entry = self.files.get(path)
+                if entry is not None and entry.item is None and cached is not None and cached.name == entry.name:
+                    entry.item = cached
+
+    @property
+    def by_name(self) -> dict[str, list[ToolDef | Broken]]:
+        """Every definition by name (decodes them all: for listing and checking, not for lookups)."""
+        self._decode_all()
+        return {name: [self._item(p) for p in paths] for name, paths in self.names.items()}
+
+    def items(self) -> list[ToolDef | Broken]:
+        self._decode_all()
+        return [self._item(p) for p in self.files]
+
+    def entries(self) -> dict[str, list[tuple[str, Entry]]]:
+        """(path, entry) by name, without decoding any definition: what listing needs."""
+        return {name: [(p, self.files[p]) for p in paths] for name, paths in self.names.items()}
+
+    def item(self, path: str) -> ToolDef | Broken:
+        """The definition of one file of this root (decoded on demand)."""
+        return self._item(path)
+
+    def env_names(self) -> set[str]:
+        """Every variable any skill of this root declares in `metadata.env`, decoding nothing."""
+        return {name for entry in self.files.values() for name in entry.env}
 
     def stale(self) -> bool:
         for directory, mtime in self.dir_mtimes.items():
@@ -118,34 +217,37 @@ class RootIndex:
     def ensure(self, *, force_check: bool, interval: float) -> None:
         """Scan on first use; re-check directory times when asked or when `interval` has passed."""
         if not self.scanned:
-            self.scan()
+            self.scan(verify=force_check)
             return
         now = time.monotonic()
+        if force_check and not self.verified:  # the cache was trusted: now check every file
+            self.scan(verify=True)
+            return
         if force_check or now - self.checked_at >= interval:
             self.checked_at = now
             if self.stale():
                 self.scan()
 
     def get(self, name: str) -> list[ToolDef | Broken]:
-        items = self.by_name.get(name, [])
-        fresh: list[ToolDef | Broken] = []
+        paths = self.names.get(name, [])
         changed = False
-        for item in items:
-            path = str(item.path)
+        for path in paths:
             try:
                 st = os.stat(path)
             except OSError:
                 changed = True
                 continue
-            cached = self.files.get(path)
-            if cached is None or cached[0] != st.st_mtime_ns or cached[1] != st.st_size:
+            entry = self.files.get(path)
+            if entry is None or entry.mtime != st.st_mtime_ns or entry.size != st.st_size:
                 changed = True
-                continue
-            fresh.append(item)
         if changed:
             self.scan()
-            return self.by_name.get(name, [])
-        return fresh
+            paths = self.names.get(name, [])
+        items = [self._item(p) for p in paths]
+        if any(item.name != name for item in items):  # a damaged cache row named it wrongly
+            self.scan()
+            items = [self._item(p) for p in self.names.get(name, [])]
+        return items
 
-    def names(self) -> list[str]:
-        return list(self.by_name)
+    def all_names(self) -> list[str]:
+        return list(self.names)

@@ -1,24 +1,43 @@
-"""A per-root cache of parsed skill files on disk, so a new process need not re-read every frontmatter.
+"""A per-root cache of parsed skill files on disk (SQLite), so a new process need not re-read, nor
+even decode, every frontmatter.
 
-Entries are keyed by path, mtime and size; anything that does not round-trip through JSON exactly is
-simply not cached. The cache is an optimisation only: a cache file that is unreadable, not JSON,
-nested too deep, or not exactly in the shape this module writes is ignored and rewritten. `AGENTAPPS_CACHE_DIR` moves it (default `$XDG_CACHE_HOME/agentapps` or
-`~/.cache/agentapps`); `AGENTAPPS_CACHE_DIR=off` disables it.
+It holds each file's path, mtime, size, skill name and declared `metadata.env` names (the manifest:
+one JSON value of parallel lists) and, one row per file, its parsed definition as JSON. A process
+reads the manifest (enough to build the name index and to know every declared secret) and decodes
+a definition only when that skill is asked for, so
+a project of 10 000 skills costs about what one of 1 000 does. Anything that does not round-trip
+through JSON exactly is not cached. The cache is an optimisation only: a file that is missing,
+unreadable, not a database of this version and root, or holding a row not in the shape this module
+writes is ignored (a bad row is re-read from its skill file) and rewritten. `AGENTAPPS_CACHE_DIR`
+moves it (default `$XDG_CACHE_HOME/agentapps` or `~/.cache/agentapps`); `AGENTAPPS_CACHE_DIR=off`
+disables it. A save writes a new file and renames it over the old one, so readers never see half.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import time
 import zlib
 from pathlib import Path
 from typing import Any
 
+try:  # the C module itself: the `sqlite3` package also imports datetime for adapters we never use
+    import _sqlite3 as sqlite3
+except ImportError:  # pragma: no cover - an interpreter without the C module
+    import sqlite3  # type: ignore[no-redef]
+
 from agentapps.errors import SkillLoadError
 from agentapps.types import RootKind, ToolDef
 
-VERSION = 1
-Entry = tuple[int, int, Any]
+VERSION = 6
+SCHEMA = ("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+          "CREATE TABLE files (path TEXT PRIMARY KEY, data TEXT NOT NULL)")
+# The small columns of every file, in one JSON value of parallel lists (`meta.manifest`): a process
+# reads all of them, and one json.loads of five lists is far cheaper than a row object per file.
+COLUMNS = ("paths", "mtimes", "sizes", "names", "env", "kinds", "descriptions", "tags", "hidden")
+Row = tuple[int, int, str, tuple[str, ...], str, str, tuple[str, ...], bool]  # mtime .. hidden
 
 
 def cache_path(root: Path) -> Path | None:
@@ -29,20 +48,39 @@ def cache_path(root: Path) -> Path | None:
         xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
         base = os.path.join(xdg, "agentapps")
     digest = zlib.crc32(str(root).encode())  # the file also records its root, so a clash is harmless
-    return Path(base) / f"index-{digest:08x}.json"
+    return Path(base) / f"index-{digest:08x}.db"
 
 
-def encode(item: Any) -> dict[str, Any] | None:
+def facts(item: Any) -> tuple[str, tuple[str, ...], str, str, tuple[str, ...], bool]:
+    """What the manifest keeps of a definition: name, env names, kind, description, tags, hidden."""
+    if not isinstance(item, ToolDef):
+        return item.name, (), "broken", "", (), False
+    return item.name, env_names(item), item.kind, item.description, item.tags, item.hidden
+
+
+def env_names(item: Any) -> tuple[str, ...]:
+    """The `metadata.env` names a definition declares (a string is one name)."""
+    if not isinstance(item, ToolDef):
+        return ()
+    env = item.metadata.get("env")
+    if isinstance(env, str):
+        return (env,)
+    return tuple(str(e) for e in env) if isinstance(env, list) else ()
+
+
+def encode(item: Any) -> str | None:
     from agentapps.tools.index import Broken
 
     if isinstance(item, Broken):
         e = item.error
-        return {"broken": item.name, "path": str(item.path), "message": e.message, "line": e.line}
-    tool: ToolDef = item
-    data = {"name": tool.name, "kind": tool.kind, "frontmatter": tool.frontmatter, "path": str(tool.path),
-            "body": tool.body, "body_line": tool.body_line, "uri": tool.uri, "mtime": tool.mtime_ns}
+        data: dict[str, Any] = {"broken": item.name, "path": str(item.path), "message": e.message, "line": e.line}
+    else:
+        tool: ToolDef = item
+        data = {"name": tool.name, "kind": tool.kind, "frontmatter": tool.frontmatter, "path": str(tool.path),
+                "body": tool.body, "body_line": tool.body_line, "uri": tool.uri, "mtime": tool.mtime_ns}
     try:
-        return data if json.loads(json.dumps(data)) == data else None  # e.g. YAML dates: don't cache
+        text = json.dumps(data)
+        return text if json.loads(text) == data else None  # e.g. YAML dates: don't cache
     except (TypeError, ValueError):
         return None
 
@@ -51,11 +89,8 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _well_formed(path: str, entry: Any) -> bool:
-    """Is `entry` exactly the shape `save` writes for `path`? (A hand-edited or damaged file is not.)"""
-    if not (isinstance(entry, list) and len(entry) == 3 and _is_int(entry[0]) and _is_int(entry[1])):
-        return False
-    data = entry[2]
+def _well_formed(path: str, data: Any) -> bool:
+    """Is `data` exactly the shape `encode` writes for `path`? (A hand-edited or damaged row is not.)"""
     if not isinstance(data, dict) or data.get("path") != path:
         return False
     if "broken" in data:
@@ -68,48 +103,166 @@ def _well_formed(path: str, entry: Any) -> bool:
             and (data.get("uri") is None or isinstance(data.get("uri"), str)) and _is_int(data.get("mtime")))
 
 
-def decode(data: dict[str, Any], root: Path, kind: RootKind) -> Any:
-    from agentapps.tools.index import Broken
-
-    if "broken" in data:
-        path = Path(data["path"])
-        return Broken(data["broken"], path, SkillLoadError(data["message"], file=path, line=data.get("line")))
-    return ToolDef(data["name"], data["kind"], data["frontmatter"], Path(data["path"]), data["body"],
-                   data["body_line"], None, data.get("uri"), root, kind, data["mtime"])
+TRUST_SECONDS = 10.0  # how long a verified manifest is trusted without a stat of every file
 
 
-def load(root: Path, kind: RootKind) -> dict[str, Entry]:
-    """The cached entries of `root`; {} (so the cache is rebuilt and rewritten) for a file that is
-    missing, unreadable, not JSON, nested too deep, or not in the shape `save` writes."""
+class Manifest:
+    """One root's cache, open for reading: every row's small columns, definitions on demand, the
+    folders' mtimes when it was written, and when every file was last stat-ed against it."""
+
+    def __init__(self, conn: Any, root: Path, kind: RootKind, rows: dict[str, Row],
+                 dirs: dict[str, int], verified_ns: int) -> None:
+        self.conn, self.root, self.kind, self.rows = conn, root, kind, rows
+        self.dirs, self.verified_ns = dirs, verified_ns
+
+    def trusted(self, paths: list[str], dirs: dict[str, int]) -> bool:
+        """Whether this process may use the rows without a stat of every file: the same files in the
+        same unchanged folders, and a full check of every file less than TRUST_SECONDS ago (files
+        edited in place are seen within that time; a skill that is run is always stat-ed itself)."""
+        if os.environ.get("AGENTAPPS_INDEX_TRUST") == "off":
+            return False
+        fresh = time.time_ns() - self.verified_ns < TRUST_SECONDS * 1e9
+        return fresh and dirs == self.dirs and len(paths) == len(self.rows) and all(p in self.rows for p in paths)
+
+    def raw_all(self) -> dict[str, str]:
+        """Every row's JSON as stored (to write unchanged rows again without decoding them)."""
+        try:
+            return {p: d for p, d in self.conn.execute("SELECT path, data FROM files") if isinstance(d, str)}
+        except sqlite3.Error:
+            return {}
+
+    def raw(self, path: str) -> str | None:
+        try:
+            found = self.conn.execute("SELECT data FROM files WHERE path = ?", (path,)).fetchone()
+        except sqlite3.Error:
+            return None
+        return found[0] if found and isinstance(found[0], str) else None
+
+    def item(self, path: str) -> Any:
+        """The cached definition of `path`, or None when its row is damaged (re-read the file)."""
+        return self.decode(path, self.raw(path))
+
+    def items(self) -> dict[str, Any]:
+        """Every cached definition at once (what listing and checking need): one query, and one
+        json.loads of all the rows joined into an array (far cheaper than one call per row)."""
+        try:
+            rows = [(p, d) for p, d in self.conn.execute("SELECT path, data FROM files") if isinstance(d, str)]
+            decoded = json.loads("[" + ",".join(d for _, d in rows) + "]")
+        except (sqlite3.Error, ValueError, RecursionError):
+            return {p: self.decode(p, self.raw(p)) for p in self.rows}  # one damaged row: row by row
+        return {p: self.build(p, data) for (p, _), data in zip(rows, decoded, strict=True)}
+
+    def decode(self, path: str, text: Any) -> Any:
+        if not isinstance(text, str):
+            return None
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            return None
+        return self.build(path, data)
+
+    def build(self, path: str, data: Any) -> Any:
+        """The definition a decoded row describes, or None when it is not in the shape `encode` writes."""
+        from agentapps.tools.index import Broken
+
+        if not isinstance(data, dict) or not _well_formed(path, data):
+            return None
+        if "broken" in data:
+            p = Path(data["path"])
+            return Broken(data["broken"], p, SkillLoadError(data["message"], file=p, line=data.get("line")))
+        return ToolDef(data["name"], data["kind"], data["frontmatter"], Path(data["path"]), data["body"],
+                       data["body_line"], None, data.get("uri"), self.root, self.kind, data["mtime"])
+
+    def close(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.close()
+
+
+def open_manifest(root: Path, kind: RootKind) -> Manifest | None:
+    """The cache of `root`, or None (so it is rebuilt and rewritten) when there is no usable one."""
     path = cache_path(root)
-    if path is None:
-        return {}
+    if path is None or not path.is_file():
+        return None
+    conn = None
     try:
-        raw = json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError):
-        return {}
-    if not (isinstance(raw, dict) and raw.get("version") == VERSION and raw.get("root") == str(root)):
-        return {}
-    files = raw.get("files")
-    if not isinstance(files, dict) or not all(_well_formed(p, e) for p, e in files.items()):
-        return {}
-    return {p: (e[0], e[1], decode(e[2], root, kind)) for p, e in files.items()}
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        if meta.get("version") != str(VERSION) or meta.get("root") != str(root):
+            conn.close()
+            return None
+        manifest = json.loads(meta["manifest"])
+        columns = [manifest[c] for c in COLUMNS]
+        if not (all(isinstance(c, list) for c in columns) and len({len(c) for c in columns}) == 1):
+            conn.close()
+            return None
+        rows: dict[str, Row] = {}
+        for p, mtime, size, name, env, kind_, text, tags, hidden in zip(*columns, strict=True):
+            if not (isinstance(p, str) and _is_int(mtime) and _is_int(size) and isinstance(name, str)
+                    and isinstance(env, str) and kind_ in ("markdown", "code", "broken")
+                    and isinstance(text, str) and isinstance(tags, str) and isinstance(hidden, bool)):
+                conn.close()
+                return None
+            rows[p] = (mtime, size, name, tuple(env.split("\n")) if env else (), kind_, text,
+                       tuple(tags.split("\n")) if tags else (), hidden)
+        dirs = json.loads(meta.get("dirs", "{}"))
+        verified = int(meta.get("verified", "0"))
+        if not (isinstance(dirs, dict) and all(isinstance(k, str) and _is_int(v) for k, v in dirs.items())):
+            dirs = {}
+    except (sqlite3.Error, KeyError, ValueError, TypeError, RecursionError):
+        if conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+        return None
+    return Manifest(conn, root, kind, rows, dirs, verified)
 
 
-def save(root: Path, files: dict[str, Entry]) -> None:
+def save(root: Path, rows: list[tuple[str, Row, str]], dirs: dict[str, int]) -> None:
+    """Write `root`'s cache anew: (path, manifest row, encoded definition) per file, and the folders'
+    mtimes, all just checked against the files."""
     path = cache_path(root)
     if path is None:
         return
-    encoded = {}
-    for p, (mtime, size, item) in files.items():
-        data = encode(item)
-        if data is not None:
-            encoded[p] = [mtime, size, data]
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"version": VERSION, "root": str(root), "files": encoded}), encoding="utf-8")
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        conn = sqlite3.connect(str(tmp))
+        try:
+            conn.execute("PRAGMA journal_mode=OFF")
+            conn.execute("PRAGMA synchronous=OFF")  # rebuilt from the skill files if ever lost
+            for statement in SCHEMA.split(";"):
+                conn.execute(statement)
+            manifest = {"paths": [p for p, _, _ in rows], "mtimes": [r[0] for _, r, _ in rows],
+                        "sizes": [r[1] for _, r, _ in rows], "names": [r[2] for _, r, _ in rows],
+                        "env": ["\n".join(r[3]) for _, r, _ in rows], "kinds": [r[4] for _, r, _ in rows],
+                        "descriptions": [r[5] for _, r, _ in rows], "tags": ["\n".join(r[6]) for _, r, _ in rows],
+                        "hidden": [r[7] for _, r, _ in rows]}
+            conn.executemany("INSERT INTO meta VALUES (?, ?)", [
+                ("version", str(VERSION)), ("root", str(root)), ("manifest", json.dumps(manifest)),
+                ("dirs", json.dumps(dirs)), ("verified", str(time.time_ns()))])
+            conn.executemany("INSERT INTO files VALUES (?, ?)", [(p, text) for p, _, text in rows])
+            conn.commit()
+        finally:
+            conn.close()
         os.chmod(tmp, 0o600)
         os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only home is fine: the cache is only an optimisation
+    except (OSError, sqlite3.Error):
+        with contextlib.suppress(OSError):
+            tmp.unlink()  # a read-only home is fine: the cache is only an optimisation
+
+
+def mark_verified(root: Path) -> None:
+    """Record that every file of `root` was just checked against its cache (trusted anew)."""
+    path = cache_path(root)
+    if path is None:
+        return
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=0.2)
+        try:
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'verified'", (str(time.time_ns()),))
+            conn.commit()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        pass  # busy or read-only: the next check of every file tries again

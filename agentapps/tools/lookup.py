@@ -6,6 +6,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from agentapps.errors import SkillLoadError, SkillNotFoundError
 from agentapps.tools.index import Broken, RootIndex
@@ -26,6 +27,8 @@ class Lookup:
     _indexes: list[RootIndex] = field(default_factory=list)
     _by_path: dict[str, ToolDef] = field(default_factory=dict)
     _memo: dict[str, tuple[ToolDef, int, float]] = field(default_factory=dict)
+    _listed: tuple[tuple[int, bool, int], list[ToolDef], list[SkillLoadError]] | None = None
+    _memory_version: int = 0
 
     def __post_init__(self) -> None:
         self._indexes = [RootIndex(entry) for entry in self.roots]
@@ -46,12 +49,14 @@ class Lookup:
     def register(self, tool: ToolDef) -> None:
         self._memo.pop(tool.name, None)
         self.memory[tool.name] = tool
+        self._memory_version += 1
         if tool.uri:
             self.memory[tool.uri] = tool
 
     def unregister(self, name: str) -> None:
         self._memo.pop(name, None)
         tool = self.memory.pop(name, None)
+        self._memory_version += 1
         if tool is not None and tool.uri:
             self.memory.pop(tool.uri, None)
 
@@ -164,14 +169,66 @@ class Lookup:
         names = {k for k in self.memory if "://" not in k}
         for index in self._indexes:
             index.ensure(force_check=False, interval=self.check_interval)
-            names.update(index.names())
+            names.update(index.all_names())
         return sorted(names)
+
+    def declared_env(self) -> set[str]:
+        """Every variable any skill on the search path declares in `metadata.env` (decodes none)."""
+        found: set[str] = set()
+        for index in self._indexes:
+            index.ensure(force_check=False, interval=self.check_interval)
+            found |= index.env_names()
+        return found
 
     def list_all(self, *, provided: bool = True) -> tuple[list[ToolDef], list[SkillLoadError]]:
         """Winners in name order, and the load problems met on the way (never fatal here).
         `provided=False` leaves out tools providers have not registered yet (no server starts)."""
         if provided and self.providers:
             self._provided(None)
+        for index in self._indexes:
+            index.ensure(force_check=False, interval=self.check_interval)
+        key = (self._generation(), provided, self._memory_version)
+        if self._listed is not None and self._listed[0] == key:  # nothing changed since the last listing
+            return list(self._listed[1]), list(self._listed[2])
+        winners_, problems_ = self._list_all()
+        self._listed = (key, winners_, problems_)
+        return list(winners_), list(problems_)
+
+    def list_summaries(self) -> tuple[list[dict[str, Any]], list[SkillLoadError]]:
+        """What `list` shows of the winners (name, description, kind, source, path, tags, hidden),
+        in name order, and the load problems: read from the index, decoding only broken files."""
+        from agentapps.tools.catalog import summary
+
+        if self.providers:
+            self._provided(None)
+        rows: dict[str, dict[str, Any]] = {}
+        taken: set[str] = set()
+        problems: list[SkillLoadError] = []
+        for name, tool in self.memory.items():
+            if "://" not in name:
+                rows[name] = summary(tool)
+        for index in self._indexes:
+            index.ensure(force_check=False, interval=self.check_interval)
+            for name, found in index.entries().items():
+                for path, entry in found:
+                    if entry.kind == "broken":
+                        broken = index.item(path)
+                        if isinstance(broken, Broken):
+                            problems.append(broken.error)
+                if len(found) > 1:
+                    files = " and ".join(p for p, _ in found)
+                    problems.append(SkillLoadError(f"Two skills are named '{name}': {files}.", file=found[0][0]))
+                path, first = found[0]
+                if name not in rows and name not in taken and first.kind != "broken":
+                    rows[name] = {"name": name, "description": first.description, "kind": first.kind,
+                                  "source": index.entry.kind, "path": path, "tags": list(first.tags),
+                                  "hidden": first.hidden}
+                taken.add(name)
+        for provider in self.providers:
+            problems += [SkillLoadError(text) for text in provider.problems()]
+        return [rows[n] for n in sorted(rows)], problems
+
+    def _list_all(self) -> tuple[list[ToolDef], list[SkillLoadError]]:
         winners: dict[str, ToolDef] = {}
         taken: set[str] = set()
         problems: list[SkillLoadError] = []

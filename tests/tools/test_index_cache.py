@@ -15,13 +15,25 @@ def _skill(project, desc):
     return project.write("s.skill.md", f"---\nname: s\ndescription: {desc}\n---\nBody {desc}\n")
 
 
+def _rows(cache):
+    import sqlite3
+
+    conn = sqlite3.connect(cache)
+    try:
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+        rows = {p: json.loads(d) for p, d in conn.execute("SELECT path, data FROM files")}
+    finally:
+        conn.close()
+    return meta, rows
+
+
 def test_a_second_process_reuses_the_cache_and_sees_edits(project):
     path = _skill(project, "first")
     assert json.loads(project.cli("describe", "s", "--json").stdout)["description"] == "first"
     cache = index_cache.cache_path(project.root)
     assert cache is not None and cache.parent == project.home / ".cache" / "agentapps"
-    cached = json.loads(cache.read_text())["files"]
-    assert str(path) in cached and cached[str(path)][2]["frontmatter"]["description"] == "first"
+    _, rows = _rows(cache)
+    assert str(path) in rows and rows[str(path)]["frontmatter"]["description"] == "first"
     time.sleep(0.01)
     _skill(project, "second-version")
     os.utime(path, ns=(time.time_ns(), time.time_ns() + 50_000_000))
@@ -32,10 +44,10 @@ def test_a_corrupt_cache_is_ignored_and_rewritten(project):
     _skill(project, "ok")
     project.cli("list")
     cache = index_cache.cache_path(project.root)
-    cache.write_text("{not json")
+    cache.write_text("{not a database")
     result = project.cli("describe", "s", "--json")
     assert result.returncode == 0 and json.loads(result.stdout)["description"] == "ok"
-    assert json.loads(cache.read_text())["version"] == index_cache.VERSION
+    assert _rows(cache)[0]["version"] == str(index_cache.VERSION)
 
 
 def test_cache_can_be_switched_off(project):
@@ -47,41 +59,79 @@ def test_cache_can_be_switched_off(project):
 def test_values_that_do_not_survive_json_are_not_cached(project):
     path = project.write("d.skill.md", "---\nname: d\nmetadata:\n  since: 2024-01-01\n---\nx\n")
     project.cli("list")
-    cached = json.loads(index_cache.cache_path(project.root).read_text())["files"]
-    assert str(path) not in cached
+    _, rows = _rows(index_cache.cache_path(project.root))
+    assert str(path) not in rows
     assert project.cli("describe", "d").returncode == 0
 
 
-CORRUPT = {
-    "deeply nested": "[" * 100_000 + "]" * 100_000,
-    "not an object": "[1, 2, 3]",
-    "files is a list": json.dumps({"version": 1, "root": "ROOT", "files": []}),
-    "entry not a triple": json.dumps({"version": 1, "root": "ROOT", "files": {"PATH": 5}}),
-    "entry of wrong types": json.dumps({"version": 1, "root": "ROOT", "files": {"PATH": ["MTIME", "SIZE", {}]}}),
-    "tool with a bad name": json.dumps({"version": 1, "root": "ROOT", "files": {"PATH": ["MTIME", "SIZE", {
-        "name": 7, "kind": "markdown", "frontmatter": {}, "path": "PATH", "body": "", "body_line": 1,
-        "uri": None, "mtime": 1}]}}),
-    "metadata not a mapping": json.dumps({"version": 1, "root": "ROOT", "files": {"PATH": ["MTIME", "SIZE", {
-        "name": "s", "kind": "markdown", "frontmatter": {"metadata": 3}, "path": "PATH", "body": "",
-        "body_line": 1, "uri": None, "mtime": 1}]}}),
-    "invalid utf-8": b"\xff\xfe\x00garbage",
+def _damage(cache, sql, *params):
+    import sqlite3
+
+    conn = sqlite3.connect(cache)
+    conn.execute(sql, params)
+    conn.commit()
+    conn.close()
+
+
+DAMAGED_ROWS = {
+    "deeply nested data": "[" * 100_000 + "]" * 100_000,
+    "data not an object": "[1, 2, 3]",
+    "data not json": "{nope",
+    "tool with a bad name": json.dumps({"name": 7, "kind": "markdown", "frontmatter": {}, "path": "PATH",
+                                        "body": "", "body_line": 1, "uri": None, "mtime": 1}),
+    "metadata not a mapping": json.dumps({"name": "s", "kind": "markdown", "frontmatter": {"metadata": 3},
+                                          "path": "PATH", "body": "", "body_line": 1, "uri": None, "mtime": 1}),
+    "another skill's definition": json.dumps({"name": "evil", "kind": "markdown", "frontmatter": {"name": "evil"},
+                                              "path": "PATH", "body": "x", "body_line": 1, "uri": None,
+                                              "mtime": 1}),
 }
 
 
-@pytest.mark.parametrize("content", list(CORRUPT.values()), ids=list(CORRUPT))
-def test_any_corrupt_cache_is_ignored_and_rewritten(project, content):
+@pytest.mark.parametrize("data", list(DAMAGED_ROWS.values()), ids=list(DAMAGED_ROWS))
+def test_a_damaged_row_is_read_again_from_the_skill_file(project, data):
     path = _skill(project, "ok")
+    assert project.cli("list").returncode == 0
+    cache = index_cache.cache_path(project.root)
+    _damage(cache, "UPDATE files SET data = ? WHERE path = ?", data.replace("PATH", str(path)), str(path))
+    result = project.cli("describe", "s", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["description"] == "ok"
+
+
+@pytest.mark.parametrize("content", [b"\xff\xfe\x00garbage", b"", b"SQLite format 3\x00" + b"\x00" * 100],
+                         ids=["garbage", "empty", "truncated database"])
+def test_any_corrupt_cache_file_is_ignored_and_rewritten(project, content):
+    _skill(project, "ok")
     cache = index_cache.cache_path(project.root)
     cache.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, str):
-        st = os.stat(path)  # entries that match the file on disk, so they would be used if trusted
-        content = (content.replace("ROOT", str(project.root)).replace("PATH", str(path))
-                   .replace('"MTIME"', str(st.st_mtime_ns)).replace('"SIZE"', str(st.st_size)).encode())
     cache.write_bytes(content)
     result = project.cli("describe", "s", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["description"] == "ok"
-    assert json.loads(cache.read_text())["files"][str(path)][2]["name"] == "s"  # rewritten
+    assert _rows(cache)[1]  # rewritten
+
+
+@pytest.mark.parametrize("manifest", ["{", "[]", '{"paths": []}', '{"paths": [1], "mtimes": [1], "sizes": [1], '
+                                      '"names": ["s"], "env": [""]}', '{"paths": ["a", "b"], "mtimes": [1], '
+                                      '"sizes": [1], "names": ["s"], "env": [""]}'])
+def test_a_damaged_manifest_is_ignored_and_rewritten(project, manifest):
+    _skill(project, "ok")
+    project.cli("list")
+    cache = index_cache.cache_path(project.root)
+    _damage(cache, "UPDATE meta SET value = ? WHERE key = 'manifest'", manifest)
+    result = project.cli("describe", "s", "--json")
+    assert result.returncode == 0 and json.loads(result.stdout)["description"] == "ok"
+    assert json.loads(_rows(cache)[0]["manifest"])["names"] == ["s"]
+
+
+def test_a_cache_of_another_root_or_version_is_not_used(project):
+    _skill(project, "ok")
+    project.cli("list")
+    cache = index_cache.cache_path(project.root)
+    _damage(cache, "UPDATE meta SET value = '1' WHERE key = 'version'")
+    result = project.cli("describe", "s", "--json")
+    assert result.returncode == 0 and json.loads(result.stdout)["description"] == "ok"
+    assert _rows(cache)[0]["version"] == str(index_cache.VERSION)
 
 
 def test_a_folder_where_the_cache_file_should_be_is_ignored(project):
@@ -90,3 +140,60 @@ def test_a_folder_where_the_cache_file_should_be_is_ignored(project):
     cache.mkdir(parents=True)
     result = project.cli("describe", "s", "--json")
     assert result.returncode == 0 and json.loads(result.stdout)["description"] == "ok"
+
+
+def test_a_warm_process_decodes_only_the_definitions_it_uses(project):
+    for i in range(50):
+        project.write(f"many/s{i}.skill.md", f"---\nname: s{i}\nmetadata: {{env: [VAR_{i}]}}\n---\nBody\n")
+    project.cli("list")  # writes the cache
+    from agentapps.boot import bootstrap
+
+    lookup = bootstrap(project.root).globals.lookup
+    assert lookup.find("s7").name == "s7"
+    index = next(i for i in lookup.indexes if i.entry.kind == "project")
+    decoded = [p for p, e in index.files.items() if e.item is not None]
+    assert decoded == [str(project.root / "many" / "s7.skill.md")]
+    assert {f"VAR_{i}" for i in range(50)} <= lookup.declared_env()  # from the index, still decoding none
+    assert len([e for e in index.files.values() if e.item is not None]) == 1
+
+
+def test_a_new_process_trusts_a_fresh_cache_and_checks_every_file_on_a_miss(project):
+    for i in range(5):
+        project.write(f"many/s{i}.skill.md", f"---\nname: s{i}\n---\nBody\n")
+    project.cli("list")  # checks every file and writes the cache
+    from agentapps.boot import bootstrap
+
+    from agentapps.tools.loader import RUN_STARTED
+
+    lookup = bootstrap(project.root).globals.lookup
+    RUN_STARTED.set(None)  # about the index: this test writes a skill after "the run" started
+    assert lookup.find("s3").name == "s3"
+    index = next(i for i in lookup.indexes if i.entry.kind == "project")
+    assert index.verified is False  # adopted without a stat of every file
+    # a file edited in place to take a new name (its folder's mtime unchanged) is found on the miss
+    path = project.root / "many" / "s4.skill.md"
+    folder = os.stat(path.parent).st_mtime_ns
+    path.write_text("---\nname: renamed\n---\nBody\n")
+    os.utime(path.parent, ns=(folder, folder))
+    assert lookup.find("renamed").path == path
+    assert index.verified is True
+
+
+def test_which_and_check_always_check_every_file(project):
+    path = project.write("x.skill.md", "---\nname: first-name\n---\nBody\n")
+    assert project.cli("list").returncode == 0
+    folder = os.stat(path.parent).st_mtime_ns
+    path.write_text("---\nname: second-name\n---\nBody\n")
+    os.utime(path.parent, ns=(folder, folder))
+    assert project.cli("which", "second-name").returncode == 0
+    assert "second-name" in project.cli("check", "--json").stdout or project.cli("check").returncode == 0
+
+
+def test_trusting_the_cache_can_be_switched_off(project):
+    path = project.write("x.skill.md", "---\nname: first-name\n---\nBody\n")
+    project.cli("list")
+    folder = os.stat(path.parent).st_mtime_ns
+    path.write_text("---\nname: second-name\ndescription: new\n---\nBody\n")
+    os.utime(path.parent, ns=(folder, folder))
+    out = project.cli("list", "--json", AGENTAPPS_INDEX_TRUST="off")
+    assert "second-name" in [s["name"] for s in json.loads(out.stdout)["skills"]]
