@@ -71,7 +71,7 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         internals = g.internals
         internals.redactor = redactor
         _register_declared_secrets(g)
-        data_dir = g.config.data_dir
+        data_dir = g.config.log_dir
         g.config.overrides.update({k: v for k, v in (("model", opts.model), ("record", opts.record),
                                                      ("replay", opts.replay), ("approve", opts.approve),
                                                      ("maxCost", opts.max_cost)) if v})

@@ -18,7 +18,7 @@ def _path() -> Path:
     from agentapps.boot import bootstrap
     from agentapps.runlog import log_path
 
-    return log_path(bootstrap().globals.config.data_dir)
+    return log_path(bootstrap().globals.config.log_dir)
 
 
 def _after(text: str | None) -> float | None:

@@ -76,6 +76,12 @@ class Config:
         """`.agent-apps/` of the project (or of the working directory when there is no project)."""
         return (self.project or self.cwd) / ".agent-apps"
 
+    @property
+    def log_dir(self) -> Path:
+        """Where the run log lives: the project's `.agent-apps/`, else the user's `~/.agent-apps/`
+        (a run outside any project must not leave a folder in whatever directory it ran in)."""
+        return self.data_dir if self.project is not None else Path.home() / ".agent-apps"
+
 
 @dataclass
 class Internals:

@@ -195,3 +195,19 @@ def test_a_record_holds_a_digest_of_the_args_not_the_args(project):
     path = project.root / ".agent-apps" / "runs" / "runs.db"
     assert append(path, first) == 1 and append(path, other) == 2
     assert b'"x"' not in path.read_bytes() and os.path.getsize(path) > 0
+
+
+def test_a_run_outside_any_project_leaves_no_folder_where_it_ran(tmp_path):
+    import subprocess
+    import sys
+
+    home, here = tmp_path / "home", tmp_path / "somewhere"
+    home.mkdir()
+    here.mkdir()
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("AGENTAPPS_")}
+    env.update(HOME=str(home))
+    result = subprocess.run([sys.executable, "-m", "agentapps", "run", "hello", "--name", "x"], cwd=here, env=env,
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert list(here.iterdir()) == []  # the run log went to the user's folder
+    assert (home / ".agent-apps" / "runs" / "runs.db").exists()
