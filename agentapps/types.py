@@ -48,6 +48,7 @@ class ToolDef:
     root: Path | None = None
     root_kind: RootKind | None = None
     mtime_ns: int = 0
+    loop: bool = True  # must run on an event loop (a code skill whose imports never wait need not)
 
     @property
     def metadata(self) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -26,21 +25,20 @@ runs.register(app)
 
 
 def _invoke(skill: str, args: dict[str, Any]) -> tuple[Any, Any]:
+    """Run one of the bundled discovery skills for a command, without an event loop if it needs none."""
     from agentapps.boot import bootstrap
     from agentapps.cli.progress import Progress
+    from agentapps.cli.supervise import finish_driven
     from agentapps.context.manager import invoke_root
-    from agentapps.core.cleanup import run_cleanups
+    from agentapps.core.driver import drive
 
     root = bootstrap()
-    root.globals.internals.reporter = Progress(sys.stderr)  # e.g. "starting MCP server 'x' to list its tools"
-
-    async def call() -> Any:
-        try:
-            return await invoke_root(root, skill, args)
-        finally:
-            await run_cleanups(root.globals.internals)  # servers a listing started (MCP) stop here
-
-    return asyncio.run(call()), root
+    g = root.globals
+    g.internals.reporter = Progress(sys.stderr)  # e.g. "starting MCP server 'x' to list its tools"
+    try:
+        return drive(invoke_root(root, skill, args)), root
+    finally:
+        finish_driven(g)  # servers a listing started (MCP) stop here
 
 
 @app.command("list", help=COMMANDS["list"])

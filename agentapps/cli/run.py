@@ -101,7 +101,7 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
             from agentapps.cli.supervise import json_report, plain_report, run_supervised
 
             report = json_report(skill_name, started) if opts.json else plain_report
-            result: Any = run_supervised(invoke_root(root, tool, args), g, opts.timeout, report)
+            result: Any = run_supervised(invoke_root(root, tool, args), g, opts.timeout, report, loop=tool.loop)
         finally:
             if progress is not None:
                 progress.close()

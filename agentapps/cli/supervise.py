@@ -14,7 +14,6 @@ for signals, watchdog.py kills the run a little later.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -26,6 +25,7 @@ from agentapps.cli import watchdog
 from agentapps.cli.streams import drain_all
 from agentapps.context.context import Globals
 from agentapps.core.cleanup import run_cleanups
+from agentapps.core.driver import Loan, drive
 from agentapps.errors import InterruptedError_, LimitError
 
 GRACE_SECONDS = 1.0
@@ -84,27 +84,38 @@ def _hard_exit(g: Globals, code: int, message: str, report: Report) -> None:
 
 
 class _Deadlines:
-    """Hard exits at given times, fired by SIGALRM so they run even while `re` holds the interpreter."""
+    """Deadlines fired by SIGALRM, so they run even while `re` holds the interpreter: hard exits,
+    and (for a run driven without an event loop) the --timeout itself, raised where the run is."""
 
     def __init__(self, g: Globals, report: Report) -> None:
         self.g, self.report = g, report
         self.due: list[tuple[float, int, str]] = []
+        self.soft: tuple[float, str] | None = None
         self.previous = signal.signal(signal.SIGALRM, self._fire)
 
     def add(self, seconds: float, code: int, message: str) -> None:
         self.due.append((time.monotonic() + seconds, code, message))
         self._arm()
 
+    def raise_at(self, seconds: float, message: str) -> None:
+        """Raise LimitError(message) in the main thread after `seconds` (the run then unwinds)."""
+        self.soft = (time.monotonic() + seconds, message)
+        self._arm()
+
     def _arm(self) -> None:
-        if self.due:
-            earliest = min(when for when, _, _ in self.due)
-            signal.setitimer(signal.ITIMER_REAL, max(earliest - time.monotonic(), 0.001))
+        times = [when for when, _, _ in self.due] + ([self.soft[0]] if self.soft else [])
+        if times:
+            signal.setitimer(signal.ITIMER_REAL, max(min(times) - time.monotonic(), 0.001))
 
     def _fire(self, signum: int, frame: Any) -> None:
         now = time.monotonic()
         for when, code, message in sorted(self.due):
             if when <= now:
                 _hard_exit(self.g, code, message, self.report)
+        if self.soft is not None and self.soft[0] <= now:
+            message, self.soft = self.soft[1], None
+            self._arm()
+            raise LimitError(message)
         self._arm()  # woken early (a rounding of the timer): wait for the rest
 
     def close(self) -> None:
@@ -114,6 +125,8 @@ class _Deadlines:
 
 async def _supervised(coro: Coroutine[Any, Any, Any], g: Globals, timeout: float | None,
                       deadlines: _Deadlines) -> Any:
+    import asyncio
+
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
@@ -145,8 +158,43 @@ async def _supervised(coro: Coroutine[Any, Any, Any], g: Globals, timeout: float
         _kill_children(g)
 
 
+def _driven(coro: Coroutine[Any, Any, Any], g: Globals, timeout: float | None, deadlines: _Deadlines) -> Any:
+    """The run driven without an event loop (core/driver.py): a signal or the --timeout raises
+    where the run is, so its finally blocks clean up; calls that wait ran on the lent loop, whose
+    cleanups run before it stops."""
+    def on_signal(signum: int, frame: Any) -> None:
+        name = "Interrupted" if signum == signal.SIGINT else "Terminated"
+        if g.signal.aborted and g.signal.signal_number:  # a second signal: stop waiting for cleanup
+            _hard_exit(g, 128 + signum, f"{name} (second signal); cleanup skipped.", deadlines.report)
+        g.signal.abort(f"{name}.", signum)
+        deadlines.add(GRACE_SECONDS, 128 + signum, f"{name}; cleanup did not finish in time.")
+        raise InterruptedError_(f"{name}.", signal_number=signum)
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    if timeout is not None:
+        deadlines.raise_at(timeout, f"The run took longer than --timeout {timeout:g} s and was stopped.")
+    try:
+        return drive(coro)
+    finally:
+        finish_driven(g)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        _kill_children(g)
+
+
+def finish_driven(g: Globals) -> None:
+    """After a run driven without a loop: the lent loop's cleanups (MCP sessions...), then stop it."""
+    loan, g.internals.loan = g.internals.loan, None
+    if loan is None and g.internals.cleanups:
+        loan = Loan()  # cleanups registered outside any loan (a listing's helper thread): they need one
+    if loan is not None:
+        loan.close(lambda: run_cleanups(g.internals))
+
+
 def run_supervised(coro: Coroutine[Any, Any, Any], g: Globals, timeout: float | None,
-                   report: Report = plain_report) -> Any:
+                   report: Report = plain_report, *, loop: bool = True) -> Any:
+    """Run the top-level call `coro` under signals and --timeout: on an event loop when its skill
+    needs one (`loop`), else driven without one (nothing imports asyncio for a plain code skill)."""
     deadlines = _Deadlines(g, report)
     guard: int | None = None
     if timeout is not None:  # a skill blocking the loop cannot stop these
@@ -157,6 +205,10 @@ def run_supervised(coro: Coroutine[Any, Any, Any], g: Globals, timeout: float | 
         err, out = report(128 + signal.SIGKILL, killed, time.perf_counter() + last)
         guard = watchdog.start(last, err, out)
     try:
+        if not loop:
+            return _driven(coro, g, timeout, deadlines)
+        import asyncio
+
         return asyncio.run(_supervised(coro, g, timeout, deadlines))
     finally:
         deadlines.close()

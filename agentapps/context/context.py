@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from agentapps.agent.script import Recorder
     from agentapps.agent.spend import Spend
     from agentapps.context.manager import ContextManager
+    from agentapps.core.driver import Loan
     from agentapps.events.bus import EventBus
     from agentapps.mcp.hub import Hub
     from agentapps.mcp.registry import Registry
@@ -105,6 +106,7 @@ class Internals:
     mcp_hub: Hub | None = None
     mcp_registry: Registry | None = None
     mcp_early: dict[str, Any] = field(default_factory=dict)  # MCP servers started ahead of their session
+    loan: Loan | None = None  # the event loop lent to calls that wait, when the run is driven without one
 
 
 @dataclass

@@ -21,7 +21,8 @@ from agentapps.context.admission import (
 )
 from agentapps.context.calls import call_tool
 from agentapps.context.context import Context, Globals
-from agentapps.context.plan import chain_steps, prepare
+from agentapps.context.plan import chain_steps, needs_loop, prepare
+from agentapps.core.driver import Loan, loop_running
 from agentapps.errors import ChainError
 from agentapps.tools.policy import Policy
 from agentapps.types import ToolDef
@@ -74,6 +75,11 @@ async def invoke(caller: Context, ref: str | ToolDef, args: dict[str, Any], untr
     try:
         prepare(ctx)
         refuse_pipeline_call(ctx)
+        if not loop_running() and needs_loop(ctx):  # driven without a loop: lend one to this call
+            g = ctx.globals
+            if g.internals.loan is None:
+                g.internals.loan = Loan()
+            return g.internals.loan.run(_serve(ctx))
         return await _serve(ctx)
     except BaseException as exc:
         ctx.locals.error = exc

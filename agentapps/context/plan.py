@@ -143,6 +143,14 @@ def chain_steps(plan: ChainPlan, g: Globals) -> list[tuple[ToolDef, dict[str, An
     return plan.steps
 
 
+def needs_loop(ctx: Context) -> bool:
+    """Whether serving `ctx` may wait on an event loop: its skill or any middleware of its chain."""
+    if ctx.tool.loop:
+        return True
+    plan = ctx.run.chain
+    return not plan.static and any(tool.loop for tool, _, _ in chain_steps(plan, ctx.globals))
+
+
 def interface(ctx: Context, key: str) -> dict[str, Any] | None:
     """The served skill's `params` or `returns` (own, else through `$inherit`), cached with its
     cascade so the pipeline resolves each once per skill, not once per middleware per call."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
@@ -24,6 +23,8 @@ async def run_cleanups(internals: Internals, timeout: float = DEFAULT_TIMEOUT) -
     cleanups, internals.cleanups = internals.cleanups, []
     if not cleanups:
         return
+    import asyncio  # there are cleanups: the run has a loop
+
     tasks = [asyncio.ensure_future(c()) for c in cleanups]
     done, pending = await asyncio.wait(tasks, timeout=timeout)
     for task in pending:

@@ -31,7 +31,7 @@ except ImportError:  # pragma: no cover - an interpreter without the C module
 from agentapps.errors import SkillLoadError
 from agentapps.types import RootKind, ToolDef
 
-VERSION = 6
+VERSION = 7
 SCHEMA = ("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
           "CREATE TABLE files (path TEXT PRIMARY KEY, data TEXT NOT NULL)")
 # The small columns of every file, in one JSON value of parallel lists (`meta.manifest`): a process
@@ -77,7 +77,8 @@ def encode(item: Any) -> str | None:
     else:
         tool: ToolDef = item
         data = {"name": tool.name, "kind": tool.kind, "frontmatter": tool.frontmatter, "path": str(tool.path),
-                "body": tool.body, "body_line": tool.body_line, "uri": tool.uri, "mtime": tool.mtime_ns}
+                "body": tool.body, "body_line": tool.body_line, "uri": tool.uri, "mtime": tool.mtime_ns,
+                "loop": tool.loop}
     try:
         text = json.dumps(data)
         return text if json.loads(text) == data else None  # e.g. YAML dates: don't cache
@@ -100,7 +101,8 @@ def _well_formed(path: str, data: Any) -> bool:
     return (isinstance(data.get("name"), str) and data.get("kind") in ("markdown", "code")
             and isinstance(front, dict) and isinstance(front.get("metadata", {}), dict)
             and isinstance(data.get("body"), str) and _is_int(data.get("body_line"))
-            and (data.get("uri") is None or isinstance(data.get("uri"), str)) and _is_int(data.get("mtime")))
+            and (data.get("uri") is None or isinstance(data.get("uri"), str)) and _is_int(data.get("mtime"))
+            and isinstance(data.get("loop"), bool))
 
 
 TRUST_SECONDS = 10.0  # how long a verified manifest is trusted without a stat of every file
@@ -171,7 +173,7 @@ class Manifest:
             p = Path(data["path"])
             return Broken(data["broken"], p, SkillLoadError(data["message"], file=p, line=data.get("line")))
         return ToolDef(data["name"], data["kind"], data["frontmatter"], Path(data["path"]), data["body"],
-                       data["body_line"], None, data.get("uri"), self.root, self.kind, data["mtime"])
+                       data["body_line"], None, data.get("uri"), self.root, self.kind, data["mtime"], data["loop"])
 
     def close(self) -> None:
         with contextlib.suppress(sqlite3.Error):

@@ -14,6 +14,7 @@ from typing import Any
 
 from agentapps.errors import DeniedError, SkillLoadError
 from agentapps.tools.frontmatter import read_markdown, read_python_frontmatter
+from agentapps.tools.loopscan import needs_loop
 from agentapps.tools.names import FOLDER_SKILL_FILE, is_valid_name, name_from_file
 from agentapps.types import RootKind, ToolDef, ToolFn
 
@@ -76,7 +77,8 @@ def load_file(path: Path, *, root: Path | None = None, root_kind: RootKind | Non
     if path.name.endswith(".py"):
         fm, line = read_python_frontmatter(text, path)
         fm = _normalize(fm, path, line)
-        return ToolDef(fm["name"], "code", fm, path, "", 1, None, path.as_uri(), root, root_kind, mtime)
+        return ToolDef(fm["name"], "code", fm, path, "", 1, None, path.as_uri(), root, root_kind, mtime,
+                       loop=needs_loop(text))
     fm, body, yaml_line, body_line = read_markdown(text, path)
     fm = _normalize(fm, path, yaml_line)
     if path.name == FOLDER_SKILL_FILE:

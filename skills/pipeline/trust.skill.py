@@ -5,10 +5,10 @@ project's main skill, read from the main skill itself: a skill cannot remove pro
 with `trust: false`, `rules: ""` or `$inherit: false`.
 """
 
-import asyncio
 import os
 import sys
 
+from agentapps.core.driver import blocking
 from agentapps.errors import ConfigError
 from agentapps.tools.views import candidate, policy_args
 from agentapps.trust import decide, needs_approval, rules_of
@@ -59,7 +59,7 @@ async def run(ctx, args):
     g = ctx.globals
     approve = list(g.config.overrides.get("approve") or []) + os.environ.get("AGENTAPPS_APPROVE", "").split()
     interactive = sys.stdin is not None and sys.stdin.isatty() and not os.environ.get("CI")
-    await asyncio.to_thread(
+    await blocking(
         decide, caller=_caller_name(target), callee=target.tool.name,
         rule=rule, args=dict(target.args), data_dir=g.config.data_dir, approve=approve,
         interactive=interactive, timeout=float(os.environ.get("AGENTAPPS_TRUST_TIMEOUT", "60")),

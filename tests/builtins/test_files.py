@@ -145,11 +145,12 @@ for n in itertools.count():
         os.symlink(outside, docs)
     time.sleep(0.0001)
     os.unlink(docs)
-    try:
-        os.rename(parked, docs)
-    except OSError:  # a write made docs/ again meanwhile
-        os.rename(docs, os.path.join(root, f"made-again-{n}"))
-        os.rename(parked, docs)
+    for k in itertools.count():
+        try:
+            os.rename(parked, docs)
+            break
+        except OSError:  # a write made docs/ again meanwhile (perhaps more than once): keep it aside
+            os.rename(docs, os.path.join(root, f"made-again-{n}-{k}"))
     time.sleep(0.0001)
 """
 
