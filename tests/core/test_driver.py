@@ -1,0 +1,108 @@
+"""A code skill's run is driven without an event loop when nothing in it waits; a call that waits
+gets the lent loop; signals and --timeout still stop a driven run, with its cleanup."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from agentapps.tools.loopscan import needs_loop
+
+SLOW = '''
+import time
+from pathlib import Path
+
+frontmatter = {"name": "slow", "metadata": {"params": {"type": "object"}}}
+
+def run(ctx, args):
+    try:
+        while True:
+            time.sleep(0.01)
+    finally:
+        Path("cleaned-up").write_text("yes")
+'''
+
+PARENT = '''
+frontmatter = {"name": "parent", "allowed-tools": "shell", "metadata": {"params": {"type": "object"}}}
+
+async def run(ctx, args):
+    first = await ctx.manager.invoke("shell", {"command": "echo one"})
+    second = await ctx.manager.invoke("shell", {"command": "echo two"})
+    return [first["stdout"].strip(), second["stdout"].strip()]
+'''
+
+
+@pytest.mark.parametrize(("source", "loop"), [
+    ("import json, re, time\nfrom pathlib import Path\n", False),
+    ("from agentapps import ArgsError, directive_target\n", False),
+    ("from agentapps.tools.schema import validate\n", False),
+    ("import asyncio\n", True),
+    ("async def run(ctx, args):\n    import asyncio\n", True),
+    ("import requests\n", True),
+    ("from agentapps.process.shell import run_command\n", True),
+    ("from agentapps import bootstrap\n", True),
+    ("import subprocess\n", True),
+    ("from . import x\n", True),
+    ("x = __import__('asyncio')\n", True),
+    ("def broken(:\n", True),
+])
+def test_which_skills_need_an_event_loop(source, loop):
+    assert needs_loop(source) is loop
+
+
+def test_a_plain_code_skill_runs_without_importing_asyncio(project):
+    project.write("noop.skill.py", 'frontmatter = {"name": "noop"}\n\ndef run(ctx, args):\n    return "ok"\n')
+    code = ("import sys\nfrom agentapps.cli import main\ntry:\n    main(['run', 'noop'])\nexcept SystemExit:\n"
+            "    pass\nprint('asyncio' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=project.root, env=project.env(), capture_output=True,
+                         text=True, timeout=60, check=False)
+    assert out.stdout.splitlines() == ["ok", "False"], out.stderr
+
+
+def test_calls_that_wait_get_the_lent_loop_one_after_another(project):
+    project.write("parent.skill.py", PARENT)
+    result = project.cli("run", "--json", "parent")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["result"] == ["one", "two"]
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_stops_a_driven_run_and_its_cleanup_runs(project, sig, code):
+    project.write("slow.skill.py", SLOW)
+    proc = subprocess.Popen([sys.executable, "-m", "agentapps", "run", "slow"], cwd=project.root,
+                            env=project.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)  # started and looping
+    sent = time.monotonic()
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == code, err
+    assert time.monotonic() - sent < 2.5
+    assert (project.root / "cleaned-up").read_text() == "yes"
+
+
+def test_the_timeout_stops_a_driven_run_with_exit_4_and_its_cleanup_runs(project):
+    project.write("slow.skill.py", SLOW)
+    started = time.monotonic()
+    result = project.cli("run", "--timeout", "0.5", "slow")
+    assert result.returncode == 4 and "--timeout 0.5" in result.stderr
+    assert time.monotonic() - started < 5
+    assert (project.root / "cleaned-up").read_text() == "yes"
+
+
+def test_a_signal_during_a_lent_call_kills_its_children(project):
+    project.write("parent.skill.py", PARENT.replace("echo one", "sleep 37.25"))
+    proc = subprocess.Popen([sys.executable, "-m", "agentapps", "run", "parent"], cwd=project.root,
+                            env=project.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=10)
+    assert proc.returncode == 130
+    time.sleep(0.2)
+    leftovers = subprocess.run(["pgrep", "-f", "sleep 37.25"], capture_output=True, text=True, check=False)
+    assert leftovers.stdout.strip() == ""
