@@ -65,6 +65,7 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         from agentapps.boot import bootstrap
         from agentapps.cascade.interface import params_of
         from agentapps.context.manager import invoke_root
+        from agentapps.hosting import agent_extras
 
         root = bootstrap()
         g = root.globals
@@ -105,7 +106,7 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         finally:
             if progress is not None:
                 progress.close()
-            extras = _agent_extras(g.internals.agent_totals)
+            extras = agent_extras(g.internals.agent_totals)
         result = _printable(result, skill_name)
     except (KeyboardInterrupt, _Terminated) as exc:
         number = 15 if isinstance(exc, _Terminated) else 2
@@ -171,15 +172,6 @@ def _printable(result: Any, skill: str | None) -> Any:
         render.warn(f"The result of '{skill}' held {replaced} unpaired surrogate character(s) (half of "
                     "an emoji, say); each was printed as U+FFFD.")
     return result
-
-
-def _agent_extras(totals: Any) -> dict[str, Any]:
-    """--json keys for agent runs: token usage, cost (null when a model has no known price), the
-    same per model, turns and steps over every agent run of the process, and the stop reason of
-    the outermost one."""
-    if not isinstance(totals, dict):
-        return {}
-    return {key: totals.get(key) for key in ("usage", "cost", "models", "turns", "steps", "stop_reason")}
 
 
 def _fail(exc: BaseException, opts: options.RunOptions, skill: str | None, started: float,
