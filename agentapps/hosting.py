@@ -61,12 +61,28 @@ def report(type_: str, data: dict[str, Any]) -> None:
         sink(type_, data)
 
 
+def register_secrets(g: Globals) -> None:
+    """Redact, from the first byte on, what any skill on the search path declares in `metadata.env`
+    (a skill that runs later, a nested one say, could otherwise leak its value before it is prepared)."""
+    from agentapps.errors import AgentAppsError
+    from agentapps.secrets import register_declared
+
+    try:
+        tools, _ = g.lookup.list_all(provided=False)  # MCP tools declare no env (their servers' are known)
+    except AgentAppsError:
+        tools = []  # a broken search path is reported when a skill is resolved
+    for tool in [*tools, g.config.main_tool]:
+        if tool is not None:
+            register_declared(g.internals, tool.metadata.get("env"))
+
+
 def prepare_server(g: Globals, approve: list[str], *, detach_stdin: bool = True) -> None:
     """Once, before serving: the server is not one run (each request is), and approvals go to
     clients, never to a terminal the server may have (unless stdin is the transport)."""
     from agentapps.tools.loader import RUN_STARTED
 
     RUN_STARTED.set(None)
+    register_secrets(g)
     g.config.overrides["approve"] = list(approve)
     g.internals.reporter = report
     if detach_stdin:  # trust's terminal check then says: no terminal

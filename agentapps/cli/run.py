@@ -65,13 +65,13 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         from agentapps.boot import bootstrap
         from agentapps.cascade.interface import params_of
         from agentapps.context.manager import invoke_root
-        from agentapps.hosting import agent_extras
+        from agentapps.hosting import agent_extras, register_secrets
 
         root = bootstrap()
         g = root.globals
         internals = g.internals
         internals.redactor = redactor
-        _register_declared_secrets(g)
+        register_secrets(g)
         data_dir = g.config.data_dir
         g.config.overrides.update({k: v for k, v in (("model", opts.model), ("record", opts.record),
                                                      ("replay", opts.replay), ("approve", opts.approve),
@@ -139,20 +139,6 @@ def _logged(code: int, error: BaseException | None, opts: options.RunOptions, sk
         log_run(data_dir, skill=skill, args=args, internals=internals, exit_code=code, error=error,
                 started=started)
     return code
-
-
-def _register_declared_secrets(g: Any) -> None:
-    """Redact, from the first byte on, what any skill on the search path declares in `metadata.env`
-    (a skill that runs later, a nested one say, could otherwise leak its value before it is prepared)."""
-    from agentapps.secrets import register_declared
-
-    try:
-        tools, _ = g.lookup.list_all(provided=False)  # MCP tools declare no env (their servers' are known)
-    except AgentAppsError:
-        tools = []  # a broken search path is reported when a skill is resolved
-    for tool in [*tools, g.config.main_tool]:
-        if tool is not None:
-            register_declared(g.internals, tool.metadata.get("env"))
 
 
 def _resolve(g: Any, ref: str) -> Any:
