@@ -31,9 +31,11 @@ def failure(exc: BaseException) -> dict[str, Any]:
     """The error object of `run --json`; anything but our own errors is an internal error, and no
     traceback ever leaves the server."""
     if isinstance(exc, AgentAppsError):
-        return exc.to_dict()
-    return {"type": "InternalError", "message": f"internal error: {type(exc).__name__}: {exc}", "exit_code": 1,
-            "skill": None, "file": None, "line": None}
+        found = exc.to_dict()
+        found["message"] = " ".join(str(exc).split())  # one line, with the file:line where there is one
+        return found
+    return {"type": "InternalError", "message": " ".join(f"internal error: {type(exc).__name__}: {exc}".split()),
+            "exit_code": 1, "skill": None, "file": None, "line": None}
 
 
 class LiveRun:
