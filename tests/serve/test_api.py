@@ -289,3 +289,56 @@ def test_served_runs_land_in_the_run_log(served, module_project):
     rows = json.loads(listed.stdout)["runs"]
     assert any(r["skill"] == "greet" and r["exit_code"] == 0 for r in rows)
     assert any(r["skill"] == "boom" and r["exit_code"] == 1 for r in rows)
+
+
+def _signed(body: bytes, secret: str = "hook-secret") -> str:
+    import hashlib
+    import hmac
+
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def _hook_lines(project: Any, count: int, timeout: float = 5) -> list[Any]:
+    log = project.root / "hooks.log"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        lines = log.read_text().splitlines() if log.exists() else []
+        if len(lines) >= count:
+            return [json.loads(line) for line in lines]
+        time.sleep(0.05)
+    return [json.loads(line) for line in (log.read_text().splitlines() if log.exists() else [])]
+
+
+@pytest.mark.parametrize(("signature", "delivery", "status", "says"), [
+    (None, "d-missing", 401, "no X-Hub-Signature-256"),
+    ("sha256=" + "0" * 64, "d-invalid", 401, "does not match"),
+    ("sha256=deadbeef", "d-short", 401, "does not match"),
+    (_signed(b'{"other": "body"}'), "d-other", 401, "does not match"),
+])
+def test_a_webhook_without_a_valid_signature_runs_nothing(served, module_project, signature, delivery, status, says):
+    body = b'{"action": "opened"}'
+    headers = {"Content-Type": "application/json", "X-GitHub-Delivery": delivery}
+    if signature:
+        headers["X-Hub-Signature-256"] = signature
+    before = len(_hook_lines(module_project, 0, timeout=0))
+    with served.client() as client:  # webhooks carry no bearer token: the signature is the proof
+        response = client.post("/hooks/hooked", content=body, headers=headers)
+    assert response.status_code == status and says in response.json()["error"]["message"]
+    time.sleep(0.2)
+    assert len(_hook_lines(module_project, 0, timeout=0)) == before
+
+
+def test_a_signed_webhook_runs_once_and_a_replay_is_refused(served, module_project):
+    body = json.dumps({"action": "opened", "number": 7}).encode()
+    headers = {"Content-Type": "application/json", "X-Hub-Signature-256": _signed(body),
+               "X-GitHub-Delivery": "delivery-1"}
+    before = len(_hook_lines(module_project, 0, timeout=0))
+    with served.client() as client:
+        accepted = client.post("/hooks/hooked", content=body, headers=headers)
+        assert accepted.status_code == 202 and accepted.json()["runId"]
+        replayed = client.post("/hooks/hooked", content=body, headers=headers)
+        assert replayed.status_code == 409 and "replay" in replayed.json()["error"]["message"]
+        assert client.post("/hooks/greet", content=body, headers=headers).status_code == 404  # did not opt in
+    assert _hook_lines(module_project, before + 1)[-1] == {"action": "opened", "number": 7}
+    time.sleep(0.3)
+    assert len(_hook_lines(module_project, 0, timeout=0)) == before + 1
