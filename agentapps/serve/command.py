@@ -52,7 +52,9 @@ def coordinator(g: Any, redis_url: str | None) -> Any:
         return Local()
     from agentapps.serve.redis_coord import RedisCoordinator, namespace
 
-    return RedisCoordinator(redis_url, namespace(g))
+    found = RedisCoordinator(redis_url, namespace(g))
+    found.check()
+    return found
 
 
 async def _main(server: Any, app: Any, sock: socket.socket) -> None:

@@ -49,14 +49,22 @@ class RedisCoordinator:
         self.redis: Any = aioredis.from_url(url, decode_responses=True)
         self.listener: asyncio.Task[None] | None = None
 
+    def check(self) -> None:
+        """Before serving: an unreachable Redis is one line and exit 2 (host and port, never a password)."""
+        import redis
+
+        client = redis.Redis.from_url(self.url, socket_connect_timeout=5)
+        try:
+            client.ping()
+        except (RedisError, OSError) as exc:
+            raise UsageError(f"Redis at {where(self.url)} is not reachable: {type(exc).__name__}.") from None
+        finally:
+            client.close()
+
     def key(self, *parts: str) -> str:
         return self.prefix + ":".join(parts)
 
     async def start(self, deliver: Deliver) -> None:
-        try:
-            await self.redis.ping()
-        except (RedisError, OSError) as exc:
-            raise UsageError(f"Redis at {where(self.url)} is not reachable: {type(exc).__name__}.") from None
         ready = asyncio.Event()
         self.listener = asyncio.ensure_future(self._listen(deliver, ready))
         await asyncio.wait_for(ready.wait(), 10)
