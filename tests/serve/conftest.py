@@ -73,7 +73,7 @@ def events(response: httpx2.Response) -> Iterator[tuple[str, Any]]:
             continue
         else:
             key, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
+            value = value.removeprefix(" ")
             if key == "event":
                 name = value
             elif key == "data":
