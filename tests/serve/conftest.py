@@ -16,6 +16,7 @@ import httpx2
 import pytest
 
 REDIS_URL = os.environ.get("AGENTAPPS_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+REQUIRE_REDIS = os.environ.get("AGENTAPPS_REQUIRE_REDIS") == "1"  # read now: test projects drop AGENTAPPS_*
 
 
 @dataclass
@@ -102,7 +103,7 @@ def redis_or_skip() -> Any:
     try:
         client.ping()
     except redis.RedisError as exc:
-        if os.environ.get("AGENTAPPS_REQUIRE_REDIS") == "1":
+        if REQUIRE_REDIS:
             raise AssertionError(f"Redis is required (AGENTAPPS_REQUIRE_REDIS=1) but {REDIS_URL} fails: {exc}") from exc
         pytest.skip(f"no Redis at {REDIS_URL}: {exc}")
     return client
