@@ -25,6 +25,21 @@ DEFAULT_TIMEOUT = 60.0
 ASK: ContextVar[Callable[[str, float], str] | None] = ContextVar("agentapps_trust_ask", default=None)
 
 
+class Question(str):
+    """The question text, carrying the call it is about, so a front end can show it its own way."""
+
+    caller: str
+    callee: str
+    rule: str
+    args: Any
+
+
+def question(text: str, *, caller: str, callee: str, rule: str, args: Any) -> Question:
+    asked = Question(text)
+    asked.caller, asked.callee, asked.rule, asked.args = caller, callee, rule, args
+    return asked
+
+
 def rules_of(meta: dict[str, Any], owner: str = "") -> list[str]:
     """The rule texts of one `metadata.trust` (`"a b"`, `{rules: "a b"}` or `{rules: [a, b]}`)."""
     trust = meta.get("trust")
@@ -153,8 +168,8 @@ def decide(
         shown = shown_args(args)
         if view is not None and dict(view) != dict(args):
             shown += "\n  which resolves to: " + shown_args(dict(view))
-        answer = (ask or ask_terminal)(f"Skill '{caller}' wants to call '{callee}' (trust rule '{rule}') "
-                                       f"with arguments:\n{shown}\nAllow?", timeout)
+        text = f"Skill '{caller}' wants to call '{callee}' (trust rule '{rule}') with arguments:\n{shown}\nAllow?"
+        answer = (ask or ask_terminal)(question(text, caller=caller, callee=callee, rule=rule, args=args), timeout)
         if answer == "always":
             remember(data_dir, caller, callee)
         if answer in ("once", "always"):

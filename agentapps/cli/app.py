@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from agentapps.cli import render, runs, sessions
+from agentapps.cli import render, runs, serve, sessions
 from agentapps.cli.commands import COMMANDS, SUMMARY
 
 app = typer.Typer(
@@ -22,6 +22,7 @@ app = typer.Typer(
 )
 sessions.register(app)
 runs.register(app)
+serve.register(app)
 
 
 def _invoke(skill: str, args: dict[str, Any]) -> tuple[Any, Any]:

@@ -65,12 +65,13 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         from agentapps.boot import bootstrap
         from agentapps.cascade.interface import params_of
         from agentapps.context.manager import invoke_root
+        from agentapps.hosting import agent_extras, register_secrets
 
         root = bootstrap()
         g = root.globals
         internals = g.internals
         internals.redactor = redactor
-        _register_declared_secrets(g)
+        register_secrets(g)
         data_dir = g.config.log_dir
         g.config.overrides.update({k: v for k, v in (("model", opts.model), ("record", opts.record),
                                                      ("replay", opts.replay), ("approve", opts.approve),
@@ -105,7 +106,7 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         finally:
             if progress is not None:
                 progress.close()
-            extras = _agent_extras(g.internals.agent_totals)
+            extras = agent_extras(g.internals.agent_totals)
         result = _printable(result, skill_name)
     except (KeyboardInterrupt, _Terminated) as exc:
         number = 15 if isinstance(exc, _Terminated) else 2
@@ -140,20 +141,6 @@ def _logged(code: int, error: BaseException | None, opts: options.RunOptions, sk
     return code
 
 
-def _register_declared_secrets(g: Any) -> None:
-    """Redact, from the first byte on, what any skill on the search path declares in `metadata.env`
-    (a skill that runs later, a nested one say, could otherwise leak its value before it is prepared)."""
-    from agentapps.secrets import register_declared
-    from agentapps.tools.index_cache import env_names as index_env
-
-    try:
-        names = g.lookup.declared_env()  # from the index: no definition is decoded for this
-    except AgentAppsError:
-        names = set()  # a broken search path is reported when a skill is resolved
-    main = g.config.main_tool
-    register_declared(g.internals, sorted(names) + list(index_env(main)))
-
-
 def _resolve(g: Any, ref: str) -> Any:
     try:
         return g.lookup.resolve(ref)
@@ -171,15 +158,6 @@ def _printable(result: Any, skill: str | None) -> Any:
         render.warn(f"The result of '{skill}' held {replaced} unpaired surrogate character(s) (half of "
                     "an emoji, say); each was printed as U+FFFD.")
     return result
-
-
-def _agent_extras(totals: Any) -> dict[str, Any]:
-    """--json keys for agent runs: token usage, cost (null when a model has no known price), the
-    same per model, turns and steps over every agent run of the process, and the stop reason of
-    the outermost one."""
-    if not isinstance(totals, dict):
-        return {}
-    return {key: totals.get(key) for key in ("usage", "cost", "models", "turns", "steps", "stop_reason")}
 
 
 def _fail(exc: BaseException, opts: options.RunOptions, skill: str | None, started: float,

@@ -142,22 +142,14 @@ def serve(*, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8080
     except ImportError:
         raise UsageError("agentapps mcp-server needs the MCP SDK: pip install 'agentapps[mcp]'.") from None
     from agentapps.boot import bootstrap
+    from agentapps.hosting import prepare_server
     from agentapps.mcp.exposed import Exposure
-    from agentapps.mcp.served import reporter
     from agentapps.tools.policy import Policy
 
     if cwd is not None and not cwd.is_dir():
         raise UsageError(f"--cwd {cwd}: no such folder.")
     g = bootstrap(cwd).globals
-    from agentapps.tools.loader import RUN_STARTED
-
-    RUN_STARTED.set(None)  # a server is not one run: each request is (served.serve_call sets its start)
-    g.config.overrides["approve"] = list(approve)
-    g.internals.reporter = reporter
-    if transport == "http":  # approvals go to the client, never to a terminal this server may have
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.close(devnull)
+    prepare_server(g, list(approve), detach_stdin=transport == "http")  # stdio: stdin is the transport
     exposure = Exposure(g.lookup, Policy.parse(allowed_tools, "mcp-server") if allowed_tools else None)
     exposure.refresh()
     served = Served(g, exposure, heartbeat)

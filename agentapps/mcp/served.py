@@ -6,22 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import json
 import logging
 import time
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
-from agentapps.boot import BOOTSTRAP
-from agentapps.context.context import Globals, Signal
-from agentapps.context.manager import invoke_root, new_context
+from agentapps.context.context import Globals
 from agentapps.errors import AgentAppsError
+from agentapps.hosting import REPORT, begin, invoke
 from agentapps.mcp.elicit import FORWARD, Answer
 from agentapps.secrets import redact
-from agentapps.tools.loader import RUN_STARTED
 from agentapps.tools.policy import Policy
 from agentapps.trust import ASK
 
@@ -112,16 +108,6 @@ def describe(type_: str, data: dict[str, Any]) -> str | None:
     return None
 
 
-# The progress sink of the call being served (the process-wide reporter dispatches to it).
-SINK: ContextVar[Sink | None] = ContextVar("agentapps_mcp_sink", default=None)
-
-
-def reporter(type_: str, data: dict[str, Any]) -> None:
-    sink = SINK.get()
-    if sink is not None:
-        sink.event(type_, data)
-
-
 APPROVAL = {"type": "object", "required": ["answer"], "properties": {"answer": {
     "type": "string", "enum": ["once", "always", "deny"], "title": "Allow this call?",
     "description": "once: allow it this time; always: also later calls from this skill; deny: refuse it."}}}
@@ -182,30 +168,22 @@ def failure(message: str, internals: Internals) -> types.CallToolResult:
 async def serve_call(g: Globals, ctx: Any, name: str, args: dict[str, Any], *, structured: bool,
                      policy: Policy | None, heartbeat: float) -> types.CallToolResult:
     """Run skill `name` for the request `ctx`; every outcome but a cancellation is a tool result."""
-    mine = dataclasses.replace(g, signal=Signal())  # this call's own cancellation; shared caches
-    RUN_STARTED.set(time.time_ns())  # this request is a run: it never loads skill code written during it
-    root = new_context(BOOTSTRAP, {}, None, mine)
-    root.locals.config.update(cwd=str(g.config.cwd), project=str(g.config.project) if g.config.project else None)
-    if policy is not None:
-        root.run.policies = (policy,)  # --allowed-tools binds every call, argument constraints included
+    run = begin(g, policy)  # this call is a run of its own (hosting.py)
     client = Client(ctx.session, ctx.request_id)
     meta = ctx.meta or {}
     wants_progress = meta.get("progress_token", meta.get("progressToken")) is not None
     sink = Sink(ctx.session, heartbeat, g.internals) if wants_progress else None
-    tokens = (SINK.set(sink), ASK.set(client.approve if client.can_ask else None),
-              FORWARD.set(client.forward))
+    tokens = (REPORT.set(sink.event if sink is not None else None),
+              ASK.set(client.approve if client.can_ask else None), FORWARD.set(client.forward))
     try:
-        result = await invoke_root(root, name, args)
-    except asyncio.CancelledError:
-        mine.signal.abort("Cancelled by the MCP client.")  # what watches the signal (threads) stops too
-        raise
+        result = await invoke(run, name, args, "Cancelled by the MCP client.")
     except AgentAppsError as exc:
         return failure(str(exc), g.internals)
     except Exception as exc:  # a bug in a skill or in us: reported, and the server keeps serving
         log.warning("skill %s failed unexpectedly", name, exc_info=True)
         return failure(f"internal error: {type(exc).__name__}: {exc}", g.internals)
     finally:
-        SINK.reset(tokens[0])
+        REPORT.reset(tokens[0])
         ASK.reset(tokens[1])
         FORWARD.reset(tokens[2])
         if sink is not None:

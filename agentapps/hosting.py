@@ -1,0 +1,131 @@
+"""One request served as a run by a long-running server (`agentapps mcp-server`, `agentapps serve`).
+
+A server bootstraps once and then serves many runs at a time. Each run gets what `agentapps run`
+would get in a process of its own: its own cancellation `Signal`, its own run-start cutoff (skill
+code written after the request arrived is never loaded), its own usage, cost, budget, replay cursors
+and session key (`RunInternals`), and approvals asked of whoever sent the request (`trust.ASK`).
+Everything else — caches, stores, the redactor, MCP connections, child processes to kill at the end
+— stays the server's. Progress goes to the reporter the request set in `REPORT`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import time
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
+
+from agentapps.context.context import Globals, Internals, Signal
+from agentapps.types import Reporter
+
+if TYPE_CHECKING:
+    from agentapps.context.context import Context
+    from agentapps.tools.policy import Policy
+
+# The fields of `Internals` that belong to one run; the rest are shared with the server.
+PER_RUN = frozenset(("dry_run", "agent_totals", "agent_spend", "agent_recorder", "agent_scripts", "session_key"))
+_SHARED = frozenset(f.name for f in dataclasses.fields(Internals)) - PER_RUN
+# The progress reporter of the run being served (the server's `internals.reporter` dispatches to it).
+REPORT: ContextVar[Reporter | None] = ContextVar("agentapps_hosting_report", default=None)
+
+
+class RunInternals(Internals):
+    """`Internals` whose per-run fields are this run's own and whose other fields are the server's
+    (reads and writes go through, so a subsystem one run creates, such as the MCP hub, is shared)."""
+
+    def __init__(self, server: Internals) -> None:  # not the dataclass __init__: it would reset shared fields
+        object.__setattr__(self, "_server", server)
+        for name in PER_RUN:
+            field = Internals.__dataclass_fields__[name]
+            default = field.default_factory() if callable(field.default_factory) else field.default
+            object.__setattr__(self, name, default)
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in _SHARED:
+            return getattr(object.__getattribute__(self, "_server"), name)
+        return object.__getattribute__(self, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _SHARED:
+            setattr(object.__getattribute__(self, "_server"), name, value)
+        else:
+            object.__setattr__(self, name, value)
+
+
+def report(type_: str, data: dict[str, Any]) -> None:
+    """The server's `internals.reporter`: hands each event to the run it belongs to."""
+    sink = REPORT.get()
+    if sink is not None:
+        sink(type_, data)
+
+
+def register_secrets(g: Globals) -> None:
+    """Redact, from the first byte on, what any skill on the search path declares in `metadata.env`
+    (a skill that runs later, a nested one say, could otherwise leak its value before it is prepared)."""
+    from agentapps.errors import AgentAppsError
+    from agentapps.secrets import register_declared
+    from agentapps.tools.index_cache import env_names
+
+    try:
+        names = g.lookup.declared_env()  # from the index: no definition is decoded for this
+    except AgentAppsError:
+        names = set()  # a broken search path is reported when a skill is resolved
+    register_declared(g.internals, sorted(names) + list(env_names(g.config.main_tool)))
+
+
+def prepare_server(g: Globals, approve: list[str], *, detach_stdin: bool = True) -> None:
+    """Once, before serving: the server is not one run (each request is), and approvals go to
+    clients, never to a terminal the server may have (unless stdin is the transport)."""
+    from agentapps.tools.loader import RUN_STARTED
+
+    RUN_STARTED.set(None)
+    register_secrets(g)
+    g.config.overrides["approve"] = list(approve)
+    g.internals.reporter = report
+    if detach_stdin:  # trust's terminal check then says: no terminal
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
+
+
+@dataclasses.dataclass
+class ServedRun:
+    g: Globals  # this run's own: shared caches and lookup, its own signal and per-run internals
+    root: Context
+    started: float = dataclasses.field(default_factory=time.perf_counter)
+
+
+def begin(server: Globals, policy: Policy | None = None) -> ServedRun:
+    from agentapps.boot import BOOTSTRAP
+    from agentapps.context.manager import new_context
+
+    mine = dataclasses.replace(server, signal=Signal(), internals=RunInternals(server.internals))
+    root = new_context(BOOTSTRAP, {}, None, mine)
+    root.locals.config.update(cwd=str(server.config.cwd),
+                              project=str(server.config.project) if server.config.project else None)
+    if policy is not None:
+        root.run.policies = (policy,)  # the server's --allowed-tools binds every call, constraints included
+    return ServedRun(mine, root)
+
+
+async def invoke(run: ServedRun, ref: Any, args: dict[str, Any], reason: str = "Cancelled.") -> Any:
+    """Run `ref` for this request; a cancellation also aborts the run's signal (threads watch it)."""
+    from agentapps.context.manager import invoke_root
+    from agentapps.tools.loader import RUN_STARTED
+
+    RUN_STARTED.set(time.time_ns())  # this request is a run: it never loads skill code written during it
+    try:
+        return await invoke_root(run.root, ref, args)
+    except asyncio.CancelledError:
+        run.g.signal.abort(reason)
+        raise
+
+
+def agent_extras(totals: Any) -> dict[str, Any]:
+    """`run --json`'s keys for agent runs: usage, cost (null without a known price), per model,
+    turns and steps over every agent run of the run, and the outermost one's stop reason."""
+    if not isinstance(totals, dict):
+        return {}
+    return {key: totals.get(key) for key in ("usage", "cost", "models", "turns", "steps", "stop_reason")}

@@ -1,0 +1,121 @@
+"""Admitting a call before it runs: an offered skill, args within the limits and its `params`,
+its thread (the skill's session), and room in the client's concurrency allowance."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import TYPE_CHECKING, Any
+
+from agentapps.errors import AgentAppsError, ArgsError, LimitError, SkillNotFoundError, UsageError
+from agentapps.serve.http import Refused
+
+if TYPE_CHECKING:
+    from agentapps.serve.runs import LiveRun
+    from agentapps.serve.state import Server
+    from agentapps.types import ToolDef
+
+
+def meta_of(server: Server, tool: ToolDef) -> dict[str, Any]:
+    """The skill's cascaded metadata (its own, the project's main skill's, `$inherit`, `default`)."""
+    from agentapps.cascade.resolve import cascade
+
+    g = server.g
+    return cascade(tool, g.lookup, g.config.main_tool, g.config.project).meta
+
+
+def offered(server: Server, name: Any) -> ToolDef:
+    if not isinstance(name, str) or not name:
+        raise Refused(400, UsageError("'skill' must name a skill (GET /skills lists them)."))
+    tool = server.tool(name)
+    if tool is None:
+        raise Refused(404, SkillNotFoundError(f"No skill '{name[:64]}' is served here (GET /skills lists them)."))
+    return tool
+
+
+def checked_args(server: Server, tool: ToolDef, args: Any) -> dict[str, Any]:
+    """The args, refused (400) unless an object within the limits that the skill's `params` accept."""
+    from agentapps.cascade.interface import params_of
+    from agentapps.tools.schema import check_limits, validate
+
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise Refused(400, ArgsError(f"'args' must be a JSON object, not {type(args).__name__}.", skill=tool.name))
+    params = params_of(tool, server.g.lookup)
+    try:
+        check_limits(args, skill=tool.name)
+        if params is not None:
+            validate(args, params, server.g.cache_for("schema"), skill=tool.name, where="params")
+        elif args:
+            raise ArgsError(f"Skill '{tool.name}' takes no arguments, but got: {', '.join(sorted(args))}.",
+                            skill=tool.name)
+    except AgentAppsError as exc:
+        raise Refused(400, exc) from None
+    return dict(args)
+
+
+def needs_approval(server: Server, tool: ToolDef, meta: dict[str, Any]) -> bool:
+    """Whether the skill's own or the project's trust rules could ask for an approval."""
+    from agentapps.trust import rules_of
+
+    main = server.g.config.main_tool
+    return bool(rules_of(meta, tool.name) or (main is not None and rules_of(main.metadata, main.name)))
+
+
+def session_arg(tool: ToolDef, meta: dict[str, Any]) -> tuple[str, str] | None:
+    """(arg name, store) when the skill keeps a session keyed by one of its args: its threads."""
+    from agentapps.stores.sessions import settings
+
+    found = settings(meta.get("session"), skill=tool.name, file=tool.path)
+    if found is None or not found.key.startswith("args.") or "." in found.key[5:]:
+        return None
+    return found.key[5:], found.store
+
+
+async def thread_for(server: Server, tool: ToolDef, meta: dict[str, Any], args: dict[str, Any],
+                     thread: Any, owner: str) -> str | None:
+    """The thread this call continues (or starts): the session key the server fills in, so a client
+    reaches only its own threads. None when the skill keeps no session."""
+    keyed = session_arg(tool, meta)
+    if keyed is None:
+        if thread is not None:
+            raise Refused(400, UsageError(f"Skill '{tool.name}' keeps no session (metadata.session: "
+                                          "args.NAME), so it has no threads.", skill=tool.name))
+        return None
+    name, store = keyed
+    given = args.get(name)
+    if thread is not None and given is not None and given != thread:
+        raise Refused(400, ArgsError(f"'threadId' and args.{name} differ; send only threadId.", skill=tool.name))
+    thread = thread if thread is not None else given
+    if thread is not None and (not isinstance(thread, str) or not 0 < len(thread) <= 128):
+        raise Refused(400, UsageError("'threadId' must be a string of 1 to 128 characters."))
+    record = await server.coord.thread(thread) if thread else None
+    if record is not None and record.get("owner") != owner:
+        raise Refused(404, UsageError(f"No thread '{thread}' (GET /threads lists yours)."))
+    thread = thread or f"t-{secrets.token_hex(8)}"
+    if record is None:
+        now = time.time()
+        await server.coord.save_thread({"id": thread, "owner": owner, "skill": tool.name, "store": store,
+                                        "created": now, "updated": now, "runs": 0, "status": "running"})
+    args[name] = thread
+    return str(thread)
+
+
+def admit(server: Server, who: str, run: LiveRun) -> LiveRun:
+    """Start `run` if `who` has room (429 otherwise); its slot frees when it ends."""
+    limit = server.options.concurrency
+    if server.busy[who] >= limit:
+        raise Refused(429, LimitError(f"Too many runs at once for this client (at most {limit}; agentapps "
+                                      "serve --concurrency); retry when one has finished."), {"Retry-After": "1"})
+    server.busy[who] += 1
+
+    def release(_: Any) -> None:
+        server.busy[who] -= 1
+        if server.busy[who] <= 0:
+            del server.busy[who]
+
+    run.start()
+    assert run.task is not None
+    run.task.add_done_callback(release)
+    return run

@@ -1,0 +1,106 @@
+"""What replicas of `agentapps serve` must agree on, behind one small interface: which streams are
+open and who owns them, their pending approvals and the decisions on them, cancellations, threads,
+and once-only claims (a scheduled run, a webhook delivery). `Local` keeps it in this process;
+`redis_coord.RedisCoordinator` shares it between processes through Redis.
+
+Decisions and cancellations are *delivered*: the coordinator calls the `Deliver` function of the
+process that holds the stream (with Redis, whichever process that is), which resumes or stops it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+Signal = dict[str, str]  # {"kind": "decision"|"cancel", "stream", "approval"?, "decision"?}
+Deliver = Callable[[Signal], None]
+Thread = dict[str, Any]  # {id, owner, skill, created, updated, runs, status}
+MAX_CLAIMS = 100_000  # remembered once-only keys (a bound, not a promise: they also expire)
+
+
+class Coordinator(Protocol):
+    async def start(self, deliver: Deliver) -> None: ...
+    async def close(self) -> None: ...
+    async def open_stream(self, stream: str, owner: str, ttl: float) -> None: ...
+    async def close_stream(self, stream: str) -> None: ...
+    async def stream_owner(self, stream: str) -> str | None: ...
+    async def add_pending(self, stream: str, approval: str) -> None: ...
+    async def drop_pending(self, stream: str, approval: str) -> None: ...
+    async def decide(self, stream: str, approval: str, decision: str) -> bool:
+        """Deliver `decision` if the approval is still pending (the first decision wins)."""
+    async def cancel(self, stream: str) -> None: ...
+    async def save_thread(self, thread: Thread) -> None: ...
+    async def thread(self, thread_id: str) -> Thread | None: ...
+    async def threads(self, owner: str) -> list[Thread]: ...
+    async def drop_thread(self, thread_id: str) -> bool: ...
+    async def claim(self, key: str, ttl: float) -> bool:
+        """True for the first caller of `key` within `ttl` seconds, across every replica."""
+
+
+class Local:
+    """One process: everything in dicts."""
+
+    def __init__(self) -> None:
+        self.deliver: Deliver = lambda signal: None
+        self.owners: dict[str, str] = {}
+        self.pending: dict[str, set[str]] = {}
+        self.saved: dict[str, Thread] = {}
+        self.claims: dict[str, float] = {}
+
+    async def start(self, deliver: Deliver) -> None:
+        self.deliver = deliver
+
+    async def close(self) -> None:
+        return None
+
+    async def open_stream(self, stream: str, owner: str, ttl: float) -> None:
+        self.owners[stream] = owner
+        self.pending[stream] = set()
+
+    async def close_stream(self, stream: str) -> None:
+        self.owners.pop(stream, None)
+        self.pending.pop(stream, None)
+
+    async def stream_owner(self, stream: str) -> str | None:
+        return self.owners.get(stream)
+
+    async def add_pending(self, stream: str, approval: str) -> None:
+        self.pending.setdefault(stream, set()).add(approval)
+
+    async def drop_pending(self, stream: str, approval: str) -> None:
+        self.pending.get(stream, set()).discard(approval)
+
+    async def decide(self, stream: str, approval: str, decision: str) -> bool:
+        waiting = self.pending.get(stream, set())
+        if approval not in waiting:
+            return False
+        waiting.discard(approval)
+        self.deliver({"kind": "decision", "stream": stream, "approval": approval, "decision": decision})
+        return True
+
+    async def cancel(self, stream: str) -> None:
+        self.deliver({"kind": "cancel", "stream": stream})
+
+    async def save_thread(self, thread: Thread) -> None:
+        self.saved[thread["id"]] = dict(thread)
+
+    async def thread(self, thread_id: str) -> Thread | None:
+        found = self.saved.get(thread_id)
+        return dict(found) if found is not None else None
+
+    async def threads(self, owner: str) -> list[Thread]:
+        mine = [dict(t) for t in self.saved.values() if t.get("owner") == owner]
+        return sorted(mine, key=lambda t: -float(t.get("updated") or 0))
+
+    async def drop_thread(self, thread_id: str) -> bool:
+        return self.saved.pop(thread_id, None) is not None
+
+    async def claim(self, key: str, ttl: float) -> bool:
+        now = time.time()
+        if len(self.claims) >= MAX_CLAIMS:
+            self.claims = {k: t for k, t in self.claims.items() if t > now}
+        if self.claims.get(key, 0.0) > now:
+            return False
+        self.claims[key] = now + ttl
+        return True

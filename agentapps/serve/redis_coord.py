@@ -1,0 +1,156 @@
+"""`Coordinator` on Redis: what `agentapps serve` replicas share, with redis-py (asyncio).
+
+Keys live under `agentapps:serve:{namespace}:` (the project's name, as for the other stores):
+`stream:{id}` (owner, with a time-to-live), `pending:{id}` (the set of approvals waiting),
+`thread:{id}` (JSON) and `threads:{owner}` (a sorted set by last use), `claim:{key}` (SET NX EX).
+Decisions and cancellations go out on one channel, `signals`, that every replica listens to;
+the one holding the stream acts on them. This module is the only one here that imports redis.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from agentapps.errors import UsageError
+from agentapps.serve.coord import Deliver, Thread
+
+log = logging.getLogger("agentapps.serve")
+RETRY_SECONDS = 1.0
+
+
+def where(url: str) -> str:
+    """host:port of a Redis URL, never its password."""
+    parts = urlsplit(url)
+    return f"{parts.hostname or 'localhost'}:{parts.port or 6379}"
+
+
+def namespace(g: Any) -> str:
+    main = g.config.main_tool
+    stores = main.metadata.get("stores") if main is not None else None
+    if isinstance(stores, dict) and isinstance(stores.get("namespace"), str):
+        return str(stores["namespace"])
+    if main is not None:
+        return str(main.name)
+    return str((g.config.project or g.config.cwd).name)
+
+
+class RedisCoordinator:
+    def __init__(self, url: str, space: str) -> None:
+        self.url, self.prefix = url, f"agentapps:serve:{space}:"
+        self.redis: Any = aioredis.from_url(url, decode_responses=True)
+        self.listener: asyncio.Task[None] | None = None
+
+    def check(self) -> None:
+        """Before serving: an unreachable Redis is one line and exit 2 (host and port, never a password)."""
+        import redis
+
+        client = redis.Redis.from_url(self.url, socket_connect_timeout=5)
+        try:
+            client.ping()
+        except (RedisError, OSError) as exc:
+            raise UsageError(f"Redis at {where(self.url)} is not reachable: {type(exc).__name__}.") from None
+        finally:
+            client.close()
+
+    def key(self, *parts: str) -> str:
+        return self.prefix + ":".join(parts)
+
+    async def start(self, deliver: Deliver) -> None:
+        ready = asyncio.Event()
+        self.listener = asyncio.ensure_future(self._listen(deliver, ready))
+        await asyncio.wait_for(ready.wait(), 10)
+
+    async def _listen(self, deliver: Deliver, ready: asyncio.Event) -> None:
+        """Every signal on the channel to `deliver`; reconnects after a failure."""
+        while True:
+            pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(self.key("signals"))
+                ready.set()
+                async for message in pubsub.listen():
+                    if message.get("type") == "message":
+                        with contextlib.suppress(ValueError, TypeError):
+                            deliver(json.loads(message["data"]))
+            except (RedisError, OSError):
+                log.warning("lost the Redis channel at %s; reconnecting", where(self.url))
+                await asyncio.sleep(RETRY_SECONDS)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+
+    async def close(self) -> None:
+        if self.listener is not None:
+            self.listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.listener
+        await self.redis.aclose()
+
+    async def _signal(self, signal: dict[str, str]) -> None:
+        await self.redis.publish(self.key("signals"), json.dumps(signal))
+
+    async def open_stream(self, stream: str, owner: str, ttl: float) -> None:
+        await self.redis.set(self.key("stream", stream), owner, ex=max(int(ttl), 1))
+
+    async def close_stream(self, stream: str) -> None:
+        await self.redis.delete(self.key("stream", stream), self.key("pending", stream))
+
+    async def stream_owner(self, stream: str) -> str | None:
+        found = await self.redis.get(self.key("stream", stream))
+        return str(found) if found is not None else None
+
+    async def add_pending(self, stream: str, approval: str) -> None:
+        key = self.key("pending", stream)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            await pipe.sadd(key, approval).expire(key, 86400).execute()
+
+    async def drop_pending(self, stream: str, approval: str) -> None:
+        await self.redis.srem(self.key("pending", stream), approval)
+
+    async def decide(self, stream: str, approval: str, decision: str) -> bool:
+        if not await self.redis.srem(self.key("pending", stream), approval):  # the first decision wins
+            return False
+        await self._signal({"kind": "decision", "stream": stream, "approval": approval, "decision": decision})
+        return True
+
+    async def cancel(self, stream: str) -> None:
+        await self._signal({"kind": "cancel", "stream": stream})
+
+    async def save_thread(self, thread: Thread) -> None:
+        owner = str(thread.get("owner"))
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.set(self.key("thread", thread["id"]), json.dumps(thread))
+            pipe.zadd(self.key("threads", owner), {thread["id"]: float(thread.get("updated") or time.time())})
+            await pipe.execute()
+
+    async def thread(self, thread_id: str) -> Thread | None:
+        found = await self.redis.get(self.key("thread", thread_id))
+        return json.loads(found) if found else None
+
+    async def threads(self, owner: str) -> list[Thread]:
+        ids = await self.redis.zrevrange(self.key("threads", owner), 0, 999)
+        if not ids:
+            return []
+        found = await self.redis.mget([self.key("thread", i) for i in ids])
+        return [json.loads(text) for text in found if text]
+
+    async def drop_thread(self, thread_id: str) -> bool:
+        found = await self.thread(thread_id)
+        if found is None:
+            return False
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.delete(self.key("thread", thread_id))
+            pipe.zrem(self.key("threads", str(found.get("owner"))), thread_id)
+            await pipe.execute()
+        return True
+
+    async def claim(self, key: str, ttl: float) -> bool:
+        return bool(await self.redis.set(self.key("claim", key), "1", nx=True, ex=max(int(ttl), 1)))

@@ -1,0 +1,146 @@
+"""The run endpoints of `agentapps serve`: `/invocations`, `/chat` (server-sent events), `/approve`,
+`/cancel`, and the read-only `/skills` and `/healthz`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from agentapps.errors import DeniedError, UsageError
+from agentapps.serve.calls import admit, checked_args, meta_of, needs_approval, offered, thread_for
+from agentapps.serve.http import Refused, endpoint, read_json, status_of, text_field
+from agentapps.serve.runs import LiveRun
+
+if TYPE_CHECKING:
+    from agentapps.serve.state import Server
+
+
+def _server(request: Request) -> Server:
+    return request.app.state.server  # type: ignore[no-any-return]
+
+
+async def _prepared(request: Request, *, streaming: bool) -> tuple[Server, str, LiveRun]:
+    server = _server(request)
+    who = request.state.identity
+    data = await read_json(request, server.options.max_body)
+    tool = offered(server, data.get("skill"))
+    args = checked_args(server, tool, data.get("args"))
+    meta = meta_of(server, tool)
+    if not streaming and needs_approval(server, tool, meta):
+        raise Refused(400, UsageError(f"Skill '{tool.name}' has trust rules, so its calls may need approval, "
+                                      "which needs a stream: use POST /chat.", skill=tool.name))
+    thread = await thread_for(server, tool, meta, args, data.get("threadId"), who)
+    return server, who, LiveRun(server, tool.name, args, owner=who, thread=thread, streaming=streaming)
+
+
+@endpoint
+async def invocations(request: Request) -> Response:
+    """Run a skill to the end; the answer is the object `agentapps run --json` prints."""
+    server, who, run = await _prepared(request, streaming=False)
+    admit(server, who, run)
+    assert run.task is not None
+    try:
+        await asyncio.shield(run.task)
+    except asyncio.CancelledError:  # the server is stopping
+        run.cancel("The server is shutting down.")
+        raise
+    return JSONResponse(run.outcome, status_code=status_of(run.outcome))
+
+
+def sse(name: str, data: Any) -> bytes:
+    return f"event: {name}\ndata: {json.dumps(data, default=str)}\n\n".encode()
+
+
+async def _events(server: Server, run: LiveRun) -> AsyncIterator[bytes]:
+    try:
+        yield sse("stream-start", {"streamId": run.id, "skill": run.skill, "threadId": run.thread})
+        while True:
+            try:
+                item = await asyncio.wait_for(run.events.get(), server.options.heartbeat)
+            except TimeoutError:
+                yield b": keep-alive\n\n"
+                continue
+            if item is None:
+                return
+            yield sse(*item)
+    finally:  # the end, or the client went away: nobody is listening, so the run stops
+        run.cancel("The client closed the stream.")
+        server.live.pop(run.id, None)
+        with contextlib.suppress(Exception):  # else the record expires on its own
+            await server.coord.close_stream(run.id)
+
+
+@endpoint
+async def chat(request: Request) -> Response:
+    """Run a skill and stream its events (text/event-stream) until its result or error."""
+    server, who, run = await _prepared(request, streaming=True)
+    server.live[run.id] = run
+    try:
+        await server.coord.open_stream(run.id, who, server.options.timeout + 60)
+        admit(server, who, run)
+    except BaseException:
+        server.live.pop(run.id, None)
+        raise
+    return StreamingResponse(_events(server, run), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+async def _owned_stream(request: Request) -> tuple[Server, dict[str, Any], str]:
+    server = _server(request)
+    data = await read_json(request, server.options.max_body)
+    stream = text_field(data, "streamId")
+    assert stream is not None
+    owner = await server.coord.stream_owner(stream)
+    if owner is None:
+        raise Refused(404, UsageError(f"No open stream '{stream}'."))
+    if owner != request.state.identity:
+        raise Refused(403, DeniedError("Only the client that started the stream may decide on it or cancel it."))
+    return server, data, stream
+
+
+@endpoint
+async def approve(request: Request) -> Response:
+    """Decide a pending approval: {streamId, approvalId, decision: approve|deny}."""
+    server, data, stream = await _owned_stream(request)
+    approval = text_field(data, "approvalId")
+    decision = data.get("decision")
+    if decision not in ("approve", "deny"):
+        raise Refused(400, UsageError("'decision' must be 'approve' or 'deny'."))
+    if not await server.coord.decide(stream, str(approval), decision):
+        raise Refused(409, UsageError(f"No pending approval '{approval}' on stream '{stream}': it was decided, "
+                                      "timed out, or never asked."))
+    return JSONResponse({"ok": True, "streamId": stream, "approvalId": approval, "decision": decision})
+
+
+@endpoint
+async def cancel(request: Request) -> Response:
+    """Cancel a stream's run: {streamId}. Its pending approvals are denied."""
+    server, _, stream = await _owned_stream(request)
+    await server.coord.cancel(stream)
+    return JSONResponse({"ok": True, "streamId": stream})
+
+
+@endpoint
+async def skills(request: Request) -> Response:
+    """The skills served here, with their params and returns schemas."""
+    server = _server(request)
+    server.exposure.refresh()
+    rows = []
+    for offer in server.exposure.offers.values():
+        tool = server.g.lookup.find(offer.name)
+        rows.append({"name": offer.name, "description": offer.shape.get("description"),
+                     "kind": tool.kind, "params": offer.shape["inputSchema"],
+                     "returns": offer.shape.get("outputSchema"), "webhook": bool(tool.metadata.get("webhook")),
+                     "schedule": tool.metadata.get("schedule")})
+    return JSONResponse({"skills": rows})
+
+
+async def healthz(request: Request) -> Response:
+    server = _server(request)
+    return JSONResponse({"ok": True, "runs": len(server.live) + len(server.background)})

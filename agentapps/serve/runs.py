@@ -1,0 +1,182 @@
+"""One run held by this process: started by `/invocations`, `/chat`, a webhook or a schedule.
+
+It runs the skill through the full pipeline as a run of its own (`agentapps.hosting`), turns its
+agent's trace into stream events, asks trust approvals of the stream's owner (`approval-pending`,
+answered through `POST /approve` on any replica), and ends with the object `agentapps run --json`
+prints — redacted, and appended to the run log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from typing import TYPE_CHECKING, Any
+
+from agentapps import hosting
+from agentapps.errors import AgentAppsError, InterruptedError_, LimitError
+from agentapps.serve.events import stream_event
+from agentapps.trust import ASK
+
+if TYPE_CHECKING:
+    from agentapps.serve.state import Server
+
+log = logging.getLogger("agentapps.serve")
+Event = tuple[str, dict[str, Any]]
+DECISIONS = {"approve": "once", "deny": "deny"}
+
+
+def failure(exc: BaseException) -> dict[str, Any]:
+    """The error object of `run --json`; anything but our own errors is an internal error, and no
+    traceback ever leaves the server."""
+    if isinstance(exc, AgentAppsError):
+        found = exc.to_dict()
+        found["message"] = " ".join(str(exc).split())  # one line, with the file:line where there is one
+        return found
+    return {"type": "InternalError", "message": " ".join(f"internal error: {type(exc).__name__}: {exc}".split()),
+            "exit_code": 1, "skill": None, "file": None, "line": None}
+
+
+class LiveRun:
+    def __init__(self, server: Server, skill: str, args: dict[str, Any], *, owner: str,
+                 thread: str | None = None, streaming: bool = False) -> None:
+        self.server, self.skill, self.args, self.owner = server, skill, args, owner
+        self.thread, self.streaming = thread, streaming
+        self.id = secrets.token_hex(12)
+        self.loop = asyncio.get_running_loop()
+        self.events: asyncio.Queue[Event | None] = asyncio.Queue()
+        self.pending: dict[str, asyncio.Future[str]] = {}
+        self.run = hosting.begin(server.g, server.exposure.policy)
+        self.outcome: dict[str, Any] = {}
+        self.task: asyncio.Task[None] | None = None
+
+    def start(self) -> LiveRun:
+        self.task = asyncio.ensure_future(self._execute())
+        return self
+
+    # -- events -----------------------------------------------------------------------------------
+
+    def emit(self, name: str, data: dict[str, Any]) -> None:
+        if not self.streaming:
+            return
+        item = (name, self.server.g.internals.redactor.redact_data(data))
+        try:
+            on_loop = asyncio.get_running_loop() is self.loop
+        except RuntimeError:
+            on_loop = False
+        if on_loop:
+            self.events.put_nowait(item)
+        else:  # reported from a worker thread
+            self.loop.call_soon_threadsafe(self.events.put_nowait, item)
+
+    def on_trace(self, type_: str, data: dict[str, Any]) -> None:
+        found = stream_event(type_, data)
+        if found is not None:
+            self.emit(*found)
+
+    # -- approvals and cancellation ---------------------------------------------------------------
+
+    def ask(self, question: str, timeout: float) -> str:
+        """trust.ASK: runs in decide()'s worker thread; the question goes out on the loop."""
+        future = asyncio.run_coroutine_threadsafe(self._approval(question, timeout), self.loop)
+        try:
+            return future.result(timeout + 5)
+        except Exception:  # noqa: BLE001 - no answer, or the run is going away: denied
+            future.cancel()
+            return "deny"
+
+    async def _approval(self, question: str, timeout: float) -> str:
+        approval = secrets.token_hex(8)
+        waiting: asyncio.Future[str] = self.loop.create_future()
+        self.pending[approval] = waiting
+        if self.run.g.signal.aborted:
+            waiting.set_result("deny")
+        await self.server.coord.add_pending(self.id, approval)
+        self.emit("approval-pending", {
+            "streamId": self.id, "approvalId": approval, "call": getattr(question, "callee", None),
+            "caller": getattr(question, "caller", None), "rule": getattr(question, "rule", None),
+            "args": getattr(question, "args", None), "question": str(question), "timeoutMs": round(timeout * 1000)})
+        try:
+            decision = await asyncio.wait_for(asyncio.shield(waiting), timeout)
+        except TimeoutError:
+            decision = "timeout"
+        finally:
+            self.pending.pop(approval, None)
+            await self.server.coord.drop_pending(self.id, approval)
+        self.emit("approval-decided", {"approvalId": approval, "decision": decision})
+        return DECISIONS.get(decision, "deny")
+
+    def resolve(self, approval: str, decision: str) -> None:
+        waiting = self.pending.get(approval)
+        if waiting is not None and not waiting.done():
+            waiting.set_result(decision)
+
+    def cancel(self, reason: str) -> None:
+        """Stop the run; every approval it waits for is denied."""
+        self.run.g.signal.abort(reason)
+        for waiting in list(self.pending.values()):
+            if not waiting.done():
+                waiting.set_result("cancelled")
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+
+    # -- the run ----------------------------------------------------------------------------------
+
+    async def _execute(self) -> None:
+        reporter = hosting.REPORT.set(self.on_trace)
+        asker = ASK.set(self.ask if self.streaming else None)
+        result: Any = None
+        error: BaseException | None = None
+        limit = self.server.options.timeout
+        try:
+            raw = await asyncio.wait_for(hosting.invoke(self.run, self.skill, self.args), limit)
+            from agentapps.cli.results import json_result
+
+            result = json_result(raw, self.skill)[0]
+        except TimeoutError:
+            error = LimitError(f"The run took longer than the server's limit of {limit:g} s and was stopped "
+                               "(agentapps serve --timeout).", skill=self.skill)
+        except asyncio.CancelledError:
+            error = InterruptedError_(self.run.g.signal.reason or "Cancelled.", signal_number=2)
+        except Exception as exc:  # every failure is an outcome, never a crash
+            if not isinstance(exc, AgentAppsError):
+                log.warning("skill %s failed unexpectedly", self.skill, exc_info=True)
+            error = exc
+        finally:
+            hosting.REPORT.reset(reporter)
+            ASK.reset(asker)
+        await self._finish(result, error)
+
+    async def _finish(self, result: Any, error: BaseException | None) -> None:
+        internals = self.run.g.internals
+        outcome: dict[str, Any] = {"ok": error is None, "skill": self.skill, "result": result,
+                                   "error": None if error is None else failure(error),
+                                   "duration_ms": round((time.perf_counter() - self.run.started) * 1000, 1),
+                                   **hosting.agent_extras(internals.agent_totals)}
+        if self.thread is not None:
+            outcome["threadId"] = self.thread
+        self.outcome = internals.redactor.redact_data(outcome)
+        code = 0 if error is None else int(self.outcome["error"]["exit_code"])
+        try:
+            await asyncio.shield(self._record(code, error))
+        except asyncio.CancelledError:
+            pass  # shutting down: the record is written by the shielded task if it can be
+        self.emit("result" if error is None else "error", self.outcome)
+        self.events.put_nowait(None)
+
+    async def _record(self, code: int, error: BaseException | None) -> None:
+        from agentapps.runlog import log_run
+
+        await asyncio.to_thread(log_run, self.server.g.config.log_dir, skill=self.skill, args=self.args,
+                                internals=self.run.g.internals, exit_code=code, error=error,
+                                started=self.run.started)
+        if self.thread is not None:
+            await self.server.coord.save_thread(await self._thread_record(code))
+
+    async def _thread_record(self, code: int) -> dict[str, Any]:
+        found = await self.server.coord.thread(self.thread or "") or {
+            "id": self.thread, "owner": self.owner, "skill": self.skill, "created": time.time(), "runs": 0}
+        found.update(skill=self.skill, updated=time.time(), runs=int(found.get("runs") or 0) + 1,
+                     status="ok" if code == 0 else f"exit {code}")
+        return found

@@ -1,0 +1,82 @@
+"""What the handlers of `agentapps serve` share: options, the offered skills, the coordinator, the
+runs this process holds, and how many runs each client has going."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from agentapps.errors import AgentAppsError
+
+if TYPE_CHECKING:
+    from agentapps.context.context import Globals
+    from agentapps.mcp.exposed import Exposure
+    from agentapps.serve.coord import Coordinator, Signal
+    from agentapps.serve.runs import LiveRun
+    from agentapps.types import ToolDef
+
+log = logging.getLogger("agentapps.serve")
+MAX_BODY = 1024 * 1024
+
+
+def identity(token: str) -> str:
+    """Who a bearer token is, without keeping the token: owners of streams and threads are these."""
+    return "token-" + hashlib.sha256(token.encode()).hexdigest()[:12]
+
+
+@dataclass
+class Options:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    tokens: tuple[str, ...] = ()
+    origins: tuple[str, ...] = ()
+    timeout: float = 300.0  # seconds one run may take
+    concurrency: int = 8  # runs one client may have going at once
+    heartbeat: float = 15.0  # seconds between SSE keep-alive comments
+    max_body: int = MAX_BODY
+
+    @property
+    def loopback(self) -> bool:
+        from agentapps.mcp.serve import is_loopback
+
+        return is_loopback(self.host)
+
+
+@dataclass
+class Server:
+    g: Globals
+    exposure: Exposure
+    coord: Coordinator
+    options: Options
+    live: dict[str, LiveRun] = field(default_factory=dict)  # the runs this process holds, by id
+    busy: Counter[str] = field(default_factory=Counter)  # runs going, by client identity
+    background: set[asyncio.Task[Any]] = field(default_factory=set)
+
+    def deliver(self, signal: Signal) -> None:
+        """A decision or cancellation for a stream; ignored unless this process holds it."""
+        run = self.live.get(signal.get("stream", ""))
+        if run is None:
+            return
+        if signal.get("kind") == "decision":
+            run.resolve(signal.get("approval", ""), signal.get("decision", "deny"))
+        elif signal.get("kind") == "cancel":
+            run.cancel("Cancelled by the client.")
+
+    def tool(self, name: str) -> ToolDef | None:
+        """The offered skill `name` (None when it is not offered: hidden, middleware, bundled...)."""
+        if name not in self.exposure.offers:
+            try:
+                self.exposure.refresh()  # a skill added since the last look
+            except AgentAppsError:
+                return None
+        if name not in self.exposure.offers:
+            return None
+        return self.g.lookup.find(name)
+
+    def keep(self, task: asyncio.Task[Any]) -> None:
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)

@@ -1,0 +1,75 @@
+"""`agentapps serve` as a command: bad options and a busy port are one line and exit 2; signals stop
+it promptly, open streams included; without a token it answers only to loopback names."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import time
+
+import httpx2
+import pytest
+
+from tests.serve.conftest import start
+from tests.serve.skills import GREET, SLOW
+from tests.serve.test_api import Stream
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--host", "0.0.0.0"], "not loopback) needs --token"),
+    (["--port", "70000"], "--port must be 0-65535"),
+    (["--timeout", "0"], "--timeout must be more than 0"),
+    (["--redis", "redis://:hunter2@127.0.0.1:1/0"], "Redis at 127.0.0.1:1 is not reachable"),
+])
+def test_bad_options_are_one_line_and_exit_2(project, argv, says):
+    result = project.cli("serve", *argv, timeout=30)
+    assert result.returncode == 2 and says in result.stderr and "hunter2" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_port_in_use_is_one_line_and_exit_2(project):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = project.cli("serve", "--port", str(port), timeout=30)
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"error: Cannot listen on 127.0.0.1:{port}: the port is in use (another " \
+                                    "server?); pick another --port."
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, -signal.SIGTERM), (signal.SIGINT, 130)])
+def test_a_signal_stops_the_server_and_its_open_streams_promptly(project, sig, code):
+    project.write("slow.skill.py", SLOW)
+    project.write("greet.skill.py", GREET)
+    served = start(project)
+    stream = Stream(served, "slow", {"seconds": 30}, token="")
+    stream.wait_for("stream-start")
+    started = time.monotonic()
+    returncode, err = served.stop(sig)
+    assert time.monotonic() - started < 4, err
+    assert returncode == code, err
+    got = dict(stream.finish())
+    assert got["error"]["error"]["message"] == "The server is shutting down."
+    assert "Traceback" not in err
+
+
+def test_without_a_token_only_loopback_names_are_answered(project):
+    project.write("greet.skill.py", GREET)
+    served = start(project)
+    try:
+        with served.client() as client:
+            assert client.post("/invocations", json={"skill": "greet", "args": {"name": "A"}}).status_code == 200
+            rebound = client.get("/skills", headers={"Host": "attacker.example:8000"})
+            assert rebound.status_code == 403 and "loopback Host" in rebound.json()["error"]["message"]
+            assert client.get("/skills", headers={"Host": "localhost"}).status_code == 200
+    finally:
+        served.stop()
+
+
+def test_unreachable_after_stop(project):
+    project.write("greet.skill.py", GREET)
+    served = start(project)
+    served.stop()
+    with pytest.raises(httpx2.ConnectError), served.client() as client:
+        client.get("/healthz")

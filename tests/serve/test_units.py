@@ -1,0 +1,70 @@
+"""The pure parts of `agentapps serve`: cron times, the event mapping, per-run state of a served run."""
+
+from __future__ import annotations
+
+import calendar
+
+import pytest
+
+from agentapps.errors import ConfigError
+from agentapps.serve.cron import Cron
+from agentapps.serve.events import stream_event
+
+
+def utc(text: str) -> float:
+    return float(calendar.timegm(__import__("time").strptime(text, "%Y-%m-%d %H:%M:%S")))
+
+
+@pytest.mark.parametrize(("cron", "after", "expected"), [
+    ("* * * * *", "2026-01-01 10:00:00", "2026-01-01 10:01:00"),
+    ("0 9 * * mon-fri", "2026-01-02 09:00:00", "2026-01-05 09:00:00"),  # Friday 9:00 passed: Monday
+    ("*/15 * * * *", "2026-01-01 10:07:30", "2026-01-01 10:15:00"),
+    ("30 2 1 * *", "2026-01-31 00:00:00", "2026-02-01 02:30:00"),
+    ("0 0 29 feb *", "2026-03-01 00:00:00", "2028-02-29 00:00:00"),
+    ("0 0 13 * fri", "2026-02-01 00:00:00", "2026-02-06 00:00:00"),  # day or weekday (Vixie cron)
+    ("0 0 * * 7", "2026-01-01 00:00:00", "2026-01-04 00:00:00"),  # 7 is Sunday too
+    ("0 12 * jun,dec *", "2026-07-01 00:00:00", "2026-12-01 12:00:00"),
+    ("*/2 * * * * *", "2026-01-01 10:00:00", "2026-01-01 10:00:02"),  # six fields: seconds first
+    ("5-10/5 0 * * * *", "2026-01-01 10:00:06", "2026-01-01 10:00:10"),
+])
+def test_cron_finds_the_next_time_in_utc(cron, after, expected):
+    assert Cron.parse(cron).next_after(utc(after)) == utc(expected)
+
+
+@pytest.mark.parametrize("cron", ["", "* * * *", "60 * * * *", "* 24 * * *", "*/0 * * * *", "5-1 * * * *",
+                                  "* * * * funday", "* * 0 * *", "a b c d e", "1,,2 * * * *"])
+def test_a_bad_cron_names_the_skill(cron):
+    with pytest.raises(ConfigError, match="Skill 'tick' has an invalid `schedule`"):
+        Cron.parse(cron, skill="tick")
+
+
+@pytest.mark.parametrize(("entry", "expected"), [
+    ({"type": "message", "text": "Hi"}, "agent-message"),
+    ({"type": "agent-message", "text": "Hi"}, "agent-message"),  # the trace's coming names map the same
+    ({"type": "message", "text": "H", "delta": True}, "text-delta"),
+    ({"type": "tool-result", "status": "error"}, "tool-error"),
+    ({"type": "tool-result", "status": "success"}, "tool-result"),
+    ({"type": "error", "error": "x"}, "agent-error"),
+    ({"type": "reasoning", "text": "hmm"}, None),
+    ({"type": "context-edit"}, None),
+])
+def test_trace_entries_map_to_the_seed_event_names(entry, expected):
+    found = stream_event(entry["type"], entry)
+    assert (found[0] if found else None) == expected
+
+
+def test_a_served_run_has_its_own_totals_and_shares_the_rest(project):
+    from agentapps.hosting import begin
+
+    g = project.boot().globals
+    first, second = begin(g), begin(g)
+    first.g.internals.agent_totals = {"turns": 3}
+    first.g.internals.session_key = "k1"
+    assert second.g.internals.agent_totals is None and second.g.internals.session_key is None
+    assert g.internals.agent_totals is None
+    first.g.internals.callbacks["cb"] = 1  # shared subsystems are the server's
+    first.g.internals.mcp_hub = hub = object()  # type: ignore[assignment]
+    assert g.internals.callbacks == {"cb": 1} and second.g.internals.mcp_hub is hub
+    assert first.g.internals.redactor is g.internals.redactor
+    first.g.signal.abort("stop")
+    assert not second.g.signal.aborted and not g.signal.aborted
