@@ -111,9 +111,11 @@ def test_any_corrupt_cache_file_is_ignored_and_rewritten(project, content):
     assert _rows(cache)[1]  # rewritten
 
 
-@pytest.mark.parametrize("manifest", ["{", "[]", '{"paths": []}', '{"paths": [1], "mtimes": [1], "sizes": [1], '
-                                      '"names": ["s"], "env": [""]}', '{"paths": ["a", "b"], "mtimes": [1], '
-                                      '"sizes": [1], "names": ["s"], "env": [""]}'])
+WRONG_TYPES = '{"paths": [1], "mtimes": [1], "sizes": [1], "names": ["s"], "env": [""]}'
+UNEVEN = '{"paths": ["a", "b"], "mtimes": [1], "sizes": [1], "names": ["s"], "env": [""]}'
+
+
+@pytest.mark.parametrize("manifest", ["{", "[]", '{"paths": []}', WRONG_TYPES, UNEVEN])
 def test_a_damaged_manifest_is_ignored_and_rewritten(project, manifest):
     _skill(project, "ok")
     project.cli("list")
@@ -162,7 +164,6 @@ def test_a_new_process_trusts_a_fresh_cache_and_checks_every_file_on_a_miss(proj
         project.write(f"many/s{i}.skill.md", f"---\nname: s{i}\n---\nBody\n")
     project.cli("list")  # checks every file and writes the cache
     from agentapps.boot import bootstrap
-
     from agentapps.tools.loader import RUN_STARTED
 
     lookup = bootstrap(project.root).globals.lookup
