@@ -10,7 +10,6 @@ Everything else — caches, stores, the redactor, MCP connections, child process
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import os
 import time
@@ -114,6 +113,8 @@ async def invoke(run: ServedRun, ref: Any, args: dict[str, Any], reason: str = "
     """Run `ref` for this request; a cancellation also aborts the run's signal (threads watch it)."""
     from agentapps.context.manager import invoke_root
     from agentapps.tools.loader import RUN_STARTED
+
+    import asyncio  # a server always has its loop; `agentapps run` imports this module without one
 
     RUN_STARTED.set(time.time_ns())  # this request is a run: it never loads skill code written during it
     try:
