@@ -7,14 +7,12 @@ import os
 import select
 import sys
 import time
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from agentapps.core.atomic import FileLock, read_json, write_atomic
 from agentapps.errors import ConfigError, DeniedError, UsageError
 from agentapps.tools.policy import Candidate, Rule, split_patterns
 
@@ -100,6 +98,8 @@ _UNSAFE = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
 def shown_args(args: Any) -> str:
     """Every argument in full, as JSON, with anything a terminal could hide or reinterpret
     (control and format characters: ANSI escapes, bidi overrides, zero-width spaces) escaped."""
+    import unicodedata  # only when a human is asked
+
     text = json.dumps(args, ensure_ascii=False, indent=2, sort_keys=True, default=str)
     return "".join(f"\\u{ord(ch):04x}" if ch != "\n" and unicodedata.category(ch) in _UNSAFE else ch
                    for ch in text)
@@ -110,6 +110,8 @@ def _store(data_dir: Path) -> Path:
 
 
 def remembered(data_dir: Path, caller: str, callee: str) -> bool:
+    from agentapps.core.atomic import read_json
+
     path = _store(data_dir)
     if not path.exists():
         return False
@@ -118,6 +120,8 @@ def remembered(data_dir: Path, caller: str, callee: str) -> bool:
 
 
 def remember(data_dir: Path, caller: str, callee: str) -> None:
+    from agentapps.core.atomic import FileLock, read_json, write_atomic
+
     path = _store(data_dir)
     with FileLock(data_dir / ".trust.lock"):
         data = (read_json(path) if path.exists() else None) or {}

@@ -6,7 +6,6 @@ import errno
 import fcntl
 import json
 import os
-import secrets
 import threading
 import time
 from pathlib import Path
@@ -64,7 +63,7 @@ def _write_all(fd: int, data: bytes, mode: int) -> None:
 
 def _temp_name(name: str) -> str:
     # Keep the temp name within NAME_MAX even for long target names.
-    return f".{name[:200]}.{secrets.token_hex(6)}.tmp"
+    return f".{name[:200]}.{os.urandom(6).hex()}.tmp"
 
 
 def stage(path: Path, data: bytes, *, mode: int = 0o600) -> Path:
