@@ -26,7 +26,23 @@ def is_protected(rel: str, ctx: Context | None = None) -> bool:
     a virtual environment or CI workflow folder."""
     if is_skill_file(rel.rsplit("/", 1)[-1]) or rel.startswith(CODE_FOLDERS):
         return True
-    return ctx is not None and rel in _skill_targets(ctx)
+    return ctx is not None and (rel in _skill_targets(ctx) or _in_cache(rel, ctx))
+
+
+def _in_cache(rel: str, ctx: Context) -> bool:
+    """agentapps' own cache (compiled skill code, skill indexes) when the project contains it (a
+    project at the home folder): a forged entry there would be code or a grant the next run trusts."""
+    from agentapps.tools.bytecode import cache_base
+
+    base = cache_base()
+    if base is None:
+        return False
+    root = os.path.realpath(ctx.globals.config.project or ctx.globals.config.cwd)
+    real = os.path.realpath(base)
+    if not real.startswith(root + os.sep):
+        return False
+    prefix = os.path.relpath(real, root).replace(os.sep, "/") + "/"
+    return rel.startswith(prefix) or rel + "/" == prefix
 
 
 def _skill_targets(ctx: Context) -> set[str]:

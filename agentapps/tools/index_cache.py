@@ -41,14 +41,13 @@ Row = tuple[int, int, str, tuple[str, ...], str, str, tuple[str, ...], bool]  # 
 
 
 def cache_path(root: Path) -> Path | None:
-    base = os.environ.get("AGENTAPPS_CACHE_DIR")
-    if base == "off":
+    from agentapps.tools.bytecode import cache_base
+
+    base = cache_base()
+    if base is None:
         return None
-    if not base:
-        xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        base = os.path.join(xdg, "agentapps")
     digest = zlib.crc32(str(root).encode())  # the file also records its root, so a clash is harmless
-    return Path(base) / f"index-{digest:08x}.db"
+    return base / f"index-{digest:08x}.db"
 
 
 def facts(item: Any) -> tuple[str, tuple[str, ...], str, str, tuple[str, ...], bool]:

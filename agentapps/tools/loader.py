@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 import traceback
@@ -14,6 +13,7 @@ from typing import Any
 
 from agentapps.errors import DeniedError, SkillLoadError
 from agentapps.tools.frontmatter import read_markdown, read_python_frontmatter
+from agentapps.tools.bytecode import compiled
 from agentapps.tools.loopscan import needs_loop
 from agentapps.tools.names import FOLDER_SKILL_FILE, is_valid_name, name_from_file
 from agentapps.types import RootKind, ToolDef, ToolFn
@@ -133,13 +133,11 @@ def load_module(tool: ToolDef) -> ModuleType:
     if module is not None:
         return module
     source = _source(tool, tool.path)
-    spec = importlib.util.spec_from_file_location(module_name, tool.path)
-    if spec is None:
-        raise SkillLoadError("Cannot import this file as Python.", skill=tool.name, file=tool.path)
-    module = importlib.util.module_from_spec(spec)
+    module = ModuleType(module_name)
+    module.__file__ = str(tool.path)
     sys.modules[module_name] = module
     try:
-        exec(compile(source, str(tool.path), "exec", dont_inherit=True), module.__dict__)  # noqa: S102 - importing the skill
+        exec(compiled(source, tool.path), module.__dict__)  # noqa: S102 - importing the skill
     except Exception as exc:  # the skill's own import-time failure
         sys.modules.pop(module_name, None)
         line = error_line(exc, tool.path)

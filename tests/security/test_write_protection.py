@@ -178,3 +178,11 @@ def test_the_file_behind_a_symlinked_skill_is_protected_like_the_skill(writer: A
     assert result.returncode == 3, result.stderr
     assert "evil" not in (writer.root / "shared" / "impl.txt").read_text()
     assert _write(writer, "shared/other.txt", "plain text\n").returncode == 0  # ordinary files are not
+
+
+def test_agentapps_own_cache_inside_the_project_is_protected(writer: Any) -> None:
+    # a project at the home folder holds ~/.cache/agentapps: compiled skill code and indexes live there
+    cache = writer.root / "cache-here"
+    result = _write(writer, "cache-here/code/ab/abcdef", "forged", AGENTAPPS_CACHE_DIR=str(cache))
+    assert result.returncode == 3, result.stderr
+    assert not (cache / "code" / "ab" / "abcdef").exists()
