@@ -111,10 +111,10 @@ def begin(server: Globals, policy: Policy | None = None) -> ServedRun:
 
 async def invoke(run: ServedRun, ref: Any, args: dict[str, Any], reason: str = "Cancelled.") -> Any:
     """Run `ref` for this request; a cancellation also aborts the run's signal (threads watch it)."""
+    import asyncio  # a server always has its loop; `agentapps run` imports this module without one
+
     from agentapps.context.manager import invoke_root
     from agentapps.tools.loader import RUN_STARTED
-
-    import asyncio  # a server always has its loop; `agentapps run` imports this module without one
 
     RUN_STARTED.set(time.time_ns())  # this request is a run: it never loads skill code written during it
     try:

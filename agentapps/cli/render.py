@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import traceback
 from typing import TYPE_CHECKING, Any, TextIO
 
 from agentapps.errors import AgentAppsError
@@ -71,6 +70,8 @@ def error_line(exc: BaseException) -> str:
 
 def emit_error(exc: BaseException, *, verbose: bool, internals: Internals | None = None) -> None:
     if verbose and (not isinstance(exc, AgentAppsError) or exc.__cause__ is not None):
+        import traceback
+
         sys.stderr.write(redact("".join(traceback.format_exception(exc)), internals))
     sys.stderr.write(_paint("error:", "31;1", sys.stderr) + " " + redact(error_line(exc), internals) + "\n")
     sys.stderr.flush()

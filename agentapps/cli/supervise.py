@@ -21,7 +21,6 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from agentapps.cli import watchdog
 from agentapps.cli.streams import drain_all
 from agentapps.context.context import Globals
 from agentapps.core.cleanup import run_cleanups
@@ -59,6 +58,8 @@ def _kill_children(g: Globals) -> None:
 
 def _kill_descendants() -> None:
     """Every process started under this one, tracked or not (a skill's own Popen, say)."""
+    from agentapps.cli import watchdog
+
     for pid in watchdog.descendants(os.getpid()):
         try:
             os.kill(pid, signal.SIGKILL)
@@ -203,6 +204,8 @@ def run_supervised(coro: Coroutine[Any, Any, Any], g: Globals, timeout: float | 
         last = timeout + GRACE_SECONDS + WATCHDOG_SLACK
         killed = f"{message[:-1]}: it was stuck in native code that ignores signals, so it was killed."
         err, out = report(128 + signal.SIGKILL, killed, time.perf_counter() + last)
+        from agentapps.cli import watchdog
+
         guard = watchdog.start(last, err, out)
     try:
         if not loop:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from agentapps.context.context import Internals
 
-log = logging.getLogger("agentapps")
 Cleanup = Callable[[], Awaitable[None]]
 DEFAULT_TIMEOUT = 0.8  # inside the CLI's 1 s grace after Ctrl-C, so a clean close beats the hard kill
 
@@ -31,6 +29,8 @@ async def run_cleanups(internals: Internals, timeout: float = DEFAULT_TIMEOUT) -
         task.cancel()
     for task in done:
         if not task.cancelled() and task.exception() is not None:
-            log.debug("cleanup failed", exc_info=task.exception())
+            import logging
+
+            logging.getLogger("agentapps").debug("cleanup failed", exc_info=task.exception())
     if pending:
         await asyncio.wait(pending, timeout=0.2)

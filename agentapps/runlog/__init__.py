@@ -12,7 +12,6 @@ sqlite3 is imported only when a record is written or read (`store`, `query`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -42,7 +41,10 @@ def log_path(data_dir: Path) -> Path:
 def args_digest(args: Any) -> str:
     """A digest that tells identical args apart without keeping them."""
     text = json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    from agentapps.tools.bytecode import sha256  # the C module: hashlib would load OpenSSL
+
+    digest: str = sha256(text.encode("utf-8")).hexdigest()
+    return "sha256:" + digest[:16]
 
 
 def entry_for(*, skill: str, args: Any, internals: Internals, exit_code: int,

@@ -13,10 +13,9 @@ from __future__ import annotations
 import marshal
 import os
 import sys
+from importlib import import_module
 from pathlib import Path
 from types import CodeType
-
-from importlib import import_module
 from typing import Any
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import re
 from functools import cache
 from pathlib import Path
@@ -148,6 +147,8 @@ def _check_depth(value: Any, file: Path, line: int, depth: int = 0) -> None:
 
 def read_python_frontmatter(source: str, file: Path) -> tuple[dict[str, Any], int]:
     """Find `frontmatter = {...}` at module level and evaluate it as a literal, without running the module."""
+    import ast  # only when a code skill is read from its file (the index keeps the result)
+
     try:
         tree = ast.parse(source.removeprefix("\ufeff"), filename=str(file))  # Python accepts a UTF-8 BOM
     except SyntaxError as exc:

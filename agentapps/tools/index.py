@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import time
 from dataclasses import dataclass, field
@@ -95,6 +94,8 @@ class RootIndex:
         if name.startswith(".") or name in SKIPPED_DIRS:
             return True
         if self.entry.ignore:
+            import fnmatch
+
             rel = os.path.relpath(path, self.entry.directory)
             return any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(name, pat) for pat in self.entry.ignore)
         return False

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from collections.abc import Callable
 from contextvars import ContextVar
 from pathlib import Path
@@ -12,8 +11,8 @@ from types import ModuleType
 from typing import Any
 
 from agentapps.errors import DeniedError, SkillLoadError
-from agentapps.tools.frontmatter import read_markdown, read_python_frontmatter
 from agentapps.tools.bytecode import compiled
+from agentapps.tools.frontmatter import read_markdown, read_python_frontmatter
 from agentapps.tools.loopscan import needs_loop
 from agentapps.tools.names import FOLDER_SKILL_FILE, is_valid_name, name_from_file
 from agentapps.types import RootKind, ToolDef, ToolFn
@@ -175,6 +174,8 @@ def error_line(exc: BaseException, path: Path | None) -> int | None:
     loaded from that exact path, so its frames carry it as their file name)."""
     if path is None:
         return None
+    import traceback
+
     line = None
     for frame in traceback.extract_tb(exc.__traceback__):
         if frame.filename == str(path):

@@ -8,7 +8,6 @@ third-party library, or agentapps' process, network, store, agent or MCP code is
 
 from __future__ import annotations
 
-import ast
 import sys
 
 LOOP_STDLIB = frozenset({"asyncio", "concurrent", "selectors", "socket", "ssl", "socketserver", "threading",
@@ -35,6 +34,8 @@ def _module_waits(name: str) -> bool:
 
 def needs_loop(source: str) -> bool:
     """Whether a skill with this source must run on an event loop (True when in doubt)."""
+    import ast  # only when a code skill is read from its file (the index keeps the answer)
+
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError):

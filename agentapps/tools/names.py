@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 from typing import Literal
@@ -43,6 +42,8 @@ def name_from_file(path_name: str, parent_name: str) -> str:
 
 
 def close_names(name: str, known: Iterable[str], limit: int = 3) -> list[str]:
+    import difflib  # only when suggesting
+
     return difflib.get_close_matches(name, list(known), n=limit, cutoff=0.6)
 
 
