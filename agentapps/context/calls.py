@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import inspect
+from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
 from agentapps.errors import AgentAppsError, SkillError
 from agentapps.tools.loader import error_line, load_function
+from agentapps.types import ToolDef
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context
@@ -17,18 +19,19 @@ async def call_tool(ctx: Context) -> Any:
     tool = ctx.tool
     if tool.kind == "markdown":
         return None
-    fn = load_function(tool)
+    fn = tool.fn or load_function(tool)
     try:
         value = fn(ctx, ctx.args)
-        if inspect.isawaitable(value):
+        if type(value) is CoroutineType or (value is not None and inspect.isawaitable(value)):
             value = await value
     except AgentAppsError:
         raise
     except Exception as exc:
-        raise SkillError(
-            f"Skill '{tool.name}' failed: {type(exc).__name__}: {exc}",
-            skill=tool.name,
-            file=tool.path,
-            line=error_line(exc, tool.path),
-        ) from exc
+        raise skill_failure(tool, exc) from exc
     return value
+
+
+def skill_failure(tool: ToolDef, exc: Exception) -> SkillError:
+    """A skill's own exception as the error that names it (file and line where it was raised)."""
+    return SkillError(f"Skill '{tool.name}' failed: {type(exc).__name__}: {exc}",
+                      skill=tool.name, file=tool.path, line=error_line(exc, tool.path))

@@ -39,6 +39,25 @@ class Namespace(dict[str, Any]):
         self[name] = value
 
 
+class _Locals(Namespace):
+    """A context's locals: `history` (the call stack) is computed when first read."""
+
+    __slots__ = ("_ctx",)
+
+    def __missing__(self, key: str) -> Any:
+        if key == "history":
+            ctx = object.__getattribute__(self, "_ctx")
+            found = self["history"] = ctx._history()
+            return found
+        raise KeyError(key)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
 class Signal:
     """Cancellation shared by a call and everything it calls."""
 
@@ -207,7 +226,8 @@ class Context:
         found = self._locals
         if found is None:
             tool = self.run.tool
-            found = self._locals = Namespace(result=None, error=None, history=self._history(), config=Namespace())
+            found = self._locals = _Locals(result=None, error=None, config=Namespace())
+            object.__setattr__(found, "_ctx", self)
             if tool.kind == "markdown":
                 # directives rewrite `expanded`; agent-execute sends it to the model
                 found.prompt = Namespace(raw=tool.body, expanded=tool.body, line=tool.body_line)

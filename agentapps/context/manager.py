@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Coroutine, Sequence
+from inspect import isawaitable
+from types import CoroutineType
 from typing import Any
 
 from agentapps.context.admission import (
@@ -19,11 +21,12 @@ from agentapps.context.admission import (
     refuse_pipeline_call,
     split_options,
 )
-from agentapps.context.calls import call_tool
+from agentapps.context.calls import skill_failure
 from agentapps.context.context import Context, Globals
 from agentapps.context.plan import chain_steps, needs_loop, prepare
 from agentapps.core.driver import Loan, loop_running
-from agentapps.errors import ChainError
+from agentapps.errors import AgentAppsError, ChainError
+from agentapps.tools.loader import load_function
 from agentapps.tools.policy import Policy
 from agentapps.types import ToolDef
 
@@ -89,8 +92,19 @@ async def invoke(caller: Context, ref: str | ToolDef, args: dict[str, Any], untr
 async def _serve(ctx: Context) -> Any:
     """Run a prepared context — a static tool's function directly, else its chain from the start —
     and return its result."""
-    if ctx.run.chain.static:
-        value = await call_tool(ctx)
+    if ctx.run.chain.static:  # call_tool, inlined: every middleware of every call comes through here
+        tool = ctx.run.tool
+        if tool.kind == "markdown":
+            return None
+        fn = tool.fn or load_function(tool)
+        try:
+            value = fn(ctx, ctx.args)
+            if type(value) is CoroutineType or (value is not None and isawaitable(value)):
+                value = await value
+        except AgentAppsError:
+            raise
+        except Exception as exc:
+            raise skill_failure(tool, exc) from exc
         if value is not None:
             ctx.locals.result = value
         return value

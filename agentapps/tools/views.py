@@ -14,11 +14,18 @@ VIEW_KEY = "policyView"
 
 
 def candidate(ctx: Context) -> Candidate:
-    """The skill `ctx` serves, with the action arguments it declares (`metadata.action-args`)."""
+    """The skill `ctx` serves, with the action arguments it declares (`metadata.action-args`);
+    made once per definition (every call is checked by allowed-tools and trust)."""
     tool = ctx.tool
+    cache = ctx.globals.cache_for("candidate")
+    hit = cache.get(id(tool))
+    if hit is not None and hit[0] is tool:
+        return hit[1]  # type: ignore[no-any-return]
     action = tool.metadata.get("action-args")
     keys = tuple(str(k) for k in action) if isinstance(action, list) else ()
-    return Candidate(tool.name, tool.tags, tool.hidden, keys)
+    found = Candidate(tool.name, tool.tags, tool.hidden, keys)
+    cache[id(tool)] = (tool, found)
+    return found
 
 
 def policy_args(ctx: Context) -> dict[str, Any]:

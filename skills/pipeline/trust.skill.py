@@ -50,9 +50,12 @@ def _caller_name(target):
 
 async def run(ctx, args):
     target = ctx.target
+    rule_sets = [(owner, rules) for owner, rules in _rule_sets(target) if rules]
+    if not rule_sets:  # the common case: nobody up the tree has trust rules
+        return
     who = candidate(target)
     view = policy_args(target)
-    found = needs_approval(list(_rule_sets(target)), who, view)
+    found = needs_approval(rule_sets, who, view)
     if found is None:
         return
     _, rule = found
