@@ -10,7 +10,7 @@ from typing import Any
 
 from agentapps.errors import SkillLoadError, SkillNotFoundError
 from agentapps.tools.index import Broken, RootIndex
-from agentapps.tools.loader import load_file, refuse_if_written_after
+from agentapps.tools.loader import RUN_STARTED, load_file, refuse_if_written_after
 from agentapps.tools.names import did_you_mean, is_skill_file, ref_kind
 from agentapps.types import PathEntry, ToolDef, ToolProvider
 
@@ -137,7 +137,9 @@ class Lookup:
         now = time.monotonic()
         if memo is not None and memo[1] == self._generation() and now - memo[2] < self.check_interval:
             tool = memo[0]
-            try:  # one stat keeps edits visible at once; new shadowing files show at the interval
+            if RUN_STARTED.get() is not None:  # within a run the definition stands: a file written
+                return tool  # after the run started is never loaded anyway
+            try:  # outside one run (a server between requests), one stat keeps edits visible at once
                 if tool.path is None or os.stat(tool.path).st_mtime_ns == tool.mtime_ns:
                     return tool
             except OSError:
