@@ -131,6 +131,8 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
             directive = await _guard(ctx, str(config["guard"]), skill, event)
         if directive is None and event.get("type") == "context-full" and config.get("contextFull"):
             directive = await ask_context_full(ctx, str(config["contextFull"]), run, event)
+        if event.get("type") == "tool-call" and isinstance(directive, dict) and directive.get("deny"):
+            run.denied({k: v for k, v in event.items() if k != "type"}, str(directive["deny"]))
         return directive
 
     refs: list[str] = []

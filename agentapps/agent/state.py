@@ -120,6 +120,12 @@ class AgentRun:
         status = result.get("status") if isinstance(result, dict) else None
         self.trace.record("tool-result", **{**fields, "ms": ms, "status": status or "success"})
 
+    def denied(self, fields: dict[str, Any], reason: str) -> None:
+        """A tool call the hook refused: the provider reports no result for it, so the trace
+        gets one (an error: emitted as `tool-error`)."""
+        self.trace.record("tool-result", **{**fields, "ms": 0.0, "status": "error",
+                                            "denied": reason})
+
     def on_error(self, fields: dict[str, Any]) -> dict[str, Any]:
         attempt = fields.get("attempt")
         attempt = attempt if isinstance(attempt, int) else 1
