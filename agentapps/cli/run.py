@@ -64,12 +64,14 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
     try:
         from agentapps.boot import bootstrap
         from agentapps.cascade.interface import params_of
+        from agentapps.cascade.local import register_secrets
         from agentapps.context.manager import invoke_root
 
-        root = bootstrap()
+        root = bootstrap(local=opts.local)
         g = root.globals
         internals = g.internals
         internals.redactor = redactor
+        register_secrets(internals, g.config.overrides.get("local") or ())
         _register_declared_secrets(g)
         data_dir = g.config.data_dir
         g.config.overrides.update({k: v for k, v in (("model", opts.model), ("record", opts.record),

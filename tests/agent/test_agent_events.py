@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -25,10 +26,8 @@ def _events(project: Any, turns: list[dict[str, Any]], **config: Any) -> list[An
     root = project.boot()
     bus = bus_for(root.globals)
     bus.subscribe("progress")
-    try:
+    with contextlib.suppress(Exception):  # a failed run still emitted its events
         project.invoke("direct", root=root)
-    except Exception:  # noqa: BLE001 - a failed run still emitted its events
-        pass
     return list(bus.topics["progress"].queues["default"].take(None, True))
 
 
