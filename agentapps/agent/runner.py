@@ -35,6 +35,7 @@ from agentapps.agent.state import AgentRun
 from agentapps.agent.trace import Trace
 from agentapps.context.context import Namespace
 from agentapps.errors import ConfigError, DeniedError, LimitError, ReturnsError
+from agentapps.files.skillfolder import folder_files, skill_folder
 from agentapps.tools.policy import Policy
 
 if TYPE_CHECKING:
@@ -67,12 +68,20 @@ def plan(ctx: Context, args: dict[str, Any], template: Path) -> Plan:
         raise ConfigError(f"Skill '{skill}' sets model.persistent and `returns`; a persistent agent "
                           "never returns, so drop one of them.", skill=skill)
     allowed = args.get("allowedTools")
+    folder = skill_folder(served_context(ctx).tool)
+    if folder is not None and allowed is not None:  # a folder skill's agent reads its own folder
+        allowed = f"{allowed} skill-file"
     policies = code_policies(ctx, allowed, skill)
     found = discover(ctx.globals.lookup, policies, allowed, config["agent"])
+    files = None
+    if folder is not None:
+        files = {"folder": str(folder), "list": folder_files(folder),
+                 "shell": any(t["name"] == "shell" for t in found.tools)}
+        found.tools = [t for t in found.tools if t["name"] != "skill-file"]  # shown with the files
     prompt = render_system_prompt(
         template, ctx.globals.cache_for("agent.templates"), task=str(args.get("prompt") or ""),
         skill=skill, discovered=found, returns=args.get("returns"), persistent=limits.persistent,
-        max_steps=limits.max_steps, has_args=isinstance(args.get("args"), dict))
+        max_steps=limits.max_steps, has_args=isinstance(args.get("args"), dict), files=files)
     message = user_message(args.get("args"), args.get("userMessage"))
     return Plan(skill, config, limits, policies, prompt, message)
 

@@ -71,14 +71,20 @@ def list_(
 def describe(ref: str = typer.Argument(..., help="Skill name or path."),
              as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     info, root = _invoke("skill-describe", {"name": ref})
+    from agentapps.tools.foreign import mapping
+
     local = _local_overrides(root, ref)
+    foreign = mapping(info.get("allowed_tools"))
     if as_json:
-        render.emit_json({**info, "localOverrides": local})
+        render.emit_json({**info, "localOverrides": local, "foreignTools": foreign})
         return
     out = [f"{info['name']}  ({info['kind']} skill, {info['source']})", f"  {info['description']}",
            f"  file: {info['path']}"]
     if info.get("allowed_tools") is not None:
         out.append(f"  allowed-tools: {info['allowed_tools']}")
+    for item in foreign:
+        mapped = " ".join(item["mapsTo"]) or f"nothing ({item['problem']})"
+        out.append(f"    {item['name']} -> {mapped}")
     out.append("  params: " + (json.dumps(info["params"]) if info["params"] else "none"))
     if info.get("returns"):
         out.append("  returns: " + json.dumps(info["returns"]))
