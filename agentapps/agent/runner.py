@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentapps.agent.code import run_code
+from agentapps.agent.code import BridgeError, run_code
 from agentapps.agent.config import Limits, confine, effective_config
 from agentapps.agent.context_edit import ask_context_full
 from agentapps.agent.discovery import discover
@@ -68,7 +68,8 @@ def plan(ctx: Context, args: dict[str, Any], template: Path) -> Plan:
         raise ConfigError(f"Skill '{skill}' sets model.persistent and `returns`; a persistent agent "
                           "never returns, so drop one of them.", skill=skill)
     allowed = args.get("allowedTools")
-    folder = skill_folder(served_context(ctx).tool)
+    served = served_context(ctx)
+    folder = skill_folder(served.tool)
     if folder is not None and allowed is not None:  # a folder skill's agent reads its own folder
         allowed = f"{allowed} skill-file"
     policies = code_policies(ctx, allowed, skill)
@@ -81,7 +82,8 @@ def plan(ctx: Context, args: dict[str, Any], template: Path) -> Plan:
     prompt = render_system_prompt(
         template, ctx.globals.cache_for("agent.templates"), task=str(args.get("prompt") or ""),
         skill=skill, discovered=found, returns=args.get("returns"), persistent=limits.persistent,
-        max_steps=limits.max_steps, has_args=isinstance(args.get("args"), dict), files=files)
+        max_steps=limits.max_steps, has_args=isinstance(args.get("args"), dict), files=files,
+        wraps=wrapped_skill(served))
     message = user_message(args.get("args"), args.get("userMessage"))
     return Plan(skill, config, limits, policies, prompt, message)
 
@@ -97,7 +99,10 @@ async def run_agent(ctx: Context, args: dict[str, Any], template: Path) -> Any:
     memory = dict(args.get("memory") or {})
     if isinstance(args.get("args"), dict):  # the served skill's args, so code need not copy them
         memory.setdefault("args", args["args"])
-    with Sandbox(memory=memory) as sandbox:  # its process starts while plan() renders the prompt
+    wraps = wrapped_skill(served_context(ctx))
+    if wraps is not None:  # middleware mode: the call it wraps, for agent code to look at
+        memory.setdefault("target", {"skill": wraps, "args": dict(served_context(ctx).target.args)})
+    with Sandbox(memory=memory, middleware=wraps is not None) as sandbox:  # starts while plan() runs
         return await _run_planned(ctx, args, plan(ctx, args, template), sandbox)
 
 
@@ -129,9 +134,19 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
         if is_within(cb_ctx, code_ctx):
             raise DeniedError("Agent code may not call its own agent's callback refs.", skill=skill)
 
+    async def run_next() -> Any:
+        """`target.manager.next()`: the rest of the served pipeline, once; its result."""
+        if run.next_called:
+            raise BridgeError("target.manager.next() was already called: it runs the rest of the "
+                              "pipeline once.")
+        run.next_called = True
+        await served.manager.next()
+        return served.target.locals.result
+
     async def on_invoke(cb_ctx: Context, cb_args: dict[str, Any]) -> Any:
         refuse_from_code(cb_ctx)
-        return await run_code(run, sandbox, code_ctx, cb_args)
+        return await run_code(run, sandbox, code_ctx, cb_args,
+                              run_next if served.target is not served else None)
 
     async def on_hook(cb_ctx: Context, event: dict[str, Any]) -> Any:
         refuse_from_code(cb_ctx)
@@ -185,10 +200,18 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
             run.recorder.write()
 
 
+def wrapped_skill(served: Context) -> str | None:
+    """In middleware mode (the served skill is a chain entry of another call), the skill it wraps."""
+    return None if served.target is served else served.target.tool.name
+
+
 def _final(run: AgentRun, value: Any) -> Any:
     if run.finished:
         run.stop_reason = "finished"
         return run.result
+    if run.next_called:  # middleware that ran the rest of the pipeline: the wrapped result stands
+        run.stop_reason = run.stop_reason or "answered"
+        return None
     if run.returns is not None:
         run.stop_reason = "returns"
         raise ReturnsError(f"The agent for '{run.skill}' ended without calling "

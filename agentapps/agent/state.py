@@ -58,6 +58,7 @@ class AgentRun:
     returns_failures: int = 0
     steps_exhausted: bool = False
     stop_reason: str | None = None
+    next_called: bool = False  # middleware mode: agent code ran `target.manager.next()`
     buffer: TurnBuffer = field(default_factory=TurnBuffer)
     _last_code: str | None = None
     _repeats: int = 0
