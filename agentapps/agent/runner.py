@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentapps.agent.code import BridgeError, run_code
+from agentapps.agent.persistent import await_input, interruptible
 from agentapps.agent.config import Limits, confine, effective_config
 from agentapps.agent.context_edit import ask_context_full
 from agentapps.agent.discovery import discover
@@ -36,6 +37,7 @@ from agentapps.agent.trace import Trace
 from agentapps.context.context import Namespace
 from agentapps.errors import ConfigError, DeniedError, LimitError, ReturnsError
 from agentapps.files.skillfolder import folder_files, skill_folder
+from agentapps.gateway import GATEWAY
 from agentapps.tools.policy import Policy
 
 if TYPE_CHECKING:
@@ -60,6 +62,8 @@ def plan(ctx: Context, args: dict[str, Any], template: Path) -> Plan:
     skill = str(args.get("skillName") or args.get("name") or "agent")
     parent = scope_of(ctx)
     config = effective_config(args.get("config"), ctx.globals.config.overrides)
+    if not parent and ctx.globals.config.overrides.get("persistent"):  # `agentapps repl`
+        config["persistent"] = True
     if started_by_agent_code(ctx) and parent:  # the model chose these args: stay within its limits
         parent_config = parent.get("config") or {}
         config = confine(config, parent_config, Limits.from_config(parent_config, skill))
@@ -84,7 +88,9 @@ def plan(ctx: Context, args: dict[str, Any], template: Path) -> Plan:
         skill=skill, discovered=found, returns=args.get("returns"), persistent=limits.persistent,
         max_steps=limits.max_steps, has_args=isinstance(args.get("args"), dict), files=files,
         wraps=wrapped_skill(served))
-    message = user_message(args.get("args"), args.get("userMessage"))
+    seeded = served.locals.get("userMessage")  # an invoke's context seed (the REPL's first line)
+    message = user_message(args.get("args"), args.get("userMessage") or (
+        seeded if isinstance(seeded, str) else None))
     return Plan(skill, config, limits, policies, prompt, message)
 
 
@@ -143,10 +149,15 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
         await served.manager.next()
         return served.target.locals.result
 
+    gateway = GATEWAY.get() if limits.persistent and depth == 0 else None
+
     async def on_invoke(cb_ctx: Context, cb_args: dict[str, Any]) -> Any:
         refuse_from_code(cb_ctx)
-        return await run_code(run, sandbox, code_ctx, cb_args,
-                              run_next if served.target is not served else None)
+        snippet = run_code(run, sandbox, code_ctx, cb_args,
+                           run_next if served.target is not served else None)
+        if gateway is None:
+            return await snippet
+        return await interruptible(gateway, snippet, limits.max_result_chars)
 
     async def on_hook(cb_ctx: Context, event: dict[str, Any]) -> Any:
         refuse_from_code(cb_ctx)
@@ -155,8 +166,14 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
             directive = await _guard(ctx, str(config["guard"]), skill, event)
         if directive is None and event.get("type") == "context-full" and config.get("contextFull"):
             directive = await ask_context_full(ctx, str(config["contextFull"]), run, event)
+        if gateway is not None and gateway.interrupted and event.get("type") == "tool-call":
+            directive = {"deny": "The user interrupted this turn; this call did not run."}
         if event.get("type") == "tool-call" and isinstance(directive, dict) and directive.get("deny"):
             run.denied({k: v for k, v in event.items() if k != "type"}, str(directive["deny"]))
+        if event.get("type") == "turn-end" and isinstance(directive, dict):
+            interrupted = gateway is not None and gateway.take_interrupt()
+            if not directive.get("stop") and (directive.pop("input", False) or interrupted):
+                directive = await await_input(ctx, run, directive, interrupted)
         return directive
 
     refs: list[str] = []

@@ -220,8 +220,8 @@ class AgentRun:
         if self.returns is not None:
             return {"continue": True, "message": self._returns_failed(
                 "You answered without calling ctx.manager.finish(value).")}
-        if self.limits.persistent:
-            return {"continue": True, "message": CONTINUE}
+        if self.limits.persistent:  # the agent waits for the user's next message (the runner asks)
+            return {"continue": True, "message": CONTINUE, "input": True}
         self.stop_reason = "answered"
         self.result = text
         return {"stop": True, "result": text}

@@ -102,7 +102,10 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         try:
             from agentapps.cli.supervise import json_report, plain_report, run_supervised
 
+            from agentapps.gateway import GATEWAY, stdin_gateway
+
             report = json_report(skill_name, started) if opts.json else plain_report
+            GATEWAY.set(stdin_gateway())  # a persistent agent waits for input here between turns
             result: Any = run_supervised(invoke_root(root, tool, args), g, opts.timeout, report)
         finally:
             if progress is not None:
