@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentapps.agent.code import BridgeError, run_code
-from agentapps.agent.persistent import await_input, interruptible
 from agentapps.agent.config import Limits, confine, effective_config
 from agentapps.agent.context_edit import ask_context_full
 from agentapps.agent.discovery import discover
+from agentapps.agent.persistent import await_input, interruptible
 from agentapps.agent.prompt import render_system_prompt, user_message
 from agentapps.agent.scope import (
     code_context,

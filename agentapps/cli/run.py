@@ -101,7 +101,6 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         g.internals.dry_run = opts.dry_run
         try:
             from agentapps.cli.supervise import json_report, plain_report, run_supervised
-
             from agentapps.gateway import GATEWAY, stdin_gateway
 
             report = json_report(skill_name, started) if opts.json else plain_report
