@@ -16,11 +16,13 @@ import asyncio
 import concurrent.futures
 import sys
 import threading
+import time
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, TextIO
 
 from agentapps.errors import ConfigError
+from agentapps.tools.loader import RUN_STARTED
 
 
 class NoGatewayError(ConfigError):
@@ -51,6 +53,8 @@ class Gateway:
         self._pending = None
         if line is None:
             self.ended = True
+        else:  # a message starts a new run: skill files written before it may now be loaded
+            RUN_STARTED.set(time.time_ns())
         return line
 
     def _reader(self, future: concurrent.futures.Future[str | None], prompt: str | None) -> None:

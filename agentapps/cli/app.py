@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from agentapps.cli import render, runs, sessions
+from agentapps.cli import render, repl, runs, sessions
 from agentapps.cli.commands import COMMANDS, SUMMARY
 
 app = typer.Typer(
@@ -23,6 +23,7 @@ app = typer.Typer(
 )
 sessions.register(app)
 runs.register(app)
+repl.register(app)
 
 
 def _invoke(skill: str, args: dict[str, Any]) -> tuple[Any, Any]:
