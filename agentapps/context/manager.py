@@ -19,6 +19,7 @@ from agentapps.context.admission import (
     refuse_pipeline_call,
     split_options,
 )
+from agentapps.cascade.activate import activate
 from agentapps.context.calls import call_tool
 from agentapps.context.context import Context, Globals
 from agentapps.context.plan import chain_steps, prepare
@@ -74,6 +75,7 @@ async def invoke(caller: Context, ref: str | ToolDef, args: dict[str, Any], untr
     try:
         prepare(ctx)
         refuse_pipeline_call(ctx)
+        activate(ctx, options.get("frontmatter"))
         return await _serve(ctx)
     except BaseException as exc:
         ctx.locals.error = exc
