@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
+from agentapps.cascade.activate import activate
 from agentapps.context.admission import (
     admit,
     apply_seed,
@@ -19,7 +20,6 @@ from agentapps.context.admission import (
     refuse_pipeline_call,
     split_options,
 )
-from agentapps.cascade.activate import activate
 from agentapps.context.calls import call_tool
 from agentapps.context.context import Context, Globals
 from agentapps.context.plan import chain_steps, prepare
