@@ -74,12 +74,13 @@ def describe(ref: str = typer.Argument(..., help="Skill name or path."),
     info, root = _invoke("skill-describe", {"name": ref})
     from agentapps.tools.foreign import mapping
 
+    name = info["name"]
     local = _local_overrides(root, ref)
     foreign = mapping(info.get("allowed_tools"))
     if as_json:
         render.emit_json({**info, "localOverrides": local, "foreignTools": foreign})
         return
-    out = [f"{info['name']}  ({info['kind']} skill, {info['source']})", f"  {info['description']}",
+    out = [f"{name}  ({info['kind']} skill, {info['source']})", f"  {info['description']}",
            f"  file: {info['path']}"]
     if info.get("allowed_tools") is not None:
         out.append(f"  allowed-tools: {info['allowed_tools']}")

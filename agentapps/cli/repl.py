@@ -26,7 +26,7 @@ import typer
 from agentapps.errors import InterruptedError_, UsageError
 from agentapps.gateway import GATEWAY, Gateway
 
-DEFAULT_SKILL = "chat"
+DEFAULT_SKILL = "assistant"
 PROMPT = "> "
 HISTORY_LENGTH = 1000
 
