@@ -19,7 +19,7 @@ import queue
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO, cast
 
 import typer
 
@@ -167,6 +167,8 @@ def repl(skill: str | None, task: str | None, *, model: str | None = None, repla
     from agentapps.boot import bootstrap
     from agentapps.cascade.interface import returns_of
     from agentapps.cli.progress import Progress
+    from agentapps.cli.run import _register_declared_secrets
+    from agentapps.cli.streams import RedactingStream
 
     root = bootstrap()
     g = root.globals
@@ -185,7 +187,9 @@ def repl(skill: str | None, task: str | None, *, model: str | None = None, repla
         if first is None:
             return 0
         session = Session(root, tool, first)
-        progress = Progress(sys.stderr)
+        _register_declared_secrets(g)  # the agent's text is shown redacted, as under `run`
+        shown = RedactingStream(sys.stderr, g.internals.redactor)
+        progress = Progress(cast(TextIO, shown))
         if not quiet:
             g.internals.reporter = QuietWhenInterrupted(progress, session.gateway)
         session.thread.start()
@@ -195,6 +199,7 @@ def repl(skill: str | None, task: str | None, *, model: str | None = None, repla
                 if session.done.is_set():
                     break
                 progress.close()
+                shown.drain()
                 line = _ask(PROMPT)
                 session.send(line)
                 if line is None:
@@ -202,6 +207,7 @@ def repl(skill: str | None, task: str | None, *, model: str | None = None, repla
                     break
         finally:
             progress.close()
+            shown.drain()
         if session.error is not None:
             raise session.error
         return 0

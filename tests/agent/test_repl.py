@@ -19,11 +19,11 @@ CTRL_C, CTRL_D = "\x03", "\x04"
 class Terminal:
     """The REPL on a pseudo-terminal: `expect` output, `send` keys, then `close` for the exit code."""
 
-    def __init__(self, project: Any, *argv: str) -> None:
+    def __init__(self, project: Any, *argv: str, **env_vars: str) -> None:
         pid, fd = pty.fork()
         if pid == 0:  # child: become the CLI on the pseudo-terminal
             os.chdir(project.root)
-            env = project.env()
+            env = project.env(**env_vars)
             env.pop("CI", None)
             os.execve(sys.executable, [sys.executable, "-m", "agentapps", "repl", *argv], env)
         self.pid, self.fd = pid, fd
@@ -234,3 +234,13 @@ def test_piped_lines_work_without_a_terminal(talk):
     assert result.returncode == 0, result.stderr
     assert "One." in result.stderr and "Two." in result.stderr
     assert json.dumps(agentic.messages()) == json.dumps(["second"])
+
+
+def test_declared_secrets_are_redacted_in_the_session(agentic):
+    agentic.skill("talk", [{"text": "The token is s3cr3t-value-123."}], meta={"env": ["REPL_TOKEN"]})
+    term = Terminal(agentic.project, "talk", "--task", "tell me", REPL_TOKEN="s3cr3t-value-123")
+    term.expect("The token is")
+    term.expect("> ")
+    term.send(CTRL_D)
+    assert term.close() == 0
+    assert "s3cr3t-value-123" not in term.output and "[redacted:REPL_TOKEN]" in term.output
