@@ -167,8 +167,8 @@ def repl(skill: str | None, task: str | None, *, model: str | None = None, repla
     from agentapps.boot import bootstrap
     from agentapps.cascade.interface import returns_of
     from agentapps.cli.progress import Progress
-    from agentapps.cli.run import _register_declared_secrets
     from agentapps.cli.streams import RedactingStream
+    from agentapps.hosting import register_secrets
 
     root = bootstrap()
     g = root.globals
@@ -187,7 +187,7 @@ def repl(skill: str | None, task: str | None, *, model: str | None = None, repla
         if first is None:
             return 0
         session = Session(root, tool, first)
-        _register_declared_secrets(g)  # the agent's text is shown redacted, as under `run`
+        register_secrets(g)  # the agent's text is shown redacted, as under `run`
         shown = RedactingStream(sys.stderr, g.internals.redactor)
         progress = Progress(cast(TextIO, shown))
         if not quiet:
