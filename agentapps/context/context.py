@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from agentapps.events.bus import EventBus
     from agentapps.mcp.hub import Hub
     from agentapps.mcp.registry import Registry
+    from agentapps.events.streams import StreamBus
+    from agentapps.stores.link import RedisLink
     from agentapps.stores.state import StateStore
     from agentapps.tools.lookup import Lookup
 
@@ -88,9 +90,11 @@ class Internals:
     children: set[int] = field(default_factory=set)  # process groups to kill when the run stops
     cleanups: list[Callable[[], Awaitable[None]]] = field(default_factory=list)  # awaited at run end
     events: EventBus | None = None
+    streams: StreamBus | None = None  # the Redis Streams event backend (`store: redis`)
+    redis: RedisLink | None = None  # the Redis connection (AGENTAPPS_REDIS_URL), opened on first use
     state: dict[str, StateStore] = field(default_factory=dict)  # state stores by kind
     sessions: dict[str, Any] = field(default_factory=dict)  # the memory session store's data
-    callbacks: dict[str, Any] = field(default_factory=dict)  # callback refs by name
+    callbacks: dict[str, Any] = field(default_factory=dict)  # callback refs by name (both backends)
     agent_totals: dict[str, Any] | None = None  # usage, cost, turns, steps over every agent run
     agent_spend: Spend | None = None
     agent_recorder: Recorder | None = None  # --record
