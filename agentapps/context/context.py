@@ -19,9 +19,9 @@ if TYPE_CHECKING:
     from agentapps.agent.spend import Spend
     from agentapps.context.manager import ContextManager
     from agentapps.events.bus import EventBus
+    from agentapps.events.streams import StreamBus
     from agentapps.mcp.hub import Hub
     from agentapps.mcp.registry import Registry
-    from agentapps.events.streams import StreamBus
     from agentapps.stores.link import RedisLink
     from agentapps.stores.state import StateStore
     from agentapps.tools.lookup import Lookup

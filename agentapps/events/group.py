@@ -52,7 +52,7 @@ def envelope_of(topic: str, delivery_id: str, fields: dict[bytes, bytes]) -> dic
             "data": {"event": original, "group": info.get("group"), "deliveries": info.get("deliveries")}}
 
 
-def _text(value: Any) -> str:
+def text_of(value: Any) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
@@ -87,13 +87,13 @@ class Group:
         the dead-letter topic instead."""
         claimed, dead = self.link.call(self._claim, keys=[self.key, self.dead_key], args=[
             self.name, self.consumer, self.visibility_ms, count, self.max_deliveries, self.topic, STREAM_LIMIT])
-        return [Delivery(_text(i), _fields(f), int(n)) for i, f, n in claimed], int(dead)
+        return [Delivery(text_of(i), _fields(f), int(n)) for i, f, n in claimed], int(dead)
 
     def read(self, count: int, block: float | None = None) -> list[Delivery]:
         """New events (never delivered to this group), waiting up to `block` seconds for one."""
-        got = self.link.call(self.link.client.xreadgroup, self.name, self.consumer, {self.key: ">"},
-                             count=count, block=None if block is None else max(1, round(block * 1000)))
-        return [Delivery(_text(i), _fields(f), 1) for _, entries in got or [] for i, f in entries]
+        got: Any = self.link.call(self.link.client.xreadgroup, self.name, self.consumer, {self.key: ">"},
+                                  count=count, block=None if block is None else max(1, round(block * 1000)))
+        return [Delivery(text_of(i), _fields(f), 1) for _, entries in got or [] for i, f in entries]
 
     def take(self, count: int) -> tuple[list[Delivery], int]:
         """Up to `count` events without waiting: overdue ones first, then new ones."""
@@ -107,7 +107,7 @@ class Group:
 
     def ack_each(self, ids: list[str]) -> list[str]:
         """Acknowledge each id; the ones that were pending (the rest were not)."""
-        return [_text(i) for i in self.link.call(self._ack, keys=[self.key], args=[self.name, *ids])]
+        return [text_of(i) for i in self.link.call(self._ack, keys=[self.key], args=[self.name, *ids])]
 
     def release(self, deliveries: list[tuple[str, int | None]]) -> list[str]:
         """Make pending events deliverable again now; a count sets their delivery count (None keeps it)."""
@@ -116,7 +116,7 @@ class Group:
         pairs = [x for i, n in deliveries for x in (i, "" if n is None else n)]
         found = self.link.call(self._release, keys=[self.key], args=[self.name, self.consumer,
                                                                       self.visibility_ms, *pairs])
-        return [_text(i) for i in found]
+        return [text_of(i) for i in found]
 
     def touch(self, ids: list[str]) -> None:
         """Restart the visibility timeout of events still being handled (without counting a delivery)."""

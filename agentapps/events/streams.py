@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 from agentapps.errors import LimitError, UsageError
 from agentapps.events.bus import DEFAULT_QUEUE, MAX_DEPTH
-from agentapps.events.group import STREAM_LIMIT, Group, consumer_name, envelope_of, stream_key
+from agentapps.events.group import (
+    STREAM_LIMIT,
+    Group,
+    consumer_name,
+    envelope_of,
+    stream_key,
+    text_of,
+)
 from agentapps.stores.link import RedisLink
 
 if TYPE_CHECKING:
@@ -58,7 +65,7 @@ class StreamBus:
             raise UsageError(f"Event data for topic '{topic}' is not JSON ({exc}).") from None
         entry = self.link.call(self.link.client.xadd, stream_key(self.link, topic), {"e": text},
                                maxlen=STREAM_LIMIT, approximate=True)
-        return {"id": entry.decode("ascii"), "topic": topic, **body}
+        return {"id": text_of(entry), "topic": topic, **body}
 
     def subscribe(self, topic: str, *, queue: str | None = None, replay: bool | int = False) -> bool:
         """Create the queue (consumer group); False if it existed (then nothing changes)."""
@@ -66,8 +73,9 @@ class StreamBus:
         if replay is True:
             start = "0"
         elif replay:
-            newest = self.link.call(self.link.client.xrevrange, stream_key(self.link, topic), count=replay + 1)
-            start = newest[-1][0].decode("ascii") if len(newest) > replay else "0"
+            newest: Any = self.link.call(self.link.client.xrevrange, stream_key(self.link, topic),
+                                         count=replay + 1)
+            start = text_of(newest[-1][0]) if len(newest) > replay else "0"
         return self.group(topic, queue).ensure(start)
 
     def unsubscribe(self, topic: str, *, queue: str | None = None) -> int:
@@ -117,14 +125,14 @@ class StreamBus:
     async def _watch(self, topic: str, timeout: float, count: int) -> list[dict[str, Any]]:
         """A wait on a queue nobody subscribed: the events emitted from now on, taken by nobody."""
         key, client = stream_key(self.link, topic), self.link.client
-        newest = self.link.call(client.xrevrange, key, count=1)
+        newest: Any = self.link.call(client.xrevrange, key, count=1)
         after = newest[0][0] if newest else "0-0"
 
         def read(seconds: float) -> Any:
             return self.link.call(client.xread, {key: after}, count=count, block=max(1, round(seconds * 1000)))
 
         got = await self.link.slices(read, timeout) if timeout > 0 else None
-        return [envelope_of(topic, i.decode("ascii"), f) for _, entries in got or [] for i, f in entries]
+        return [envelope_of(topic, text_of(i), f) for _, entries in got or [] for i, f in entries]
 
     def ack(self, topic: str, queue: str | None, ids: list[str], *, reject: bool = False) -> list[str]:
         """Consume peeked (or otherwise held) events, or with `reject` make them deliverable at once."""

@@ -80,6 +80,7 @@ class RedisLink:
         self.budget = _reconnect_budget()
         self.stopping = threading.Event()  # set at close: blocking reads end within a slice
         self.on_close: list[Callable[[], None]] = []  # run before disconnecting (release callbacks)
+        self.services: dict[str, Any] = {}  # per-link helpers their modules make (callback heartbeat)
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         import redis as redis_module
