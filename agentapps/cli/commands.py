@@ -15,6 +15,7 @@ COMMANDS: dict[str, str] = {
     "sessions": "Inspect the file session store (.agent-apps/sessions/).",
     "runs": "Read the run log: one record per 'agentapps run', with cost and tokens.",
     "mcp-server": "Serve the project's skills to MCP clients (Claude Code, Copilot, Cursor...).",
+    "worker": "Handle a Redis topic's events in a consumer group with a handler skill, until stopped.",
 }
 
 

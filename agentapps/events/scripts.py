@@ -6,7 +6,8 @@ from typing import Final
 
 # Take back events whose consumer has held them past the visibility timeout: an event delivered
 # `maxDeliveries` times already goes to the dead-letter stream instead (and leaves the group);
-# the others are claimed by `consumer`, oldest first.
+# the others are claimed by `consumer`, oldest first. The dead-letter topic's queue `default` is
+# created with it, so `event-wait {topic: T.dead-letter}` sees every dead letter.
 # KEYS: stream, dead-letter stream.
 # ARGV: group, consumer, min idle ms, count, max deliveries, topic, dead-letter stream length.
 # Returns {{{id, fields, deliveries}, ...}, number dead-lettered}.
@@ -23,6 +24,8 @@ for _, entry in ipairs(pending) do
         if fields[i] == 'e' then body = fields[i + 1] end
       end
       if body then
+        -- its queue `default` holds every dead letter until someone takes it
+        redis.pcall('XGROUP', 'CREATE', KEYS[2], 'default', '0', 'MKSTREAM')
         local why = cjson.encode({topic = ARGV[6], group = ARGV[1], deliveries = times, id = id})
         redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[7], '*', 'e', body, 'dl', why)
       end

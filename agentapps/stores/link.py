@@ -105,6 +105,16 @@ class RedisLink:
         self.call(self.client.ping)
         self.client.set_retry(self._retry)
 
+    def set_reconnect(self, seconds: float) -> None:
+        """Retry a lost connection for about `seconds` per call (the default: AGENTAPPS_REDIS_RECONNECT)."""
+        from redis.backoff import ExponentialBackoff
+        from redis.retry import Retry
+
+        self.budget = seconds
+        self._retry = Retry(ExponentialBackoff(cap=1.0, base=0.05), _retries_for(seconds))
+        if self.reached:
+            self.client.set_retry(self._retry)
+
     def key(self, *parts: str) -> str:
         return self.prefix + ":".join(parts)
 
