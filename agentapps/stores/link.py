@@ -131,11 +131,11 @@ class RedisLink:
 
         try:
             result = fn(*args, **kwargs)
-        except self.errors as exc:
-            raise self.unavailable(exc) from None
-        except redis_module.AuthenticationError as exc:
+        except redis_module.AuthenticationError as exc:  # a ConnectionError, but no retry can help
             raise ConfigError(self._said(f"Redis at {self.where} refused the credentials ({exc}); check the "
                                          f"password in {URL_ENV} or {PASSWORD_ENV}.")) from None
+        except self.errors as exc:
+            raise self.unavailable(exc) from None
         except redis_module.ResponseError as exc:
             if "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
                 raise ConfigError(self._said(f"Redis at {self.where} needs a password ({exc}); put it in "
