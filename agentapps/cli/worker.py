@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -85,25 +84,26 @@ async def _supervised(worker: Worker, lines: _Lines, g: Any) -> str | None:
     loop = asyncio.get_running_loop()
     stopped: list[str] = []
 
-    def on_signal(number: int) -> None:
+    def on_signal(number: int, frame: Any) -> None:
+        # signal.signal, not the loop's handlers: this runs even while a handler skill blocks the loop
         name = signal.Signals(number).name
         if stopped:  # the second signal: leave now; what is in flight is redelivered later
-            sys.stderr.write(f"{lines.label}: {name} again; exiting without waiting for the events in flight.\n")
-            sys.stderr.flush()
+            os.write(2, f"{lines.label}: {name} again; exiting without waiting for the events in flight.\n"
+                     .encode())
             os._exit(128 + number)
         stopped.append(name)
-        lines.say(f"{lines.label}: {name}: finishing {worker.in_flight} event(s) in flight, then exiting.")
         worker.stop()
+        loop.call_soon_threadsafe(lines.say, f"{lines.label}: {name}: finishing the events in flight, "
+                                             "then exiting.")
 
-    for number in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(number, on_signal, number)
+    previous = {number: signal.signal(number, on_signal) for number in (signal.SIGTERM, signal.SIGINT)}
     ticker = asyncio.create_task(lines.tick(worker))
     try:
         await worker.run()
     finally:
         ticker.cancel()
-        for number in (signal.SIGTERM, signal.SIGINT):
-            loop.remove_signal_handler(number)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
         worker.group.leave()
         await run_cleanups(g.internals)
     return stopped[0] if stopped else None

@@ -115,7 +115,10 @@ class StreamBus:
             def release(got: list[Any]) -> None:  # taken by a slice whose waiter was cancelled
                 group.release([(d.id, d.deliveries - 1) for d in got])
 
-            taken = await self.link.slices(lambda seconds: group.read(count, seconds), timeout, release) or []
+            def read(seconds: float) -> list[Any]:  # overdue events may become due while we wait
+                return group.claim(count)[0] or group.read(count, seconds)
+
+            taken = await self.link.slices(read, timeout, release) or []
         if ack:
             group.ack([d.id for d in taken])
         else:

@@ -24,7 +24,7 @@ frontmatter = {"name": "incr", "metadata": {"params": {"type": "object", "proper
     "key": {"type": "string"}, "times": {"type": "integer"}}}}}
 
 async def run(ctx, args):
-    await ctx.manager.invoke("state-wait", {"key": "go", "timeout": 30})  # start together
+    await ctx.manager.invoke("state-wait", {"key": "go", "timeout": 30000})  # start together
     done = conflicts = 0
     while done < args["times"]:
         current = await ctx.manager.invoke("state-get", {"key": args["key"]})
@@ -88,7 +88,7 @@ def test_compare_and_swap_conflict_exits_1_with_one_line_and_keeps_the_value(pro
 
 def test_wait_times_out_with_exit_4(project):
     started = time.monotonic()
-    result = state(project, "state-wait", "--key", "never", "--timeout", "0.4")
+    result = state(project, "state-wait", "--key", "never", "--timeout", "400")
     assert result.returncode == 4
     assert "Timed out after 0.4 s waiting for state key 'never'" in one_line_error(result)
     assert time.monotonic() - started >= 0.4
@@ -101,7 +101,7 @@ def test_wait_returns_at_once_when_the_key_exists(project):
 
 def test_a_key_set_by_another_process_wakes_state_wait(project):
     waiter = subprocess.Popen(
-        [sys.executable, "-m", "agentapps", "run", "state-wait", "--key", "job:1:done", "--timeout", "30"],
+        [sys.executable, "-m", "agentapps", "run", "state-wait", "--key", "job:1:done", "--timeout", "30000"],
         cwd=project.root, env=project.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
@@ -164,7 +164,7 @@ def test_memory_store_lives_in_the_process_and_wakes_waiters(project):
     root = project.boot()
 
     async def scenario() -> tuple[Any, ...]:
-        waiting = asyncio.create_task(invoke_root(root, "state-wait", {"key": "k", "store": "memory", "timeout": 5}))
+        waiting = asyncio.create_task(invoke_root(root, "state-wait", {"key": "k", "store": "memory", "timeout": 5000}))
         await asyncio.sleep(0.05)
         assert not waiting.done()
         await invoke_root(root, "state-set", {"key": "k", "value": [1], "store": "memory"})
@@ -174,7 +174,7 @@ def test_memory_store_lives_in_the_process_and_wakes_waiters(project):
         with pytest.raises(ConflictError):
             await invoke_root(root, "state-set", {"key": "k", "value": 2, "expect": [2], "store": "memory"})
         with pytest.raises(LimitError):
-            await invoke_root(root, "state-wait", {"key": "nope", "store": "memory", "timeout": 0.05})
+            await invoke_root(root, "state-wait", {"key": "nope", "store": "memory", "timeout": 50})
         return woken, listed, on_disk
 
     assert asyncio.run(scenario()) == ([1], ["k"], [])
