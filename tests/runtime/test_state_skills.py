@@ -219,3 +219,64 @@ def test_eight_processes_of_25_cas_increments_give_exactly_200(project, attempt)
     for p, (stdout, stderr) in zip(procs, results, strict=True):
         assert p.returncode == 0, stderr
     assert out(state(project, "state-get", "--key", "counter")) == 200
+
+
+# --- the redis store through the CLI ------------------------------------------------------------
+
+@pytest.mark.slow
+def test_eight_processes_of_25_cas_increments_on_redis_give_exactly_200(redis_project):
+    redis_project.project.write("incr.skill.py", INCR)
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "agentapps", "run", "incr", "--key", "counter", "--times", "25"],
+                         cwd=redis_project.root, env=redis_project.env(), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+        for _ in range(8)
+    ]
+    try:
+        out(redis_project.cli("run", "state-set", "--key", "go", "--arg-json", '{"value": true}'))
+        results = [p.communicate(timeout=120) for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+    for p, (_, stderr) in zip(procs, results, strict=True):
+        assert p.returncode == 0, stderr
+    assert out(redis_project.cli("run", "state-get", "--key", "counter")) == 200
+    assert not (redis_project.root / ".agent-apps" / "state").exists()
+
+
+def test_a_seed_style_ttl_and_wait_in_milliseconds_through_the_cli(redis_project):
+    out(redis_project.cli("run", "state-set", "--key", "lease", "--arg-json", '{"value": {"who": "me"}, "ttl": 600}'))
+    assert out(redis_project.cli("run", "state-get", "--key", "lease")) == {"who": "me"}
+    time.sleep(0.7)
+    assert out(redis_project.cli("run", "state-get", "--key", "lease")) is None
+    started = time.monotonic()
+    result = redis_project.cli("run", "state-wait", "--key", "never", "--timeout", "300")
+    assert result.returncode == 4 and time.monotonic() - started < 5
+
+
+def test_redis_unreachable_is_one_line_exit_2_naming_host_and_port_but_never_the_password(redis_project):
+    result = redis_project.cli("run", "state-get", "--key", "k",
+                               AGENTAPPS_REDIS_URL="redis://user:sekret-pw-99@127.0.0.1:1/0")
+    line = one_line_error(result)
+    assert result.returncode == 2 and "127.0.0.1:1" in line
+    assert "sekret-pw-99" not in result.stderr + result.stdout
+
+
+def test_a_wait_in_flight_when_redis_goes_away_fails_with_exit_1_not_a_hang(redis_project, tmp_path):
+    from tests.support.redis_server import PrivateRedis
+
+    server = PrivateRedis(tmp_path / "redis").start()
+    try:
+        waiter = subprocess.Popen(
+            [sys.executable, "-m", "agentapps", "run", "state-wait", "--key", "k", "--timeout", "60000"],
+            cwd=redis_project.root, env=redis_project.env(AGENTAPPS_REDIS_URL=server.url,
+                                                          AGENTAPPS_REDIS_RECONNECT="1"),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        server.kill()
+        started = time.monotonic()
+        _, stderr = waiter.communicate(timeout=30)
+    finally:
+        server.stop()
+    assert waiter.returncode == 1 and time.monotonic() - started < 10
+    assert f"127.0.0.1:{server.port}" in stderr and len(stderr.strip().splitlines()) == 1

@@ -65,7 +65,7 @@ class RedisProject:
         return self.project.root
 
     def env(self, **extra: str) -> dict[str, str]:
-        return self.project.env(AGENTAPPS_REDIS_URL=self.url, **extra)
+        return self.project.env(**{"AGENTAPPS_REDIS_URL": self.url, **extra})
 
     def cli(self, *args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
         env = {"AGENTAPPS_REDIS_URL": self.url, **{k: v for k, v in kwargs.items() if k.isupper()}}
