@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from agentapps.tools.lookup import Lookup
 
 ALIVE: Final = 3.0  # seconds a registration outlives its owner's last renewal
+KNOWN: Final = 86_400  # seconds a ref's name is remembered, so a call after its owner left says so
 BEAT: Final = 1.0  # seconds between renewals
 REPLY_KEPT_MS: Final = 60_000
 SCHEME: Final = "callback://"
@@ -35,6 +36,10 @@ _NAME: Final = re.compile(r"[a-z0-9][a-z0-9-]*-[0-9a-f]{8}")
 
 def _keys(link: RedisLink, name: str) -> tuple[str, str]:
     return link.key("callback", name), link.key("callback", name, "calls")
+
+
+def _known(link: RedisLink, name: str) -> str:
+    return link.key("callback-known", name)
 
 
 def tool_for(name: str, fn: Any) -> ToolDef:
@@ -57,7 +62,8 @@ async def invoke_remote(link: RedisLink, name: str, args: dict[str, Any]) -> Any
     timeout = json.loads(found).get("timeout")
     call_id = secrets.token_hex(4)
     reply = f"{calls}:reply:{call_id}"
-    link.call(link.client.rpush, calls, json.dumps({"id": call_id, "args": args, "reply": reply}))
+    queued = json.dumps({"id": call_id, "args": args, "reply": reply})
+    link.call(link.client.rpush, calls, queued)
     deadline = None if timeout is None else time.monotonic() + timeout
 
     def answer(seconds: float) -> Any:
@@ -69,6 +75,7 @@ async def invoke_remote(link: RedisLink, name: str, args: dict[str, Any]) -> Any
     while True:
         left = None if deadline is None else deadline - time.monotonic()
         if left is not None and left <= 0:
+            link.call(link.client.lrem, calls, 1, queued)  # not taken yet: nobody will take it now
             raise LimitError(f"Callback '{name}' got no response within {timeout:g} s; answer it with "
                              "callback-respond, or create it with a longer timeout.", skill=name)
         got = await link.slices(answer, None if left is None else min(left, BEAT))
@@ -150,6 +157,7 @@ class Heartbeat:
         registration, _ = _keys(self.link, name)
         body = json.dumps({"timeout": timeout, "owner": self.link.namespace})
         self.link.call(self.link.client.set, registration, body, px=round(ALIVE * 1000))
+        self.link.call(self.link.client.set, _known(self.link, name), "1", ex=KNOWN)
         with self._lock:
             self.owned.add(registration)
             if self._thread is None:
@@ -175,7 +183,8 @@ class Heartbeat:
 
 class RemoteCallbacks:
     """Lookup provider: after a miss, a name like `label-1a2b3c4d` registered on the server by
-    another process of the project becomes an in-memory skill that invokes it."""
+    another process of the project becomes an in-memory skill that invokes it (one whose owner has
+    gone still does, so that invoking it says so)."""
 
     def __init__(self, g: Globals) -> None:
         self.g = g
@@ -190,7 +199,7 @@ class RemoteCallbacks:
 
         try:
             link = link_for(self.g)
-            if not link.call(link.client.exists, _keys(link, bare)[0]):
+            if not link.call(link.client.exists, _known(link, bare)):
                 return
         except AgentAppsError:
             return  # no server, no project name: the ref is simply unknown here
