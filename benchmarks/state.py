@@ -35,6 +35,7 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 from _common import (
     clean_env,

@@ -66,9 +66,7 @@ class Group:
         self.dead_key = stream_key(link, topic + DEAD_LETTER)
         self.visibility_ms = max(1, round(visibility * 1000))
         self.max_deliveries = max_deliveries
-        client = link.client
-        self._claim, self._ack, self._release = (client.register_script(CLAIM), client.register_script(ACK),
-                                                 client.register_script(RELEASE))
+        self._claim, self._ack, self._release = link.script(CLAIM), link.script(ACK), link.script(RELEASE)
 
     def ensure(self, start: str = "0") -> bool:
         """Create the group (and the stream) if missing, reading from `start`; False if it existed."""
@@ -85,8 +83,8 @@ class Group:
     def claim(self, count: int) -> tuple[list[Delivery], int]:
         """Events held past the visibility timeout by any consumer, now ours; and how many went to
         the dead-letter topic instead."""
-        claimed, dead = self.link.call(self._claim, keys=[self.key, self.dead_key], args=[
-            self.name, self.consumer, self.visibility_ms, count, self.max_deliveries, self.topic, STREAM_LIMIT])
+        claimed, dead = self.link.call(self._claim, [self.key, self.dead_key], self.name, self.consumer,
+                                       self.visibility_ms, count, self.max_deliveries, self.topic, STREAM_LIMIT)
         return [Delivery(text_of(i), _fields(f), int(n)) for i, f, n in claimed], int(dead)
 
     def read(self, count: int, block: float | None = None) -> list[Delivery]:
@@ -107,15 +105,14 @@ class Group:
 
     def ack_each(self, ids: list[str]) -> list[str]:
         """Acknowledge each id; the ones that were pending (the rest were not)."""
-        return [text_of(i) for i in self.link.call(self._ack, keys=[self.key], args=[self.name, *ids])]
+        return [text_of(i) for i in self.link.call(self._ack, [self.key], self.name, *ids)]
 
     def release(self, deliveries: list[tuple[str, int | None]]) -> list[str]:
         """Make pending events deliverable again now; a count sets their delivery count (None keeps it)."""
         if not deliveries:
             return []
         pairs = [x for i, n in deliveries for x in (i, "" if n is None else n)]
-        found = self.link.call(self._release, keys=[self.key], args=[self.name, self.consumer,
-                                                                      self.visibility_ms, *pairs])
+        found = self.link.call(self._release, [self.key], self.name, self.consumer, self.visibility_ms, *pairs)
         return [text_of(i) for i in found]
 
     def touch(self, ids: list[str]) -> None:

@@ -44,7 +44,7 @@ class RedisStateStore:
     def __init__(self, link: RedisLink, *, redact: Callable[[Any], Any] | None = None) -> None:
         self.link = link
         self.redact = redact
-        self._set = link.client.register_script(SET)
+        self._set = link.script(SET)
 
     def _key(self, key: str) -> str:
         return self.link.key("state", validate_key(key))
@@ -65,8 +65,7 @@ class RedisStateStore:
             mode = "absent" if expected == "null" else "equal"
         ttl_ms = "" if ttl is None else str(max(1, round(ttl * 1000)))
         token = secrets.token_hex(8)
-        done = self.link.call(self._set, keys=[name], args=[text, ttl_ms, mode, expected, token,
-                                                            self._channel(key)])
+        done = self.link.call(self._set, [name], text, ttl_ms, mode, expected, token, self._channel(key))
         if not done:
             raise conflict(key, expect)
 

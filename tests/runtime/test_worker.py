@@ -137,6 +137,8 @@ def test_a_worker_killed_mid_run_loses_nothing_and_repeats_only_what_it_never_ac
               "--json")
     victim, survivor = start(jobs, *common), start(jobs, *common)
     try:
+        for proc in (victim, survivor):
+            assert proc.stderr is not None and proc.stderr.readline().startswith("worker jobs/g:")
         wait_for(lambda: len(handled(jobs)) >= 60)
         victim.send_signal(signal.SIGKILL)
         victim.communicate(timeout=10)
@@ -167,6 +169,8 @@ def test_a_redis_restart_mid_run_loses_nothing_acknowledged(jobs, tmp_path):
         common = ("jobs", "--group", "g", "--handler", "record", "--concurrency", "2", "--json")
         workers = [start(jobs, *common, url=server.url) for _ in range(2)]
         try:
+            for worker in workers:  # connected: losing the server now is a restart, not a failed start
+                assert worker.stderr is not None and worker.stderr.readline().startswith("worker jobs/g:")
             wait_for(lambda: len(handled(jobs)) >= 40)
             server.kill()
             time.sleep(1.0)

@@ -78,9 +78,9 @@ def test_a_compare_and_swap_retried_after_a_lost_answer_is_not_a_conflict(ns: st
     store = open_store(URL, ns)
     store.set("k", 1)
     args = [store._key("k")]
-    first = store.link.call(store._set, keys=args, args=['2', "", "equal", "1", "tok", "ch"])
-    again = store.link.call(store._set, keys=args, args=['2', "", "equal", "1", "tok", "ch"])
-    other = store.link.call(store._set, keys=args, args=['3', "", "equal", "1", "other", "ch"])
+    first = store.link.call(store._set, args, '2', '', 'equal', '1', 'tok', 'ch')
+    again = store.link.call(store._set, args, '2', '', 'equal', '1', 'tok', 'ch')
+    other = store.link.call(store._set, args, '3', '', 'equal', '1', 'other', 'ch')
     assert (first, again, other) == (1, 1, 0)
     assert store.get("k") == 2
 
