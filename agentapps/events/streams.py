@@ -101,7 +101,7 @@ class StreamBus:
 
     async def wait(self, topic: str, queue: str | None = None, *, timeout: float, ack: bool = True,
                    limit: int | None = None) -> list[dict[str, Any]]:
-        """Queued events at once (up to `limit`), else the next one, else [] after `timeout` s."""
+        """Queued events at once (up to `limit`), else the next one to arrive, else [] after `timeout` s."""
         import redis
 
         group, count = self.group(topic, queue), limit or MAX_TAKE
@@ -110,13 +110,13 @@ class StreamBus:
         except redis.ResponseError as exc:
             if "NOGROUP" not in str(exc):
                 raise
-            return await self._watch(topic, timeout, count)
+            return await self._watch(topic, timeout)
         if not taken and timeout > 0:
             def release(got: list[Any]) -> None:  # taken by a slice whose waiter was cancelled
                 group.release([(d.id, d.deliveries - 1) for d in got])
 
-            def read(seconds: float) -> list[Any]:  # overdue events may become due while we wait
-                return group.claim(count)[0] or group.read(count, seconds)
+            def read(seconds: float) -> list[Any]:  # the next event, as in memory; overdue ones may become due
+                return group.claim(1)[0] or group.read(1, seconds)
 
             taken = await self.link.slices(read, timeout, release) or []
         if ack:
@@ -125,16 +125,16 @@ class StreamBus:
             group.release([(d.id, d.deliveries - 1) for d in taken])
         return [envelope_of(topic, d.id, d.fields) for d in taken]
 
-    async def _watch(self, topic: str, timeout: float, count: int) -> list[dict[str, Any]]:
+    async def _watch(self, topic: str, timeout: float) -> list[dict[str, Any]]:
         """A wait on a queue nobody subscribed: the events emitted from now on, taken by nobody."""
         key, client = stream_key(self.link, topic), self.link.client
         newest: Any = self.link.call(client.xrevrange, key, count=1)
         after = newest[0][0] if newest else "0-0"
 
         def read(seconds: float) -> Any:
-            return self.link.call(client.xread, {key: after}, count=count, block=max(1, round(seconds * 1000)))
+            return self.link.call(client.xread, {key: after}, count=1, block=max(1, round(seconds * 1000)))
 
-        got = await self.link.slices(read, timeout) if timeout > 0 else None
+        got = await self.link.slices(read, timeout) if timeout > 0 else None  # the next one, as in memory
         return [envelope_of(topic, text_of(i), f) for _, entries in got or [] for i, f in entries]
 
     def ack(self, topic: str, queue: str | None, ids: list[str], *, reject: bool = False) -> list[str]:
