@@ -280,3 +280,26 @@ def test_a_wait_in_flight_when_redis_goes_away_fails_with_exit_1_not_a_hang(redi
         server.stop()
     assert waiter.returncode == 1 and time.monotonic() - started < 10
     assert f"127.0.0.1:{server.port}" in stderr and len(stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("store", ["memory", "file"])
+def test_runtime_skill_timeouts_are_milliseconds_as_the_seed_writes_them(project, store):
+    """`state-wait {timeout: 300}` waits 0.3 s, not 5 minutes; so do callback-create and callback-wait."""
+    async def scenario(root: Any) -> list[float]:
+        took = []
+        for skill, args in (("state-wait", {"key": "never", "timeout": 300, "store": store}),
+                            ("callback-wait", {"timeout": 300})):
+            if skill == "callback-wait":
+                args["ref"] = (await invoke_root(root, "callback-create", {"timeout": 300}))["ref"]
+            started = time.monotonic()
+            with pytest.raises(LimitError):
+                await invoke_root(root, skill, args)
+            took.append(time.monotonic() - started)
+        started = time.monotonic()
+        with pytest.raises(LimitError, match="no response within 0.3 s"):
+            await invoke_root(root, args["ref"], {})
+        took.append(time.monotonic() - started)
+        return took
+
+    took = asyncio.run(asyncio.wait_for(scenario(project.boot()), 10))
+    assert all(0.25 <= t < 3 for t in took), took
