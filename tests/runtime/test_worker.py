@@ -216,3 +216,25 @@ def test_a_handler_that_cannot_take_events_is_refused_at_start(jobs, handler, me
 def test_the_redis_store_needs_a_project_name_never_a_path(project, redis_url):
     result = project.cli("run", "state-get", "--key", "k", "--store", "redis", AGENTAPPS_REDIS_URL=redis_url)
     assert result.returncode == 2 and "needs the project's name" in result.stderr
+
+
+@pytest.mark.slow
+def test_a_worker_recreates_its_group_when_a_restart_without_persistence_lost_everything(jobs, tmp_path):
+    server = PrivateRedis(tmp_path / "redis", "--appendonly", "no").start()
+    try:
+        worker = start(jobs, "jobs", "--group", "g", "--handler", "record", "--max-events", "3", "--json",
+                       url=server.url)
+        try:
+            assert worker.stderr is not None and worker.stderr.readline().startswith("worker jobs/g:")
+            server.kill()
+            server.start()  # empty: no stream, no group
+            time.sleep(1.5)  # the worker reconnects and makes its group again
+            ids = emit(jobs, "jobs", ["a", "b", "c"], url=server.url)
+            out, err = worker.communicate(timeout=30)
+        finally:
+            worker.kill()
+            worker.communicate()
+        assert worker.returncode == 0, err
+        assert json.loads(out)["acked"] == 3 and sorted(i for _, i in handled(jobs)) == sorted(ids)
+    finally:
+        server.stop()
