@@ -123,7 +123,9 @@ async def _dispatch(owner: Context, index: int) -> None:
         return
     g.signal.raise_if_aborted()
     tool, meta, plan = steps[index]
-    entry = new_context(tool, {}, owner, g, target=owner)
+    # a middleware that declares params gets its metadata key's value as its args (`label: {text: x}`)
+    config = owner.run.meta.get(tool.name) if tool.params is not None else None
+    entry = new_context(tool, dict(config) if isinstance(config, dict) else {}, owner, g, target=owner)
     entry.run.chain_index = index
     if meta is None:  # its metadata interpolates the call
         prepare(entry)

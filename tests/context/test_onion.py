@@ -218,3 +218,21 @@ def test_unknown_invoke_options_are_refused(project):
                   'async def run(ctx, args):\n    return await ctx.manager.invoke("seeded", {"$target": 1})\n')
     with pytest.raises(ArgsError, match=r"Unknown invoke option '\$target'"):
         project.invoke("caller")
+
+
+def test_a_middlewares_metadata_value_is_its_args(project):
+    project.write("mw/label.skill.py", '''
+frontmatter = {"name": "label", "metadata": {"role": "middleware", "after": ["$pre-execute"], "before": ["$execute"],
+               "params": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"],
+                          "additionalProperties": False}}}
+
+async def run(ctx, args):
+    ctx.target.locals.label = args["text"]
+''')
+    project.write("s.skill.py", 'frontmatter = {"name": "s", "metadata": {"label": {"text": "hi"}}}\n\n'
+                  "def run(ctx, args):\n    return ctx.locals.label\n")
+    assert project.invoke("s") == "hi"
+    project.write("bad.skill.py", 'frontmatter = {"name": "bad", "metadata": {"label": {"txt": "hi"}}}\n\n'
+                  "def run(ctx, args):\n    return 1\n")
+    with pytest.raises(ArgsError, match="Invalid arguments for skill 'label'"):
+        project.invoke("bad")
