@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from agentapps.tools.policy import Policy
 
 # The fields of `Internals` that belong to one run; the rest are shared with the server.
-PER_RUN = frozenset(("dry_run", "agent_totals", "agent_spend", "agent_recorder", "agent_scripts", "session_key"))
+PER_RUN = frozenset(("dry_run", "agent_totals", "agent_spend", "agent_recorder", "agent_scripts", "session_key",
+                     "remote_caller"))
 _SHARED = frozenset(f.name for f in dataclasses.fields(Internals)) - PER_RUN
 # The progress reporter of the run being served (the server's `internals.reporter` dispatches to it).
 REPORT: ContextVar[Reporter | None] = ContextVar("agentapps_hosting_report", default=None)
@@ -101,6 +102,7 @@ def begin(server: Globals, policy: Policy | None = None) -> ServedRun:
     from agentapps.context.manager import new_context
 
     mine = dataclasses.replace(server, signal=Signal(), internals=RunInternals(server.internals))
+    mine.internals.remote_caller = True  # a client's call: the project's trust rules apply to it
     root = new_context(BOOTSTRAP, {}, None, mine)
     root.locals.config.update(cwd=str(server.config.cwd),
                               project=str(server.config.project) if server.config.project else None)
@@ -116,6 +118,9 @@ async def invoke(run: ServedRun, ref: Any, args: dict[str, Any], reason: str = "
     from agentapps.context.manager import invoke_root
     from agentapps.tools.loader import RUN_STARTED
 
+    from agentapps.context.admission import refuse_options
+
+    refuse_options(args, "A client")  # a client's args are data: no `$context` seeds from outside
     RUN_STARTED.set(time.time_ns())  # this request is a run: it never loads skill code written during it
     try:
         return await invoke_root(run.root, ref, args)

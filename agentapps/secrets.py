@@ -151,3 +151,14 @@ def register_declared(internals: Internals, names: Any) -> None:
 
 def redact(text: str, internals: Internals | None) -> str:
     return internals.redactor.redact(text) if internals is not None else text
+
+
+def refuse_secret_name(internals: Internals, what: str, name: str) -> str:
+    """A name that becomes a file name or a store key (a state key, a session key) is written as it
+    is, so it must not hold a declared secret's value: refuse it rather than leak it."""
+    from agentapps.errors import DeniedError
+
+    if internals.redactor.redact(name) != name:
+        raise DeniedError(f"{what} would contain the value of a declared secret ({internals.redactor.redact(name)[:80]}); "
+                          "it is written as it is, so choose another.")
+    return name

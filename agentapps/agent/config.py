@@ -15,7 +15,6 @@ DEFAULT_PROVIDER = "agent-bedrock"
 SCRIPTED_PROVIDER = "agent-scripted"
 # keys agent code may not choose when it starts a sub-agent: they come from the parent agent
 # (contextFull names a skill the agent itself calls; pricing decides what budgets count)
-INHERITED_KEYS = ("agent", "script", "guard", "requests", "contextFull", "pricing")
 LIMIT_KEYS = ("maxTurns", "maxSteps", "snippetTimeout", "maxResultChars", "loopGuard", "maxReminders",
               "deadline", "maxTokens", "maxCost")
 UNBOUNDED_WHEN_PERSISTENT = ("maxTurns", "maxSteps", "deadline")
@@ -96,13 +95,18 @@ def effective_config(config: Mapping[str, Any] | None, overrides: Mapping[str, A
     return out
 
 
+# what agent code may choose for a sub-agent (besides lowering limits): how the model answers,
+# never where the call goes or who answers it (provider, model, region, endpoint, fallback, ...)
+SUB_AGENT_CHOICES = frozenset({"temperature", "topP", "maxOutputTokens", "stopSequences", "contextEdit"})
+
+
 def confine(config: Mapping[str, Any], parent: Mapping[str, Any], parent_limits: Limits) -> dict[str, Any]:
-    """Config for a sub-agent started by agent code: it cannot pick its provider, script or guard,
-    cannot loosen any of the parent's limits (defaults included), and cannot be persistent."""
-    out = {k: v for k, v in config.items() if k not in INHERITED_KEYS and k != "persistent"}
-    for key in INHERITED_KEYS:
-        if key in parent:
-            out[key] = parent[key]
+    """Config for a sub-agent started by agent code: everything but a few answer-shaping choices
+    (SUB_AGENT_CHOICES) comes from the parent — provider, model, region, endpoint, fallback, script,
+    guard, prices — it cannot loosen any of the parent's limits (defaults included), and it cannot
+    be persistent. The model chose these args; it must not point its sub-agent's calls elsewhere."""
+    out = {k: v for k, v in parent.items() if k not in LIMIT_KEYS and k != "persistent"}
+    out.update({k: v for k, v in config.items() if k in SUB_AGENT_CHOICES or k in LIMIT_KEYS})
     for key, theirs in parent_limits.as_config().items():
         mine = out.get(key)
         if mine is None and theirs == math.inf and key in ("maxTokens", "maxCost"):

@@ -113,6 +113,8 @@ def _invoker(root: Context, tool: Any) -> Any:
     from agentapps.context.manager import invoke_root
     from agentapps.tools.loader import RUN_STARTED
 
+    root.globals.internals.remote_caller = True  # an event from the queue: the project's trust rules apply
+
     async def handle(event: dict[str, Any]) -> Any:
         RUN_STARTED.set(time.time_ns())  # each event is a run: skill code written during it is not loaded
         return await invoke_root(root, tool, {"event": event})

@@ -18,6 +18,19 @@ if TYPE_CHECKING:
 OPTIONS = ("context", "frontmatter")  # invoke options that args may carry as `$NAME`
 UNTRUSTED_OPTIONS = ("frontmatter",)  # what agent code may pass (activation only: cascade/activate.py)
 SEED_KEYS = ("nonlocals", "locals")  # what a context seed may lay over the new context
+# what a seed may never set: the pipeline's own state (a forged `prompt` would replace a markdown
+# skill's instructions; a forged `agent` scope would raise a sub-agent's limits)
+RESERVED = {"locals": frozenset({"result", "error", "history", "config", "prompt", "agent", "session", "problems"}),
+            "nonlocals": frozenset({"agent", "rootContextId"})}
+
+
+def refuse_options(args: Any, who: str) -> None:
+    """Args that come from outside (a server's client, an event's payload) carry no invoke options:
+    a `$context` there would be someone else's seed laid over a trusted call."""
+    if isinstance(args, dict):
+        found = sorted(k for k in args if isinstance(k, str) and k.startswith("$"))
+        if found:
+            raise DeniedError(f"{who} may not pass invoke options in args ('{found[0]}').")
 
 
 def split_options(caller: Context, args: Any, explicit: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -63,6 +76,10 @@ def apply_seed(ctx: Context, seed: Any) -> None:
         if not isinstance(value, dict):
             raise ArgsError(f"The context seed's {key} for '{ctx.tool.name}' must be an object.",
                             skill=ctx.tool.name)
+        taken = sorted(str(k) for k in value if k in RESERVED[key] or str(k).startswith("_"))
+        if taken:
+            raise DeniedError(f"A context seed may not set {key}.{taken[0]} for '{ctx.tool.name}': it "
+                              "belongs to the pipeline.", skill=ctx.tool.name)
         getattr(ctx, key).update(value)
 
 

@@ -111,6 +111,9 @@ class Internals:
     on first use by their modules: `bus_for(g)`, `hub_for(g)`, ...)."""
 
     dry_run: bool = False  # --dry-run: the skill the user named shows what would run
+    # the top-level call comes from someone else (a server's client, a queued event), not from the
+    # user at this terminal: the project's trust rules apply to it too
+    remote_caller: bool = False
     redactor: Redactor = field(default_factory=Redactor)  # every byte written goes through it
     reporter: Reporter | None = None  # the CLI's progress display (None with -q or in-process)
     children: set[int] = field(default_factory=set)  # process groups to kill when the run stops
@@ -185,6 +188,9 @@ class Run:
     # context's own calls are checked against (this skill's allowed-tools, plus any restriction)
     caller_policies: tuple[Any, ...] = ()
     policies: tuple[Any, ...] = ()
+    # the call's arguments as its skill normalises them for permission checks (tools.views):
+    # kept here, where no caller's context seed can reach, never in `locals`
+    view: dict[str, Any] | None = None
 
 
 _NO_PLAN = ChainPlan()  # until prepare() fills it in

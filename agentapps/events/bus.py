@@ -260,7 +260,8 @@ async def _run_handler(handler: _Handler, env: dict[str, Any], redact: Callable[
             if inspect.isawaitable(value):
                 await value
         elif handler.ctx is not None and handler.ref is not None:
-            await handler.ctx.manager.invoke(handler.ref, {**handler.args, "event": env})
+            args = {k: v for k, v in handler.args.items() if not str(k).startswith("$")}  # data only
+            await handler.ctx.manager.invoke(handler.ref, {**args, "event": env})
     except Exception as exc:  # noqa: BLE001 - a handler's failure must not reach the emitter
         who = handler.ref or getattr(handler.fn, "__qualname__", "function")
         text = " ".join(str(exc).split()) or type(exc).__name__

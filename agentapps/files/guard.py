@@ -14,17 +14,21 @@ if TYPE_CHECKING:
     from agentapps.context.context import Context
 
 
-# Folders whose files become code that runs later with more power than the agent has: the
-# project's virtual environments (a `.pth` file runs at every interpreter start) and CI workflows.
-CODE_FOLDERS = (".venv/", "venv/", ".github/workflows/", ".gitlab-ci", ".circleci/")
+# Where files become code that runs later with more power than the agent has: virtual
+# environments (a `.pth` file runs at every interpreter start) and git hooks at any depth, and the
+# CI configuration at the root (workflows, composite actions, ...).
+CODE_SEGMENTS = frozenset({".venv", "venv", ".git"})
+CODE_FOLDERS = (".github/", ".gitlab-ci", ".gitlab/", ".circleci/", ".buildkite/", "Jenkinsfile")
 
 
 def is_protected(rel: str, ctx: Context | None = None) -> bool:
     """Whether writing the project-relative path `rel` changes code: a file the loader would take
     as a skill (`*.skill.md`, `*.skill.py`, `SKILL.md` in any folder: main skill and pipeline
-    included), the real file behind any skill on the search path (a symlinked skill), or a file in
-    a virtual environment or CI workflow folder."""
+    included), the real file behind any skill on the search path (a symlinked skill), a file in a
+    virtual environment or git folder at any depth, or CI configuration."""
     if is_skill_file(rel.rsplit("/", 1)[-1]) or rel.startswith(CODE_FOLDERS):
+        return True
+    if CODE_SEGMENTS.intersection(rel.split("/")[:-1]):
         return True
     return ctx is not None and (rel in _skill_targets(ctx) or _in_cache(rel, ctx))
 

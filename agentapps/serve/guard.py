@@ -36,6 +36,19 @@ def _host_name(host: str) -> str:
     return (urlsplit(f"//{host}").hostname or "").lower()
 
 
+def _loopback_host(name: str) -> bool:
+    """A loopback name or address literal. A DNS name that merely starts with "127." (which a
+    rebinding attacker can register) is not one: only the literal address counts."""
+    if name in LOOPBACK_NAMES:
+        return True
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(name.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 class Guard:
     def __init__(self, app: Any, options: Options) -> None:
         self.app, self.options = app, options
@@ -65,8 +78,7 @@ class Guard:
         return origin == f"{scheme}://{headers.get('host', '')}"  # the page this server served
 
     def refusal(self, scope: dict[str, Any], headers: dict[str, str]) -> tuple[int, bytes] | None:
-        if self.options.loopback and not self.tokens and _host_name(headers.get("host", "")) not in LOOPBACK_NAMES \
-                and not _host_name(headers.get("host", "")).startswith("127."):
+        if self.options.loopback and not self.tokens and not _loopback_host(_host_name(headers.get("host", ""))):
             return _refusal(403, "DeniedError", "This server answers only to a loopback Host (localhost, 127.0.0.1).", 3)
         if not self.origin_ok(headers, scope.get("scheme", "http")):
             origin = headers.get("origin", "")[:100]

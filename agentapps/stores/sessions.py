@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from agentapps.core.atomic import FileLock, cleanup_temp_files, write_atomic
 from agentapps.core.paths import path_get
 from agentapps.errors import ConfigError, StoreCorruptError, StoreWriteError, UsageError
-from agentapps.secrets import Redactor
+from agentapps.secrets import Redactor, refuse_secret_name
 from agentapps.stores.keys import decode_name, encode_key
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ def session_key(served: Context, found: SessionSettings) -> str | None:
             f"Skill '{served.tool.name}' session key `{found.key}` is a {type(value).__name__}; it must "
             "be text or a number.", skill=served.tool.name, file=served.tool.path,
         )
-    return checked_key(str(value))
+    return refuse_secret_name(served.globals.internals, "The session key", checked_key(str(value)))
 
 
 def checked_key(key: str) -> str:

@@ -10,7 +10,6 @@ from agentapps.tools.policy import Candidate
 if TYPE_CHECKING:
     from agentapps.context.context import Context
 
-VIEW_KEY = "policyView"
 
 
 def candidate(ctx: Context) -> Candidate:
@@ -28,16 +27,21 @@ def candidate(ctx: Context) -> Candidate:
     return found
 
 
+def checked_view(ctx: Context) -> dict[str, Any]:
+    """The view the permission checks of this call saw ({} when none was computed)."""
+    return ctx.run.view or {}
+
+
 def policy_args(ctx: Context) -> dict[str, Any]:
     """The call's arguments as the skill normalises them for policy (computed once per call).
 
     A code skill may define `policy_view(ctx, args)` returning its arguments with every spelling
     of the action folded into one (a resolved project-relative path, the effective command line),
     so a constraint binds what really runs rather than one way of writing it."""
-    cached = ctx.locals.get(VIEW_KEY)
-    if isinstance(cached, dict):
+    cached = ctx.run.view
+    if cached is not None:
         return cached
     view_fn = load_policy_view(ctx.tool)
     view = dict(ctx.args) if view_fn is None else dict(view_fn(ctx, dict(ctx.args)))
-    ctx.locals[VIEW_KEY] = view
+    ctx.run.view = view
     return view

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from agentapps.core.confine import project_relative
 from agentapps.files.ops import read_text
-from agentapps.tools.views import VIEW_KEY
+from agentapps.tools.views import checked_view
 
 frontmatter = {
     "name": "file-read",
@@ -40,6 +40,6 @@ def policy_view(ctx, args):
 
 
 def run(ctx, args):
-    view = ctx.locals.get(VIEW_KEY) or {}
+    view = checked_view(ctx)
     return read_text(_root(ctx), args["path"], offset=args.get("offset", 0), limit=args.get("limit"),
                      expect=view.get("path"))

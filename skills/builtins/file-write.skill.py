@@ -5,7 +5,7 @@ from pathlib import Path
 from agentapps.core.confine import project_relative
 from agentapps.files.guard import approve_code_write, is_protected
 from agentapps.files.ops import write_text
-from agentapps.tools.views import VIEW_KEY
+from agentapps.tools.views import checked_view
 
 frontmatter = {
     "name": "file-write",
@@ -44,7 +44,7 @@ def policy_view(ctx, args):
 
 async def run(ctx, args):
     root = _root(ctx)
-    allowed = (ctx.locals.get(VIEW_KEY) or {}).get("path")  # what allowed-tools was shown
+    allowed = checked_view(ctx).get("path")  # what allowed-tools was shown
     rel = allowed if allowed is not None else project_relative(root, args["path"], for_write=True)
     if is_protected(rel, ctx):
         await approve_code_write(ctx, rel, {"append": bool(args.get("append")), "bytes": len(args["content"])})

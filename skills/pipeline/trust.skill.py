@@ -36,7 +36,9 @@ def _rule_sets(target):
         ctx = ctx.envelope.parent
     main = target.globals.config.main_tool
     caller = target.envelope.parent
-    if main is not None and caller is not None and caller.envelope.parent is not None:
+    # the user's own call at the terminal asks nobody; a skill's call, or a server client's, does
+    own = caller is None or (caller.envelope.parent is None and not target.globals.internals.remote_caller)
+    if main is not None and not own:
         yield _rules(main, main.metadata)
 
 

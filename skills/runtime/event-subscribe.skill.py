@@ -1,5 +1,6 @@
 """event-subscribe: add a queue (for event-wait) or a handler skill to a topic; idempotent."""
 
+from agentapps.context.admission import refuse_options
 from agentapps.errors import DeniedError, UsageError
 from agentapps.events.bus import EventBus
 from agentapps.events.select import events_for
@@ -55,6 +56,7 @@ def policy_view(ctx, args):
 
 def run(ctx, args):
     ref = args.get("ref")
+    refuse_options(args.get("args"), "A handler's args")  # data for the handler, never invoke options
     if ref is not None:
         parent = ctx.envelope.parent
         if parent is not None and parent.envelope.untrusted and ref_kind(ref) != "name":

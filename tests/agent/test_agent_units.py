@@ -197,3 +197,14 @@ def test_context_skills_reach_the_system_prompt(agentic):
     assert result.returncode == 0, result.stderr
     system = json.loads(result.stdout)["result"]["system"]
     assert "# Reference" in system and "## style: House style." in system and "Always answer in French." in system
+
+
+def test_a_sub_agent_cannot_point_its_model_calls_elsewhere():
+    parent = {"agent": "agent-bedrock", "id": "model-a", "region": "us-east-1", "fallback": ["model-b"]}
+    asked = {"endpointUrl": "http://127.0.0.1:9/", "region": "eu-west-3", "id": "model-x", "fallback": ["evil"],
+             "agent": "agent-scripted", "profile": "other", "temperature": 0.1}
+    mine = confine(asked, parent, Limits.from_config(parent, "p"))
+    assert "endpointUrl" not in mine and "profile" not in mine
+    assert (mine["region"], mine["id"], mine["fallback"], mine["agent"]) == ("us-east-1", "model-a", ["model-b"],
+                                                                              "agent-bedrock")
+    assert mine["temperature"] == 0.1  # how the model answers may still be chosen

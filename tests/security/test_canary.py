@@ -221,3 +221,18 @@ def test_values_shorter_than_four_characters_are_not_redacted(project):
         ''')
     assert project.cli("run", "short", SHORT_ONE="abc").stdout == "value abc\n"
     assert project.cli("run", "short", SHORT_ONE="abcd").stdout == "value [redacted:SHORT_ONE]\n"
+
+
+def test_a_declared_secret_is_never_used_as_a_state_or_session_key(project):
+    secret = "s3cr3t-CANARY-Vx9/+Qz"
+    project.write("keyed.skill.py", '''
+import os
+frontmatter = {"name": "keyed", "metadata": {"env": ["CANARY_TOKEN"], "params": {"type": "object"}}}
+
+async def run(ctx, args):
+    return await ctx.manager.invoke("state-set", {"key": "k-" + os.environ["CANARY_TOKEN"], "value": 1})
+''')
+    result = project.cli("run", "keyed", CANARY_TOKEN=secret)
+    assert result.returncode == 3 and "declared secret" in result.stderr and secret not in result.stderr
+    leaked = [p for p in project.root.rglob("*") if "CANARY" in p.name or (p.is_file() and secret in p.read_text(errors="replace"))]
+    assert leaked == []

@@ -186,3 +186,11 @@ def test_agentapps_own_cache_inside_the_project_is_protected(writer: Any) -> Non
     result = _write(writer, "cache-here/code/ab/abcdef", "forged", AGENTAPPS_CACHE_DIR=str(cache))
     assert result.returncode == 3, result.stderr
     assert not (cache / "code" / "ab" / "abcdef").exists()
+
+
+@pytest.mark.parametrize("path", [".github/actions/setup/action.yml", "sub/.venv/lib/python3.11/site-packages/x.pth",
+                                  "a/.git/hooks/pre-commit", "deep/venv/bin/activate", ".gitlab/ci/jobs.yml"])
+def test_code_that_runs_elsewhere_is_protected_at_any_depth(writer: Any, path: str) -> None:
+    result = _write(writer, path, "echo pwned\n")
+    assert result.returncode == 3, result.stderr
+    assert not (writer.root / path).exists()

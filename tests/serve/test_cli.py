@@ -60,9 +60,12 @@ def test_without_a_token_only_loopback_names_are_answered(project):
     try:
         with served.client() as client:
             assert client.post("/invocations", json={"skill": "greet", "args": {"name": "A"}}).status_code == 200
-            rebound = client.get("/skills", headers={"Host": "attacker.example:8000"})
-            assert rebound.status_code == 403 and "loopback Host" in rebound.json()["error"]["message"]
-            assert client.get("/skills", headers={"Host": "localhost"}).status_code == 200
+            for host in ("attacker.example:8000", "127.attacker.example:8000", "127.0.0.1.nip.io",
+                         "127.0.0.1.attacker.example"):  # DNS names rebinding to 127.0.0.1
+                rebound = client.get("/skills", headers={"Host": host, "Origin": f"http://{host}"})
+                assert rebound.status_code == 403 and "loopback Host" in rebound.json()["error"]["message"], host
+            for host in ("localhost", "127.0.0.1:1234", "[::1]:80", "127.1.2.3"):
+                assert client.get("/skills", headers={"Host": host}).status_code == 200, host
     finally:
         served.stop()
 
