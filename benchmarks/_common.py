@@ -148,6 +148,17 @@ def us(seconds: float) -> str:
     return f"{seconds * 1e6:.1f} µs"
 
 
+def target(what: str, value: float, limit: float, *, at_most: bool = True, unit: str = "x",
+           detail: str = "", digits: int = 2) -> bool:
+    """Print one target of an issue as a line run_all.py collects, and return whether it is met:
+    `TARGET: <what> | <value><unit> (<detail>) | <= <limit><unit> | met|missed`."""
+    met = value <= limit if at_most else value >= limit
+    shown = f"{value:.{digits}f}{unit}" + (f" ({detail})" if detail else "")
+    sign = "<=" if at_most else ">="
+    print(f"TARGET: {what} | {shown} | {sign} {limit:g}{unit} | {'met' if met else 'missed'}")
+    return met
+
+
 def verdict(ok: bool | None, text: str) -> None:
     """The final line: PASS, FAIL, or N/A when the run could not judge the target."""
     word = "N/A" if ok is None else "PASS" if ok else "FAIL"
