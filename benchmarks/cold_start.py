@@ -26,6 +26,7 @@ from _common import (
     median,
     ms,
     table,
+    target,
     time_process,
     verdict,
 )
@@ -154,6 +155,8 @@ def main() -> None:
     )
     print()
     footer()
+    target("agentapps run hello --name Ada vs python -c pass", ratio, TARGET_RATIO,
+           detail=f"{ms(ma)} vs {ms(mb)}")
     verdict(
         ratio <= TARGET_RATIO,
         f"cold start {ms(ma)} vs {ms(mb)} for python -c pass = {ratio:.2f}x "

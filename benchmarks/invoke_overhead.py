@@ -25,7 +25,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from _common import footer, header, median, profile_rows, table, us, verdict
+from _common import footer, header, median, profile_rows, table, target, us, verdict
 
 TARGET_RATIO = 2.0  # pipeline / pluggy
 PARAMS = {"type": "object", "properties": {"x": {"type": "integer"}}}
@@ -260,6 +260,8 @@ def main() -> None:
     table(["function", "ncalls", "own", "cumulative"], profile_rows(stats, 2, 12))
     print()
     footer()
+    target("one invoke through the default pipeline vs pluggy (5 wrappers, one validating)",
+           ratio, TARGET_RATIO, detail=f"{us(mp)} vs {us(mg)}")
     verdict(
         ratio <= TARGET_RATIO,
         f"{us(mp)} per invoke vs {us(mg)} through pluggy = {ratio:.1f}x (target <= {TARGET_RATIO:g}x); "
