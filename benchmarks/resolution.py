@@ -175,7 +175,7 @@ def as_processes(
     out: dict[int, dict[str, list[float]]] = {}
     for n, (project, names) in projects.items():
         out[n] = {key: [] for key in process_commands(names)}
-        for key, (args, expect) in process_commands(names).items():
+        for args, expect in process_commands(names).values():
             check = subprocess.run(
                 [script, *args], check=False, cwd=project, env=env, capture_output=True, text=True
             )
