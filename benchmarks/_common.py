@@ -118,14 +118,15 @@ def footer() -> None:
     print(f"# load average at end: {load()}")
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
-    """Print a plain aligned table (first column left-aligned, the others right-aligned)."""
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, left: int = 1) -> None:
+    """Print a plain aligned table (the first `left` columns left-aligned, the others
+    right-aligned)."""
     cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
 
     def fmt(row: list[str]) -> str:
         return "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w)
+            c.ljust(w) if i < left else c.rjust(w)
             for i, (c, w) in enumerate(zip(row, widths, strict=True))
         )
 

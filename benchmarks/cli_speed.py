@@ -119,10 +119,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--quick", action="store_true", help="7 rounds instead of 20")
-    parser.add_argument("--runs", type=int, help="rounds (default 20, or 7 with --quick)")
+    parser.add_argument("--quick", action="store_true", help="10 rounds instead of 20")
+    parser.add_argument("--runs", type=int, help="rounds (default 20, or 10 with --quick)")
     opts = parser.parse_args()
-    runs = opts.runs or (7 if opts.quick else 20)
+    runs = opts.runs or (10 if opts.quick else 20)
 
     header("process start of --help, list, run --dry-run and run --replay vs python -c pass")
     cmds = commands()

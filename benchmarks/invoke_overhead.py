@@ -166,16 +166,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--quick", action="store_true", help="1 repetition instead of 5")
+    parser.add_argument("--quick", action="store_true", help="3 repetitions instead of 5")
     parser.add_argument(
         "--calls", type=int, default=10_000, help="invokes per repetition (default 10000)"
     )
-    parser.add_argument("--reps", type=int, help="repetitions (default 5, or 1 with --quick)")
+    parser.add_argument("--reps", type=int, help="repetitions (default 5, or 3 with --quick)")
     parser.add_argument(
         "--profile-calls", type=int, default=2_000, help="invokes in the profiled run"
     )
     opts = parser.parse_args()
-    reps = opts.reps or (1 if opts.quick else 5)
+    reps = opts.reps or (3 if opts.quick else 5)
 
     header(
         f"invoke overhead: {opts.calls} x ctx.manager.invoke('noop', {{'x': i}}) "

@@ -214,7 +214,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--quick", action="store_true",
-        help="fewer repetitions (cold 1, lookups 200, processes 5, check 3)"
+        help="fewer repetitions (cold 1, lookups 200, processes 7, check 3)"
     )
     parser.add_argument(
         "--sizes", default="1000,10000", help="comma-separated project sizes (default 1000,10000)"
@@ -222,7 +222,7 @@ def main() -> None:
     opts = parser.parse_args()
     sizes = sorted({int(s) for s in opts.sizes.split(",") if s.strip()})
     cold_reps, lookups, list_reps, proc_reps, check_reps = (
-        (1, 200, 2, 5, 3) if opts.quick else (3, 1000, 5, 10, 5)
+        (1, 200, 2, 7, 3) if opts.quick else (3, 1000, 5, 10, 5)
     )
 
     header("resolution at scale: lookup, which, list, run and check")
