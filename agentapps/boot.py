@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agentapps.cascade.local import Override, apply, collect, register_secrets
 from agentapps.context.context import Config, Context, Globals
 from agentapps.context.manager import new_context
 from agentapps.errors import ConfigError, SkillLoadError
@@ -116,11 +118,14 @@ def search_path(cwd: Path, project: Path | None, main: ToolDef | None) -> list[P
 BOOTSTRAP = ToolDef("bootstrap", "memory", {"name": "bootstrap", "metadata": {"$inherit": False}}, uri="inline://bootstrap")
 
 
-def bootstrap(cwd: Path | None = None, overrides: dict[str, Any] | None = None) -> Context:
-    """Return the root context every invocation of this process descends from."""
+def bootstrap(cwd: Path | None = None, overrides: dict[str, Any] | None = None,
+              local: Sequence[Override] = ()) -> Context:
+    """Return the root context every invocation of this process descends from. `local`: the
+    run's --local/--local-json overrides of the main skill's metadata (after AGENTAPPS_LOCAL_*)."""
     started = time.time_ns()
     cwd = (cwd or Path.cwd()).resolve()
     project, main = find_project(cwd)
+    main, changes = apply(main, collect(local, os.environ))
     config = Config(
         cwd=cwd,
         project=project,
@@ -135,7 +140,11 @@ def bootstrap(cwd: Path | None = None, overrides: dict[str, Any] | None = None) 
         config.max_depth = int(depth)
     RUN_STARTED.set(started)  # skill files written after this are never loaded by this run
     lookup = Lookup(search_path(cwd, project, main))
+    if changes and main is not None:  # the main skill, when it runs, is the overridden one
+        lookup.register(main)
+        config.overrides["local"] = changes
     g = Globals(config=config, lookup=lookup)
+    register_secrets(g.internals, changes)
     if main is not None and main.metadata.get("mcp"):  # the project's MCP servers: their tools are skills
         from agentapps.mcp.registry import declare_main
 

@@ -8,10 +8,14 @@ head and tail kept); `status` says whether to flag the tool result as an error.
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from agentapps.agent.state import AgentRun
 from agentapps.errors import AgentAppsError
+from agentapps.sandbox.snippet import NEXT
+
+NextFn = Callable[[], Awaitable[Any]]
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context
@@ -37,11 +41,17 @@ def tool_result(ok: bool, payload: dict[str, Any], limit: int) -> dict[str, Any]
     return {"status": "success" if ok else "error", "text": truncate(text, limit)}
 
 
-def bridge(code_ctx: Context) -> Any:
-    """The sandbox's `ctx.manager.invoke`: a full-pipeline call from the untrusted code context."""
+def bridge(code_ctx: Context, next_fn: NextFn | None = None) -> Any:
+    """The sandbox's `ctx.manager.invoke`: a full-pipeline call from the untrusted code context;
+    and, when the agent serves middleware, `target.manager.next()` (arriving as NEXT)."""
 
     async def call(name: str, args: Any) -> Any:
         try:
+            if name == NEXT:
+                if next_fn is None:
+                    raise BridgeError("target.manager.next() exists only when the agent serves a "
+                                      "middleware skill.")
+                return await next_fn()
             return await code_ctx.manager.invoke(name, {} if args is None else args, untrusted=True)
         except AgentAppsError as exc:
             if exc.exit_code >= 128:  # interrupted: not something agent code may catch
@@ -51,7 +61,8 @@ def bridge(code_ctx: Context) -> Any:
     return call
 
 
-async def run_code(run: AgentRun, sandbox: Sandbox, code_ctx: Context, args: Any) -> dict[str, Any]:
+async def run_code(run: AgentRun, sandbox: Sandbox, code_ctx: Context, args: Any,
+                   next_fn: NextFn | None = None) -> dict[str, Any]:
     """Admit, run and report one `invoke` call; limits that end the run raise."""
     limit = run.limits.max_result_chars
     code = args.get("code") if isinstance(args, dict) else None
@@ -61,7 +72,7 @@ async def run_code(run: AgentRun, sandbox: Sandbox, code_ctx: Context, args: Any
     refusal = run.admit_code(code)
     if refusal is not None:
         return tool_result(False, {"ok": False, "error": refusal}, limit)
-    outcome = await sandbox.run(code, bridge(code_ctx))
+    outcome = await sandbox.run(code, bridge(code_ctx, next_fn))
     payload: dict[str, Any] = {"ok": outcome.ok}
     if outcome.ok:
         payload["result"] = outcome.value

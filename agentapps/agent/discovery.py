@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentapps.cascade.interface import params_of, returns_of
+from agentapps.tools.foreign import translated
 from agentapps.tools.lookup import Lookup
 from agentapps.tools.policy import Candidate, Policy
 from agentapps.types import ToolDef
@@ -66,6 +67,8 @@ def discover(lookup: Lookup, policies: Sequence[Policy], allowed_tools: str | No
              provider: str) -> Discovered:
     """The skills to document for agent code bound by `policies` (the last one is the served
     skill's allowed-tools)."""
+    if allowed_tools is not None:  # other agents' names (`Read`, `Bash(git:*)`) as they map here
+        allowed_tools = translated(allowed_tools)
     constrained = is_constrained(allowed_tools)
     named = {t for t in (allowed_tools or "").split() if "(" not in t} | {
         t.split("(", 1)[0] for t in (allowed_tools or "").split() if "(" in t}

@@ -37,7 +37,8 @@ def _template(path: Path, cache: dict[Any, Any]) -> Any:
 
 def render_system_prompt(template: Path, cache: dict[Any, Any], *, task: str, skill: str,
                          discovered: Discovered, returns: Mapping[str, Any] | None,
-                         persistent: bool, max_steps: float, has_args: bool = False) -> str:
+                         persistent: bool, max_steps: float, has_args: bool = False,
+                         files: Mapping[str, Any] | None = None, wraps: str | None = None) -> str:
     """Fill the template: the task, the documented skills, the returns contract, the limits."""
     compiled = _template(template, cache)
     import jinja2
@@ -48,7 +49,7 @@ def render_system_prompt(template: Path, cache: dict[Any, Any], *, task: str, sk
             middleware=discovered.middleware, context=discovered.context,
             returns=json.dumps(returns, indent=2) if returns else None,
             persistent=persistent, max_steps=None if max_steps == float("inf") else int(max_steps),
-            has_args=has_args,
+            has_args=has_args, files=files, wraps=wraps,
         )).strip() + "\n"
     except jinja2.TemplateError as exc:
         raise ConfigError(f"System prompt template failed: {exc}.", file=template) from None

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentapps.agent.code import run_code
+from agentapps.agent.code import BridgeError, run_code
 from agentapps.agent.config import Limits, confine, effective_config
 from agentapps.agent.context_edit import ask_context_full
 from agentapps.agent.discovery import discover
+from agentapps.agent.persistent import await_input, interruptible
 from agentapps.agent.prompt import render_system_prompt, user_message
 from agentapps.agent.scope import (
     code_context,
@@ -35,6 +36,8 @@ from agentapps.agent.state import AgentRun
 from agentapps.agent.trace import Trace
 from agentapps.context.context import Namespace
 from agentapps.errors import ConfigError, DeniedError, LimitError, ReturnsError
+from agentapps.files.skillfolder import folder_files, skill_folder
+from agentapps.gateway import GATEWAY
 from agentapps.tools.policy import Policy
 
 if TYPE_CHECKING:
@@ -59,6 +62,8 @@ def plan(ctx: Context, args: dict[str, Any], template: Path) -> Plan:
     skill = str(args.get("skillName") or args.get("name") or "agent")
     parent = scope_of(ctx)
     config = effective_config(args.get("config"), ctx.globals.config.overrides)
+    if not parent and ctx.globals.config.overrides.get("persistent"):  # `agentapps repl`
+        config["persistent"] = True
     if started_by_agent_code(ctx) and parent:  # the model chose these args: stay within its limits
         parent_config = parent.get("config") or {}
         config = confine(config, parent_config, Limits.from_config(parent_config, skill))
@@ -67,13 +72,25 @@ def plan(ctx: Context, args: dict[str, Any], template: Path) -> Plan:
         raise ConfigError(f"Skill '{skill}' sets model.persistent and `returns`; a persistent agent "
                           "never returns, so drop one of them.", skill=skill)
     allowed = args.get("allowedTools")
+    served = served_context(ctx)
+    folder = skill_folder(served.tool)
+    if folder is not None and allowed is not None:  # a folder skill's agent reads its own folder
+        allowed = f"{allowed} skill-file"
     policies = code_policies(ctx, allowed, skill)
     found = discover(ctx.globals.lookup, policies, allowed, config["agent"])
+    files = None
+    if folder is not None:
+        files = {"folder": str(folder), "list": folder_files(folder),
+                 "shell": any(t["name"] == "shell" for t in found.tools)}
+        found.tools = [t for t in found.tools if t["name"] != "skill-file"]  # shown with the files
     prompt = render_system_prompt(
         template, ctx.globals.cache_for("agent.templates"), task=str(args.get("prompt") or ""),
         skill=skill, discovered=found, returns=args.get("returns"), persistent=limits.persistent,
-        max_steps=limits.max_steps, has_args=isinstance(args.get("args"), dict))
-    message = user_message(args.get("args"), args.get("userMessage"))
+        max_steps=limits.max_steps, has_args=isinstance(args.get("args"), dict), files=files,
+        wraps=wrapped_skill(served))
+    seeded = served.locals.get("userMessage")  # an invoke's context seed (the REPL's first line)
+    message = user_message(args.get("args"), args.get("userMessage") or (
+        seeded if isinstance(seeded, str) else None))
     return Plan(skill, config, limits, policies, prompt, message)
 
 
@@ -88,7 +105,10 @@ async def run_agent(ctx: Context, args: dict[str, Any], template: Path) -> Any:
     memory = dict(args.get("memory") or {})
     if isinstance(args.get("args"), dict):  # the served skill's args, so code need not copy them
         memory.setdefault("args", args["args"])
-    with Sandbox(memory=memory) as sandbox:  # its process starts while plan() renders the prompt
+    wraps = wrapped_skill(served_context(ctx))
+    if wraps is not None:  # middleware mode: the call it wraps, for agent code to look at
+        memory.setdefault("target", {"skill": wraps, "args": dict(served_context(ctx).target.args)})
+    with Sandbox(memory=memory, middleware=wraps is not None) as sandbox:  # starts while plan() runs
         return await _run_planned(ctx, args, plan(ctx, args, template), sandbox)
 
 
@@ -120,9 +140,24 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
         if is_within(cb_ctx, code_ctx):
             raise DeniedError("Agent code may not call its own agent's callback refs.", skill=skill)
 
+    async def run_next() -> Any:
+        """`target.manager.next()`: the rest of the served pipeline, once; its result."""
+        if run.next_called:
+            raise BridgeError("target.manager.next() was already called: it runs the rest of the "
+                              "pipeline once.")
+        run.next_called = True
+        await served.manager.next()
+        return served.target.locals.result
+
+    gateway = GATEWAY.get() if limits.persistent and depth == 0 else None
+
     async def on_invoke(cb_ctx: Context, cb_args: dict[str, Any]) -> Any:
         refuse_from_code(cb_ctx)
-        return await run_code(run, sandbox, code_ctx, cb_args)
+        snippet = run_code(run, sandbox, code_ctx, cb_args,
+                           run_next if served.target is not served else None)
+        if gateway is None:
+            return await snippet
+        return await interruptible(gateway, snippet, limits.max_result_chars)
 
     async def on_hook(cb_ctx: Context, event: dict[str, Any]) -> Any:
         refuse_from_code(cb_ctx)
@@ -131,6 +166,14 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
             directive = await _guard(ctx, str(config["guard"]), skill, event)
         if directive is None and event.get("type") == "context-full" and config.get("contextFull"):
             directive = await ask_context_full(ctx, str(config["contextFull"]), run, event)
+        if gateway is not None and gateway.interrupted and event.get("type") == "tool-call":
+            directive = {"deny": "The user interrupted this turn; this call did not run."}
+        if event.get("type") == "tool-call" and isinstance(directive, dict) and directive.get("deny"):
+            run.denied({k: v for k, v in event.items() if k != "type"}, str(directive["deny"]))
+        if event.get("type") == "turn-end" and isinstance(directive, dict):
+            interrupted = gateway is not None and gateway.take_interrupt()
+            if not directive.get("stop") and (directive.pop("input", False) or interrupted):
+                directive = await await_input(ctx, run, directive, interrupted)
         return directive
 
     refs: list[str] = []
@@ -174,10 +217,18 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
             run.recorder.write()
 
 
+def wrapped_skill(served: Context) -> str | None:
+    """In middleware mode (the served skill is a chain entry of another call), the skill it wraps."""
+    return None if served.target is served else served.target.tool.name
+
+
 def _final(run: AgentRun, value: Any) -> Any:
     if run.finished:
         run.stop_reason = "finished"
         return run.result
+    if run.next_called:  # middleware that ran the rest of the pipeline: the wrapped result stands
+        run.stop_reason = run.stop_reason or "answered"
+        return None
     if run.returns is not None:
         run.stop_reason = "returns"
         raise ReturnsError(f"The agent for '{run.skill}' ended without calling "

@@ -58,6 +58,7 @@ class AgentRun:
     returns_failures: int = 0
     steps_exhausted: bool = False
     stop_reason: str | None = None
+    next_called: bool = False  # middleware mode: agent code ran `target.manager.next()`
     buffer: TurnBuffer = field(default_factory=TurnBuffer)
     _last_code: str | None = None
     _repeats: int = 0
@@ -119,6 +120,12 @@ class AgentRun:
         result = fields.get("result")
         status = result.get("status") if isinstance(result, dict) else None
         self.trace.record("tool-result", **{**fields, "ms": ms, "status": status or "success"})
+
+    def denied(self, fields: dict[str, Any], reason: str) -> None:
+        """A tool call the hook refused: the provider reports no result for it, so the trace
+        gets one (an error: emitted as `tool-error`)."""
+        self.trace.record("tool-result", **{**fields, "ms": 0.0, "status": "error",
+                                            "denied": reason})
 
     def on_error(self, fields: dict[str, Any]) -> dict[str, Any]:
         attempt = fields.get("attempt")
@@ -213,8 +220,8 @@ class AgentRun:
         if self.returns is not None:
             return {"continue": True, "message": self._returns_failed(
                 "You answered without calling ctx.manager.finish(value).")}
-        if self.limits.persistent:
-            return {"continue": True, "message": CONTINUE}
+        if self.limits.persistent:  # the agent waits for the user's next message (the runner asks)
+            return {"continue": True, "message": CONTINUE, "input": True}
         self.stop_reason = "answered"
         self.result = text
         return {"stop": True, "result": text}

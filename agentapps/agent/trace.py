@@ -1,8 +1,13 @@
-"""Hook events of one run: kept in `locals.agent.trace`, emitted as `agent-*` events, shown live.
+"""Hook events of one run: kept in `locals.agent.trace`, emitted as agent events, shown live.
 
-Each trace entry is `{type, timestamp (ms), ...fields}`. With an `events` topic the same entry
-goes to the event bus as `agent-{type}` (plus `agent-start` and `agent-complete`). A reporter
-callable in `globals.internals.reporter` (the CLI's progress display) sees every entry.
+Each trace entry is `{type, timestamp (ms), ...fields}` with the seed's trace types (`turn-start`,
+`message`, `reasoning`, `tool-call`, `tool-result`, `turn-end`, `error`, `retry`, and ours:
+`context-full`, `context-edit`, `fallback`). With an `events` topic the same entry goes to the
+event bus under the seed's event name (`event_name`): `turn-start`, `turn-end`, `tool-call`,
+`tool-result`, `tool-error` (a tool result with status "error"), `agent-message`,
+`agent-error`, and `agent-<type>` for the rest; the run adds `agent-start` and `agent-complete`.
+A reporter callable in `globals.internals.reporter` (the CLI's progress display, the MCP
+server's progress) gets the same names.
 Entries are redacted when recorded (declared secrets, see agentapps/secrets.py), so the trace, its
 events, the progress display and a session's `$agent` capture never hold a secret the model echoed.
 """
@@ -19,6 +24,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("agentapps.agent")
 MAX_TRACE = 10_000  # a persistent agent must not grow its trace without bound
+SAME_NAME = frozenset({"turn-start", "turn-end", "tool-call", "tool-result"})
+
+
+def event_name(entry: dict[str, Any]) -> str:
+    """The event a trace entry is emitted and reported as (the seed's agent event names)."""
+    kind = str(entry.get("type") or "unknown")
+    if kind == "tool-result" and entry.get("status") == "error":
+        return "tool-error"
+    return kind if kind in SAME_NAME else f"agent-{kind}"
 
 
 class Trace:
@@ -42,8 +56,9 @@ class Trace:
         if len(self.entries) >= MAX_TRACE:
             del self.entries[: MAX_TRACE // 10]
         self.entries.append(entry)
-        self.emit(f"agent-{type_}", entry)
-        self.report(type_, entry)
+        name = event_name(entry)
+        self.emit(name, entry)
+        self.report(name, entry)
         return entry
 
     def emit(self, type_: str, data: dict[str, Any]) -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from agentapps.check.findings import Finding
 from agentapps.check.scope import Scope, Site
 from agentapps.errors import UsageError
+from agentapps.tools.foreign import problems as foreign_problems
 from agentapps.tools.names import did_you_mean
 from agentapps.tools.policy import Policy, Rule, matches_pattern
 
@@ -48,6 +49,9 @@ def allowed_tools(site: Site, memo: PatternMemo) -> list[Finding]:
     except UsageError as exc:
         return [site.at(["allowed-tools"], "error", "malformed-pattern", exc.message)]
     found: list[Finding] = []
+    for problem in foreign_problems(source):
+        message = f"Skill '{tool.name}' allowed-tools: {problem}; it grants nothing here."
+        found.append(site.at(["allowed-tools"], "warning", "foreign-tool", message))
     for rule in policy.rules or ():
         if memo.selects_any(rule, site.scope):
             continue

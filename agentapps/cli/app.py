@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from agentapps.cli import render, runs, serve, sessions
+from agentapps.cli import render, repl, runs, serve, sessions
 from agentapps.cli.commands import COMMANDS, SUMMARY
 
 app = typer.Typer(
@@ -23,6 +23,7 @@ app = typer.Typer(
 sessions.register(app)
 runs.register(app)
 serve.register(app)
+repl.register(app)
 
 
 def _invoke(skill: str, args: dict[str, Any]) -> tuple[Any, Any]:
@@ -69,20 +70,48 @@ def list_(
 @app.command(help=COMMANDS["describe"])
 def describe(ref: str = typer.Argument(..., help="Skill name or path."),
              as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-    info, _ = _invoke("skill-describe", {"name": ref})
+    info, root = _invoke("skill-describe", {"name": ref})
+    from agentapps.tools.foreign import mapping
+
+    name = info["name"]
+    local = _local_overrides(root, ref)
+    foreign = mapping(info.get("allowed_tools"))
     if as_json:
-        render.emit_json(info)
+        render.emit_json({**info, "localOverrides": local, "foreignTools": foreign})
         return
-    out = [f"{info['name']}  ({info['kind']} skill, {info['source']})", f"  {info['description']}",
+    out = [f"{name}  ({info['kind']} skill, {info['source']})", f"  {info['description']}",
            f"  file: {info['path']}"]
     if info.get("allowed_tools") is not None:
         out.append(f"  allowed-tools: {info['allowed_tools']}")
+    for item in foreign:
+        mapped = " ".join(item["mapsTo"]) or f"nothing ({item['problem']})"
+        out.append(f"    {item['name']} -> {mapped}")
     out.append("  params: " + (json.dumps(info["params"]) if info["params"] else "none"))
     if info.get("returns"):
         out.append("  returns: " + json.dumps(info["returns"]))
     chain = "static (middleware; runs without a chain)" if info["static"] else " -> ".join(info["chain"])
     out.append(f"  chain: {chain}")
+    if local["overrides"]:
+        out.append(f"  local overrides of the main skill '{local['main']}' (file < AGENTAPPS_LOCAL_* "
+                   f"< --local), {'applied to this skill' if local['applies'] else 'not applied to this skill'}:")
+        out += [f"    {o['path']} = {json.dumps(o['value'])}  ({o['source']})" for o in local["overrides"]]
     sys.stdout.write("\n".join(out) + "\n")
+
+
+def _local_overrides(root: Any, ref: str) -> dict[str, Any]:
+    """The AGENTAPPS_LOCAL_* overrides in effect, and whether the described skill gets them (it
+    does when the main skill is its authority, or is it)."""
+    from agentapps.cascade.resolve import applies_authority
+
+    cfg = root.globals.config
+    changes = cfg.overrides.get("local") or []
+    main = cfg.main_tool
+    applies = False
+    if changes and main is not None:
+        tool = root.globals.lookup.resolve(ref)
+        applies = tool.path == main.path or applies_authority(tool, main, cfg.project)
+    return {"main": main.name if main else None, "applies": applies,
+            "overrides": [o.shown() for o in changes]}
 
 
 @app.command(help=COMMANDS["which"])

@@ -7,6 +7,7 @@ SUMMARY = "Run AI skills (markdown prompts and Python code) through a middleware
 
 COMMANDS: dict[str, str] = {
     "run": "Run a skill: agentapps run [OPTIONS] SKILL [--param value ...].",
+    "repl": "Talk to an agent on the terminal: agentapps repl [SKILL] [--task TEXT] (Ctrl-C cancels a turn).",
     "list": "List the skills on the search path (the winners; see 'which' for what they shadow).",
     "describe": "Show a skill's interface, cascaded metadata and middleware chain.",
     "which": "Show which file a skill name resolves to, and every definition it shadows.",

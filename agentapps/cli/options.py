@@ -34,6 +34,7 @@ class RunOptions:
     timeout: float | None = None
     max_cost: float | None = None
     approve: list[str] = field(default_factory=list)
+    local: list[Any] = field(default_factory=list)  # agentapps.cascade.local.Override, in order
     arg_tokens: list[str] = field(default_factory=list)
     ref: str | None = None
     rest: list[str] = field(default_factory=list)
@@ -69,6 +70,18 @@ def _approve_pattern(raw: str) -> str:
     return raw
 
 
+def _local_text(raw: str) -> Any:
+    from agentapps.cascade.local import parse_option
+
+    return parse_option(raw, as_json=False)
+
+
+def _local_json(raw: str) -> Any:
+    from agentapps.cascade.local import parse_option
+
+    return parse_option(raw, as_json=True)
+
+
 def _absolute(raw: str) -> str:
     return str(Path(raw).absolute())  # the shell already expanded ~
 
@@ -92,6 +105,11 @@ OPTIONS: tuple[RunnerOption, ...] = (
     RunnerOption(("--approve",), "approve", "Approve calls that trust rules would ask about (allowed-tools "
                  "syntax: a skill glob, #tag, or name(arg=glob); repeatable).", "PATTERN", _approve_pattern,
                  repeat=True),
+    RunnerOption(("--local",), "local", "Override the main skill's metadata for this run (text; a number "
+                 "or boolean where it replaces one; repeatable; after AGENTAPPS_LOCAL_* variables).",
+                 "KEY.PATH=VALUE", _local_text, repeat=True),
+    RunnerOption(("--local-json",), "local", "Override the main skill's metadata with a JSON value "
+                 "(repeatable, in order with --local).", "KEY.PATH=JSON", _local_json, repeat=True),
     RunnerOption(("-v", "--verbose"), "verbose", "Show tracebacks and debug logs on stderr."),
     RunnerOption(("-q", "--quiet"), "quiet", "Show nothing on stderr but errors."),
     RunnerOption(("-h", "--help"), "help", "Show this message. 'agentapps run SKILL --help' shows the skill's params."),
@@ -105,10 +123,9 @@ EXIT_CODES = "Exit codes: 0 ok, 1 the skill failed, 2 bad input, 3 denied, 4 a l
 
 def usage() -> str:
     """The text of `agentapps run --help`, made from the table."""
-    rows = []
-    for option in OPTIONS:
-        spelled = ", ".join(option.names) + (f" {option.metavar}" if option.metavar else "")
-        rows.append(f"  {spelled:<19}  {option.help}")
+    spelled = [", ".join(o.names) + (f" {o.metavar}" if o.metavar else "") for o in OPTIONS]
+    width = max(len(s) for s in spelled)
+    rows = [f"  {s:<{width}}  {o.help}" for s, o in zip(spelled, OPTIONS, strict=True)]
     return ("Usage: agentapps run [OPTIONS] SKILL [--param value ...]\n\n"
             "Run a skill by name or path. Runner options go before SKILL; the skill's params go after it.\n\n"
             "Options:\n" + "\n".join(rows) + "\n\n" + EXIT_CODES + "\n")

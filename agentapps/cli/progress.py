@@ -2,7 +2,8 @@
 
 On a terminal (and without NO_COLOR) it uses a rich spinner (rich is imported only then);
 otherwise it writes plain lines fit for CI logs. The CLI installs it as
-`globals.internals.reporter` unless `-q`; the agent calls it with each trace entry.
+`globals.internals.reporter` unless `-q`; the agent calls it with each trace entry under its
+event name (`agent-message`, `tool-error`, ... see agentapps/agent/trace.py).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class Progress:
         self._streamed = False
         self._spin(f"{pad}turn {data.get('turnNumber')} · waiting for the model")
 
-    def _on_message(self, data: dict[str, Any], pad: str) -> None:
+    def _on_agent_message(self, data: dict[str, Any], pad: str) -> None:
         text = str(data.get("text") or "")
         if not text or (self._streamed and not data.get("delta")):
             return
@@ -64,7 +65,7 @@ class Progress:
             self._write(text if text.endswith("\n") else text + "\n", "3")
             self._midline = False
 
-    def _on_retry(self, data: dict[str, Any], pad: str) -> None:
+    def _on_agent_retry(self, data: dict[str, Any], pad: str) -> None:
         self._line(f"{pad}retrying (attempt {data.get('attempt')}, after {data.get('delay')} s): "
                    f"{data.get('error')}", "33")
         self._streamed = False
@@ -77,13 +78,16 @@ class Progress:
         mark = ("✓" if ok else "✗") if self.fancy else ("ok" if ok else "error")
         ms = data.get("ms")
         took = f"{ms:.0f} ms" if isinstance(ms, (int, float)) else "?"
-        self._line(f"{pad}{mark} {data.get('tool')} {took}  {_code(data)}",
+        denied = f"denied: {data['denied']}  " if data.get("denied") else ""
+        self._line(f"{pad}{mark} {data.get('tool')} {took}  {denied}{_code(data)}",
                    "32" if ok else "31")
+
+    _on_tool_error = _on_tool_result
 
     def _on_turn_end(self, data: dict[str, Any], pad: str) -> None:
         self._stop()
 
-    def _on_error(self, data: dict[str, Any], pad: str) -> None:
+    def _on_agent_error(self, data: dict[str, Any], pad: str) -> None:
         if data.get("willRetry"):  # a final error is printed once, by the CLI
             self._line(f"{pad}model error, retrying in {data.get('delay')} s (attempt "
                        f"{data.get('attempt')}): {data.get('error')}", "33")
@@ -98,12 +102,12 @@ class Progress:
                    f"{data.get('steps')} step(s), {usage.get('inputTokens', 0)} in / "
                    f"{usage.get('outputTokens', 0)} out tokens{cache}{dollars}", "2")
 
-    def _on_context_edit(self, data: dict[str, Any], pad: str) -> None:
+    def _on_agent_context_edit(self, data: dict[str, Any], pad: str) -> None:
         what = (f"cleared {data.get('cleared')} old tool result(s)" if data.get("action") == "clear"
                 else f"summarized {data.get('turns')} old turn(s)")
         self._line(f"{pad}context: {what} (about {data.get('before')} -> {data.get('after')} tokens)", "2")
 
-    def _on_fallback(self, data: dict[str, Any], pad: str) -> None:
+    def _on_agent_fallback(self, data: dict[str, Any], pad: str) -> None:
         self._line(f"{pad}fallback: {data.get('from')} -> {data.get('to')} ({data.get('reason')})", "33")
 
     def _on_mcp_start(self, data: dict[str, Any], pad: str) -> None:

@@ -64,13 +64,15 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
     try:
         from agentapps.boot import bootstrap
         from agentapps.cascade.interface import params_of
+        from agentapps.cascade.local import register_secrets as register_local_secrets
         from agentapps.context.manager import invoke_root
         from agentapps.hosting import agent_extras, register_secrets
 
-        root = bootstrap()
+        root = bootstrap(local=opts.local)
         g = root.globals
         internals = g.internals
         internals.redactor = redactor
+        register_local_secrets(internals, g.config.overrides.get("local") or ())
         register_secrets(g)
         data_dir = g.config.log_dir
         g.config.overrides.update({k: v for k, v in (("model", opts.model), ("record", opts.record),
@@ -100,8 +102,10 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         g.internals.dry_run = opts.dry_run
         try:
             from agentapps.cli.supervise import json_report, plain_report, run_supervised
+            from agentapps.gateway import GATEWAY, stdin_gateway
 
             report = json_report(skill_name, started) if opts.json else plain_report
+            GATEWAY.set(stdin_gateway())  # a persistent agent waits for input here between turns
             result: Any = run_supervised(invoke_root(root, tool, args), g, opts.timeout, report, loop=tool.loop)
         finally:
             if progress is not None:

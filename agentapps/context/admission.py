@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from agentapps.context.context import Context, Globals
 
 
-OPTIONS = ("context",)  # invoke options that args may carry as `$NAME`
+OPTIONS = ("context", "frontmatter")  # invoke options that args may carry as `$NAME`
+UNTRUSTED_OPTIONS = ("frontmatter",)  # what agent code may pass (activation only: cascade/activate.py)
 SEED_KEYS = ("nonlocals", "locals")  # what a context seed may lay over the new context
 
 
@@ -23,11 +24,13 @@ def split_options(caller: Context, args: Any, explicit: dict[str, Any]) -> tuple
     """Pull `$NAME` keys out of `args` as invoke options (`$context` -> `context`).
 
     Explicit options win; when both are objects the `$NAME` value only fills missing fields. Agent
-    code may pass none: a seed could otherwise forge the scope that bounds a sub-agent."""
+    code may pass only `$frontmatter`: a seed could otherwise forge the scope that bounds a sub-agent."""
     if not isinstance(args, dict) or not any(isinstance(k, str) and k.startswith("$") for k in args):
         return args, explicit
-    if caller.envelope.untrusted:
-        raise DeniedError("Agent code may not pass invoke options ($-keys) in args.", skill=caller.tool.name)
+    if caller.envelope.untrusted and any(isinstance(k, str) and k.startswith("$") and k[1:] not in
+                                         UNTRUSTED_OPTIONS for k in args):
+        raise DeniedError("Agent code may not pass invoke options ($-keys) in args other than "
+                          "$frontmatter.", skill=caller.tool.name)
     options = dict(explicit)
     plain: dict[str, Any] = {}
     for key, value in args.items():

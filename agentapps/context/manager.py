@@ -14,6 +14,7 @@ from inspect import isawaitable
 from types import CoroutineType
 from typing import Any
 
+from agentapps.cascade.activate import activate
 from agentapps.context.admission import (
     admit,
     apply_seed,
@@ -78,6 +79,7 @@ async def invoke(caller: Context, ref: str | ToolDef, args: dict[str, Any], untr
     try:
         prepare(ctx)
         refuse_pipeline_call(ctx)
+        activate(ctx, options.get("frontmatter"))
         if not loop_running() and needs_loop(ctx):  # driven without a loop: lend one to this call
             g = ctx.globals
             if g.internals.loan is None:

@@ -56,14 +56,17 @@ def _open_final(walked: Walked, flags: int) -> int:
 
 
 def read_text(root: Path, user_path: str, *, offset: int = 0, limit: int | None = None,
-              max_bytes: int = MAX_READ_BYTES, expect: str | None = None) -> str:
-    """Lines `offset`.. (0-based) of a text file, at most `limit` lines and `max_bytes` bytes."""
+              max_bytes: int = MAX_READ_BYTES, expect: str | None = None,
+              label: str = "file-read", where: str = "in the project") -> str:
+    """Lines `offset`.. (0-based) of a text file, at most `limit` lines and `max_bytes` bytes.
+    `label` and `where` word the errors (skill-file reads a skill's folder the same way)."""
     for _ in range(ATTEMPTS):
         with _walk_checked(root, user_path, expect, for_write=False) as walked:
             if walked.kind == "missing":
-                raise UsageError(f"file-read: no such file {user_path!r} in the project.")
+                raise UsageError(f"{label}: no such file {user_path!r} {where}.")
             if walked.kind == "dir":
-                raise UsageError(f"file-read: {user_path!r} is a folder; use file-list.")
+                raise UsageError(f"{label}: {user_path!r} is a folder; use file-list."
+                                 if label == "file-read" else f"{label}: {user_path!r} is a folder.")
             try:
                 fd = _open_final(walked, os.O_RDONLY | os.O_NONBLOCK)
             except _Raced:

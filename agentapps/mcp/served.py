@@ -90,14 +90,14 @@ def describe(type_: str, data: dict[str, Any]) -> str | None:
         return f"agent {data.get('skill')} started ({data.get('model')})"
     if type_ == "turn-start":
         return f"turn {data.get('turnNumber')}: waiting for the model"
-    if type_ == "message" and not data.get("delta"):
+    if type_ == "agent-message" and not data.get("delta"):
         return str(data.get("text") or "") or None
     if type_ == "tool-call":
         args = data.get("args")
         return f"running {data.get('tool')}: {first_line(args.get('code') if isinstance(args, dict) else '')}"
-    if type_ == "tool-result":
-        return f"{'error' if data.get('status') == 'error' else 'done'}: {data.get('tool')}"
-    if type_ in ("retry", "error") and data.get("willRetry", type_ == "retry"):
+    if type_ in ("tool-result", "tool-error"):
+        return f"{'error' if type_ == 'tool-error' else 'done'}: {data.get('tool')}"
+    if type_ in ("agent-retry", "agent-error") and data.get("willRetry", type_ == "agent-retry"):
         return f"retrying: {data.get('error')}"
     if type_ == "agent-complete":
         return f"agent finished: {data.get('stopReason')}"

@@ -6,5 +6,6 @@ The host never imports mini-racer: creating a Sandbox starts the process that do
 
 from agentapps.sandbox.isolate import Sandbox
 from agentapps.sandbox.results import InvokeFn, SandboxLimits, SnippetResult
+from agentapps.sandbox.snippet import NEXT
 
-__all__ = ["InvokeFn", "Sandbox", "SandboxLimits", "SnippetResult"]
+__all__ = ["NEXT", "InvokeFn", "Sandbox", "SandboxLimits", "SnippetResult"]

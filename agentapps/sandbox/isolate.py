@@ -38,8 +38,9 @@ def _prelude_template() -> str:
     return (Path(__file__).parent / "prelude.js").read_text(encoding="utf-8")
 
 
-def prelude(limits: SandboxLimits, memory_json: str) -> str:
-    """The prelude script for a fresh isolate: limits and the `memory` seed filled in."""
+def prelude(limits: SandboxLimits, memory_json: str, middleware: bool = False) -> str:
+    """The prelude script for a fresh isolate: limits and the `memory` seed filled in, and the
+    `target` global when the agent serves middleware."""
     config = {
         "maxLength": limits.max_length,
         "maxOutput": limits.max_output_chars,
@@ -47,6 +48,7 @@ def prelude(limits: SandboxLimits, memory_json: str) -> str:
         "maxArgBytes": limits.max_arg_bytes,
         "maxValue": limits.max_value_bytes,
         "memory": memory_json,
+        "middleware": middleware,
     }
     return _prelude_template().replace("__AGENTAPPS_CONFIG__", json.dumps(config))
 
@@ -63,12 +65,13 @@ class Sandbox:
     """
 
     def __init__(self, limits: SandboxLimits = DEFAULT_LIMITS,
-                 memory: dict[str, Any] | None = None) -> None:
+                 memory: dict[str, Any] | None = None, *, middleware: bool = False) -> None:
         try:
             self._memory_json = json.dumps({} if memory is None else memory, allow_nan=False)
         except (TypeError, ValueError, RecursionError) as exc:
             raise ArgsError(f"The sandbox memory seed is not JSON: {exc}.") from None
         self._limits = limits
+        self._middleware = middleware  # `target.manager.next()` exists (its calls arrive as NEXT)
         self._busy = False
         self._closed = False
         self._dead: list[Engine] = []  # killed, not yet reaped
@@ -187,4 +190,4 @@ class Sandbox:
             self._engine = None
 
     def _prelude(self) -> str:
-        return prelude(self._limits, self._memory_json)
+        return prelude(self._limits, self._memory_json, self._middleware)

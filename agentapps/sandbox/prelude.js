@@ -238,6 +238,15 @@ if (typeof __TimerManager !== 'undefined') { __TimerManager = undefined; }
   const ctxObj = create(null);
   ctxObj.manager = freeze(manager);
   defineProperty(G, 'ctx', fixed(ctxObj));
+  // Middleware mode (the agent serves a middleware skill): `target.manager.next()` runs the rest
+  // of the served pipeline once, through the same bridge under a name no skill can have.
+  if (config.middleware === true) {
+    const targetManager = create(null);
+    targetManager.next = freeze(function next() { return invoke('$next', null); });
+    const targetObj = create(null);
+    targetObj.manager = freeze(targetManager);
+    defineProperty(G, 'target', fixed(targetObj));
+  }
   G.memory = parse(config.memory);
 
   // 4. What Python reaches through the object this script returns: setting `start` (the

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from agentapps.sandbox.engine import Engine
 
 BARE_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,127}")
+NEXT = "$next"  # `target.manager.next()` in middleware mode; the invoke function decides
 Call = tuple[int, str, Any]  # an admitted invoke: request id, skill name, args
 POLL = ("G", "poll")
 
@@ -104,7 +105,7 @@ class Snippet:
                 and isinstance(request.get("name"), str) and isinstance(request.get("args"), str)):
             raise IsolateFault("malformed invoke request")
         rid, name, args_json = request["id"], request["name"], request["args"]
-        if not BARE_NAME.fullmatch(name):
+        if not BARE_NAME.fullmatch(name) and name != NEXT:
             return _refusal(rid, f"ctx.manager.invoke: {name[:100]!r} is not a bare skill name "
                             "(lowercase letters, digits and '-'); paths and URIs are refused")
         size, most = len(args_json.encode("utf-8", "surrogatepass")), self.limits.max_arg_bytes

@@ -10,6 +10,7 @@ from functools import lru_cache
 from typing import Any
 
 from agentapps.errors import DeniedError, UsageError
+from agentapps.tools.foreign import translate
 
 MAX_PATTERN = 1000
 MAX_NESTING = 32  # keeps the recursive brace reader far from the interpreter stack limit
@@ -60,8 +61,9 @@ def _split(text: str, seps: str) -> list[str]:
 
 
 def split_patterns(text: str) -> list[str]:
-    """The space-separated patterns of an allowed-tools (or trust rules) string."""
-    return [tok for tok in _split(text.strip(), _SPACES) if tok]
+    """The patterns of an allowed-tools (or trust rules) string: separated by spaces, or by
+    commas outside braces and specifiers (`Read, Grep, Glob`, as Agent Skills write them)."""
+    return [tok for tok in _split(text.strip(), _SPACES + ",") if tok]
 
 
 def _unit(p: str, i: int) -> tuple[str, int]:
@@ -262,7 +264,8 @@ class Policy:
             for item in items:
                 if not item.strip() and not isinstance(text, str):
                     raise _bad(item, "empty pattern")
-                rules.extend(Rule.parse(tok) for tok in split_patterns(item))
+                for tok in split_patterns(item):  # other agents' names (`Read`, `Bash(git:*)`) map
+                    rules.extend(Rule.parse(p) for p in translate(tok).patterns)
         except UsageError as exc:
             raise UsageError(f"Skill '{owner}' allowed-tools: {exc.message}", skill=owner) from None
         return cls(tuple(rules), owner, " ".join(items))

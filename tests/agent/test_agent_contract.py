@@ -118,7 +118,7 @@ def test_the_trace_lands_on_the_served_context_and_events_are_emitted(project):
     assert project.invoke("direct", root=root) == "Done."
     events = [e.type for e in bus.topics["progress"].queues["default"].take(None, True)]
     assert events[0] == "agent-start" and events[-1] == "agent-complete"
-    assert {"agent-turn-start", "agent-tool-call", "agent-tool-result", "agent-turn-end"} <= set(events)
+    assert {"turn-start", "tool-call", "tool-result", "turn-end", "agent-message"} <= set(events)
 
 
 def test_a_runaway_snippet_times_out_and_the_next_one_still_runs(agentic):

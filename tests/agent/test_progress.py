@@ -18,13 +18,13 @@ class Terminal(io.StringIO):
 EVENTS = [
     ("agent-start", {"skill": "sum", "model": "m1", "provider": "agent-scripted", "depth": 0}),
     ("turn-start", {"turnNumber": 1, "depth": 0}),
-    ("message", {"text": "Counting ", "delta": True, "depth": 0}),
-    ("message", {"text": "now.", "delta": True, "depth": 0}),
-    ("message", {"text": "Counting now.", "depth": 0}),  # the full text after deltas: not repeated
+    ("agent-message", {"text": "Counting ", "delta": True, "depth": 0}),
+    ("agent-message", {"text": "now.", "delta": True, "depth": 0}),
+    ("agent-message", {"text": "Counting now.", "depth": 0}),  # the full text after deltas: not repeated
     ("tool-call", {"tool": "invoke", "args": {"code": "return 1\nreturn 2"}, "depth": 0}),
     ("tool-result", {"tool": "invoke", "args": {"code": "return 1\nreturn 2"}, "ms": 12.3,
                      "status": "success", "depth": 0}),
-    ("tool-result", {"tool": "invoke", "args": {"code": "boom()"}, "ms": 1, "status": "error", "depth": 1}),
+    ("tool-error", {"tool": "invoke", "args": {"code": "boom()"}, "ms": 1, "status": "error", "depth": 1}),
     ("turn-end", {"depth": 0}),
     ("agent-complete", {"stopReason": "answered", "turns": 1, "steps": 1,
                         "usage": {"inputTokens": 5, "outputTokens": 2}, "depth": 0}),

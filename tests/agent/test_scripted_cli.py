@@ -141,10 +141,10 @@ def test_a_model_error_fails_the_run_and_persistent_mode_retries_it(agentic):
         {"text": "still working"},
         {"code": "ctx.manager.finish('all done')"},
     ], model={"persistent": True, "retryBase": 0.01})
-    kept = agentic.run("--json", "keeper")
+    kept = agentic.run("--json", "keeper", input="go on\n")  # persistent: waits for input between turns
     out = json.loads(kept.stdout)
     assert kept.returncode == 0 and out["result"] == "all done" and out["turns"] == 3
-    assert "Continue with the task." in agentic.messages()
+    assert "go on" in agentic.messages()
     assert "model error, retrying in 0.01 s (attempt 1): model overloaded" in kept.stderr
 
 

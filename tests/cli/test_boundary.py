@@ -55,7 +55,8 @@ def test_the_runner_option_table_drives_parser_usage_and_misplacement():
     text = options.usage()
     for option in options.OPTIONS:
         assert all(name in text for name in option.names), option.names
-        parsed = options.parse([*option.names[-1:], *(["1"] if option.metavar else []), "hello"])
+        sample = {"local": "model.id=1"}.get(option.dest, "1")  # a value each option accepts
+        parsed = options.parse([*option.names[-1:], *([sample] if option.metavar else []), "hello"])
         if option.dest != "help":
             assert parsed is not None and parsed.ref == "hello"
 

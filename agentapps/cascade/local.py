@@ -1,0 +1,214 @@
+"""Local overrides of the main skill's metadata for one run: `--local`, `--local-json`, `AGENTAPPS_LOCAL_*`.
+
+A CI job changes configuration without editing files. Each override sets one path in the
+metadata of the project's main skill (the authority), as if that file said so:
+
+- `--local KEY.PATH=VALUE` (text) and `--local-json KEY.PATH=JSON` on `agentapps run`;
+- `AGENTAPPS_LOCAL_<PATH>=VALUE` in the environment, `__` between path segments
+  (`AGENTAPPS_LOCAL_MODEL__REGION=eu-west-1`, `AGENTAPPS_LOCAL_WEBHOOK__ROUTES__0__SECRET=...`).
+
+Precedence, lowest first: the main skill's file, then the environment variables (in name order,
+so a parent path is set before its children), then the command-line options in the order given.
+A skill's own metadata still wins over the authority, as it would over an edit of the main file;
+the main skill itself, when it is what runs, gets the overrides.
+
+Paths: a numeric segment indexes a list (the length appends); a missing object on the way is
+created. Text values take the type of the value they replace (number, boolean), else stay text.
+An environment segment matches an existing key ignoring case, `_` and `-` (`MAX_TURNS` is
+`maxTurns`), else becomes camelCase. Interface keys (`params`, `returns`, `role`, `tags`,
+`visibility`, `main`) and `$` annotations cannot be overridden: they are not configuration.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from agentapps.errors import UsageError
+from agentapps.types import ToolDef
+
+if TYPE_CHECKING:
+    from agentapps.context.context import Internals
+
+ENV_PREFIX = "AGENTAPPS_LOCAL_"
+REFUSED = frozenset({"params", "returns", "role", "tags", "visibility", "main", "allowed-tools"})
+SECRET_WORDS = re.compile(r"secret|token|password|passwd|credential|api_?key|private", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Override:
+    """One override: where it came from (`--local`, `--local-json`, or the variable's name), the
+    path as written, its parsed value, and whether the value is text to coerce."""
+
+    source: str
+    path: str
+    value: Any
+    text: bool
+    env: bool = False
+
+    @property
+    def secret(self) -> bool:
+        """Whether the value looks like a credential (it is then redacted wherever shown)."""
+        return bool(SECRET_WORDS.search(self.path))
+
+    def shown(self) -> dict[str, Any]:
+        value = "[redacted]" if self.secret else self.value
+        return {"path": self.path, "value": value, "source": self.source}
+
+
+def parse_option(raw: str, *, as_json: bool) -> Override:
+    """`KEY.PATH=VALUE` (or `=JSON` for --local-json) as given on the command line."""
+    flag = "--local-json" if as_json else "--local"
+    path, eq, text = raw.partition("=")
+    path = path.strip()
+    if not eq or not path:
+        raise UsageError(f"{flag} expects KEY.PATH={'JSON' if as_json else 'VALUE'}, got {raw[:80]!r}.")
+    _segments(path, flag)
+    if not as_json:
+        return Override(flag, path, text, True)
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"{flag} {path}: the value is not JSON ({exc}).") from None
+    return Override(flag, path, value, False)
+
+
+def from_environment(environ: Mapping[str, str]) -> list[Override]:
+    """The `AGENTAPPS_LOCAL_*` variables, parents before children."""
+    found = []
+    for name in sorted(k for k in environ if k.startswith(ENV_PREFIX)):
+        rest = name[len(ENV_PREFIX):]
+        parts = rest.split("__")
+        if not rest or any(not p for p in parts):
+            raise UsageError(f"Environment variable {name}: name a metadata path after {ENV_PREFIX}, "
+                             "with `__` between segments (AGENTAPPS_LOCAL_MODEL__REGION).")
+        found.append(Override(name, ".".join(parts), environ[name], True, env=True))
+    return sorted(found, key=lambda o: len(o.path.split(".")))
+
+
+def _segments(path: str, source: str) -> list[str]:
+    parts = path.split(".")
+    if any(not p for p in parts):
+        raise UsageError(f"{source} {path}: empty path segment.")
+    head = parts[0]
+    if head.lower() in REFUSED or any(p.startswith("$") for p in parts):
+        raise UsageError(f"{source} {path}: `{head if head.lower() in REFUSED else path}` is not "
+                         "configuration (interface keys and $ annotations cannot be overridden).")
+    return parts
+
+
+def _folded(key: str) -> str:
+    return key.replace("_", "").replace("-", "").lower()
+
+
+def _camel(segment: str) -> str:
+    words = [w for w in segment.lower().split("_") if w]
+    return words[0] + "".join(w.capitalize() for w in words[1:]) if words else segment
+
+
+def _key(container: dict[str, Any], segment: str, env: bool) -> str:
+    if not env or segment in container:
+        return segment
+    for key in container:
+        if _folded(key) == _folded(segment):
+            return key
+    return _camel(segment)
+
+
+def _coerce(current: Any, text: str, where: str) -> Any:
+    if isinstance(current, bool):
+        lowered = text.strip().lower()
+        if lowered in ("true", "1", "yes", "on"):
+            return True
+        if lowered in ("false", "0", "no", "off"):
+            return False
+        raise UsageError(f"{where}: expects true or false (it replaces a boolean), got {text[:80]!r}.")
+    if isinstance(current, (int, float)):
+        try:
+            number = float(text)
+        except ValueError:
+            raise UsageError(f"{where}: expects a number (it replaces one), got {text[:80]!r}.") from None
+        if not math.isfinite(number):
+            raise UsageError(f"{where}: expects a finite number, got {text[:80]!r}.")
+        return int(number) if isinstance(current, int) and number.is_integer() else number
+    if isinstance(current, (dict, list)):
+        kind = "an object" if isinstance(current, dict) else "a list"
+        raise UsageError(f"{where}: replaces {kind}; give JSON with --local-json, or set its "
+                         "fields one by one.")
+    return text
+
+
+def _step(node: Any, raw: str, override: Override, walked: list[str], where: str
+          ) -> tuple[Any, Any]:
+    """The key or index `raw` names in `node`, and the value there now (None when absent)."""
+    if isinstance(node, list):
+        if not raw.isdigit() or int(raw) > len(node):
+            raise UsageError(f"{where}: `{'.'.join(walked) or 'metadata'}` is a list of "
+                             f"{len(node)}; `{raw}` is not an index in it (0 to {len(node)}).")
+        index = int(raw)
+        return index, node[index] if index < len(node) else None
+    if isinstance(node, dict):
+        key = _key(node, raw, override.env)
+        return key, node.get(key)
+    raise UsageError(f"{where}: `{'.'.join(walked)}` is {type(node).__name__} "
+                     f"{json.dumps(node)[:40]}, not an object or list, so it has no `{raw}`.")
+
+
+def _put(node: Any, index: Any, value: Any) -> None:
+    if isinstance(node, list) and index == len(node):
+        node.append(value)
+    else:
+        node[index] = value
+
+
+def _set(meta: dict[str, Any], override: Override) -> str:
+    """Apply one override; returns the path it set, in the metadata's own spelling."""
+    parts = _segments(override.path, override.source)
+    where = f"{override.source} ({override.path})" if override.env else f"{override.source} {override.path}"
+    node: Any = meta
+    walked: list[str] = []
+    for raw in parts[:-1]:
+        index, current = _step(node, raw, override, walked, where)
+        walked.append(str(index))
+        if current is None:
+            current = {}
+            _put(node, index, current)
+        node = current
+    index, current = _step(node, parts[-1], override, walked, where)
+    walked.append(str(index))
+    _put(node, index, _coerce(current, override.value, where) if override.text else override.value)
+    return ".".join(walked)
+
+
+def apply(main: ToolDef | None, overrides: Sequence[Override]) -> tuple[ToolDef | None, list[Override]]:
+    """A copy of `main` with the overrides applied (UsageError for a bad path or value), and the
+    overrides with their paths as the metadata spells them."""
+    if not overrides:
+        return main, []
+    if main is None:
+        names = ", ".join(dict.fromkeys(o.source for o in overrides))
+        raise UsageError(f"{names}: overrides the main skill's metadata, but this project has no main "
+                         "skill (role: main); create one with 'agentapps init', or set the value in "
+                         "the skill itself.")
+    frontmatter = copy.deepcopy(main.frontmatter)
+    meta = frontmatter.setdefault("metadata", {})
+    applied = [replace(o, path=_set(meta, o)) for o in overrides]
+    return replace(main, frontmatter=frontmatter), applied
+
+
+def collect(options: Iterable[Override], environ: Mapping[str, str]) -> list[Override]:
+    """Every override of this run in the order they apply: environment, then the options."""
+    return [*from_environment(environ), *options]
+
+
+def register_secrets(internals: Internals, overrides: Iterable[Override]) -> None:
+    """Redact credential-like override values (a path naming a secret, token, password, key)."""
+    for override in overrides:
+        if override.secret:
+            value = override.value if isinstance(override.value, str) else json.dumps(override.value)
+            internals.redactor.register(override.source.lstrip("-").replace("-", "_"), value)

@@ -1,0 +1,232 @@
+"""`agentapps repl [SKILL] [--task TEXT]`: an interactive persistent agent on the terminal.
+
+One persistent agent run serves the whole session, so the conversation (history across turns)
+is the model's own. The terminal is its gateway: each line typed is the next user message.
+This thread keeps the terminal (readline: history in ~/.agent-apps/repl_history, Tab completes
+skill names); the agent runs on an event loop in a worker thread. Ctrl-C during a turn cancels it
+(the running snippet stops, the turn's remaining tool calls are refused, its output is hidden)
+and returns to the prompt once the model's reply is in; a second Ctrl-C in the same turn ends
+the session (exit 130). Ctrl-C at the prompt clears the line; Ctrl-D (end of input) ends the
+session cleanly (exit 0). Failures are raised to the CLI's one error boundary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import queue
+import sys
+import threading
+from pathlib import Path
+from typing import Any, TextIO, cast
+
+import typer
+
+from agentapps.errors import InterruptedError_, UsageError
+from agentapps.gateway import GATEWAY, Gateway
+
+DEFAULT_SKILL = "assistant"
+PROMPT = "> "
+HISTORY_LENGTH = 1000
+
+
+class Session:
+    """The agent side of a REPL session: the gateway fed by the terminal, and the worker thread."""
+
+    def __init__(self, root: Any, tool: Any, first: str) -> None:
+        self.root, self.tool, self.first = root, tool, first
+        self.inbox: queue.Queue[str | None] = queue.Queue()
+        self.asking = threading.Event()  # the agent waits for the next message
+        self.done = threading.Event()
+        self.gateway = Gateway(self._read, "terminal")
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.task: asyncio.Task[Any] | None = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._main, name="agentapps-repl", daemon=True)
+
+    def _read(self, prompt: str | None) -> str | None:
+        self.asking.set()
+        return self.inbox.get()
+
+    def send(self, line: str | None) -> None:
+        self.asking.clear()
+        self.inbox.put(line)
+
+    def interrupt(self) -> None:
+        if self.loop is not None:
+            self.loop.call_soon_threadsafe(self.gateway.interrupt)
+
+    def stop(self) -> None:
+        if self.loop is not None and self.task is not None:
+            self.loop.call_soon_threadsafe(self.task.cancel)
+
+    def _main(self) -> None:
+        try:
+            asyncio.run(self._run())
+        except BaseException as exc:  # noqa: BLE001 - handed to the terminal thread, which raises it
+            self.error = exc
+        finally:
+            self.done.set()
+
+    async def _run(self) -> None:
+        from agentapps.core.cleanup import run_cleanups
+
+        self.loop = asyncio.get_running_loop()
+        self.task = asyncio.current_task()
+        GATEWAY.set(self.gateway)
+        try:
+            await self.root.manager.invoke(self.tool, {}, context={"locals": {"userMessage": self.first}})
+        finally:
+            await run_cleanups(self.root.globals.internals)
+
+
+class QuietWhenInterrupted:
+    """The progress display, silent from a Ctrl-C until the next turn starts."""
+
+    def __init__(self, progress: Any, gateway: Gateway) -> None:
+        self.progress, self.gateway = progress, gateway
+
+    def __call__(self, type_: str, data: dict[str, Any]) -> None:
+        if self.gateway.interrupted and type_ not in ("agent-complete",):
+            return
+        self.progress(type_, data)
+
+
+def _history_file() -> Path:
+    from agentapps.boot import user_skills_dir
+
+    return user_skills_dir().parent / "repl_history"
+
+
+def _readline(names: list[str]) -> Any:
+    """Set up readline (when there is one): history and Tab completion of skill names."""
+    try:
+        import readline
+    except ImportError:  # no readline on this platform: plain input()
+        return None
+
+    def complete(text: str, state: int) -> str | None:
+        found = [n for n in names if n.startswith(text)]
+        return found[state] if state < len(found) else None
+
+    readline.set_completer(complete)
+    readline.set_completer_delims(" \t\n\"'`(){}[],;")
+    readline.parse_and_bind("tab: complete")
+    readline.set_history_length(HISTORY_LENGTH)
+    with contextlib.suppress(OSError):
+        readline.read_history_file(_history_file())
+    return readline
+
+
+def _save_history(readline: Any) -> None:
+    if readline is None:
+        return
+    path = _history_file()
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        readline.write_history_file(path)
+        os.chmod(path, 0o600)
+
+
+def _ask(prompt: str) -> str | None:
+    """One line from the terminal; None at end of input; Ctrl-C gives a fresh prompt."""
+    while True:
+        try:
+            line = input(prompt)
+        except KeyboardInterrupt:
+            sys.stderr.write("\n")
+            continue
+        except EOFError:
+            sys.stderr.write("\n")
+            return None
+        if line.strip():
+            return line
+
+
+def _wait_for_turn(session: Session) -> None:
+    """Until the agent asks for input or the session ends; Ctrl-C cancels the turn (twice: the
+    session)."""
+    interrupted = False
+    while not (session.asking.is_set() or session.done.is_set()):
+        try:
+            session.asking.wait(0.1)
+        except KeyboardInterrupt:
+            if interrupted:
+                session.stop()
+                session.done.wait()
+                raise InterruptedError_("Interrupted.") from None
+            interrupted = True
+            session.interrupt()
+            sys.stderr.write("\n^C: turn cancelled (Ctrl-C again ends the session)\n")
+            sys.stderr.flush()
+
+
+def repl(skill: str | None, task: str | None, *, model: str | None = None, replay: str | None = None,
+         quiet: bool = False) -> int:
+    from agentapps.boot import bootstrap
+    from agentapps.cascade.interface import returns_of
+    from agentapps.cli.progress import Progress
+    from agentapps.cli.streams import RedactingStream
+    from agentapps.hosting import register_secrets
+
+    root = bootstrap()
+    g = root.globals
+    g.config.overrides.update({k: v for k, v in (("model", model), ("replay", replay)) if v})
+    g.config.overrides["persistent"] = True  # the outermost agent of this process
+    tool = g.lookup.resolve(skill or DEFAULT_SKILL)
+    if tool.kind != "markdown":
+        raise UsageError(f"'{tool.name}' is a {tool.kind} skill; the REPL talks to a markdown skill's agent.",
+                         skill=tool.name)
+    if returns_of(tool, g.lookup) is not None:
+        raise UsageError(f"'{tool.name}' declares `returns`; the REPL needs a skill that answers in text.",
+                         skill=tool.name)
+    readline = _readline(sorted(g.lookup.all_names()))
+    try:
+        first = task if task and task.strip() else _ask(PROMPT)
+        if first is None:
+            return 0
+        session = Session(root, tool, first)
+        register_secrets(g)  # the agent's text is shown redacted, as under `run`
+        shown = RedactingStream(sys.stderr, g.internals.redactor)
+        progress = Progress(cast(TextIO, shown))
+        if not quiet:
+            g.internals.reporter = QuietWhenInterrupted(progress, session.gateway)
+        session.thread.start()
+        try:
+            while True:
+                _wait_for_turn(session)
+                if session.done.is_set():
+                    break
+                progress.close()
+                shown.drain()
+                line = _ask(PROMPT)
+                session.send(line)
+                if line is None:
+                    session.done.wait()
+                    break
+        finally:
+            progress.close()
+            shown.drain()
+        if session.error is not None:
+            raise session.error
+        return 0
+    finally:
+        _save_history(readline)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `repl` command to `app`."""
+    from agentapps.cli.commands import COMMANDS
+
+    @app.command("repl", help=COMMANDS["repl"])
+    def repl_command(
+        skill: str = typer.Argument(None, help=f"A markdown skill (default: the bundled '{DEFAULT_SKILL}')."),
+        task: str = typer.Option(None, "--task", help="The first message (else the first line typed)."),
+        model: str = typer.Option(None, "--model", help="Model id for the agent."),
+        replay: str = typer.Option(None, "--replay", help="Play the model turns in FILE (offline)."),
+        quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress: only the prompt."),
+    ) -> int:
+        return repl(skill, task, model=model, replay=str(Path(replay).absolute()) if replay else None,
+                    quiet=quiet)
+

@@ -1,0 +1,150 @@
+"""Config overrides for CI: --local, --local-json and AGENTAPPS_LOCAL_* change the main skill's metadata."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentapps.cascade.local import Override, apply, from_environment
+from agentapps.errors import UsageError
+from agentapps.types import ToolDef
+
+MAIN = """
+---
+name: app
+metadata:
+  role: main
+  model: {id: base-model, region: us-east-1, maxTurns: 5, persistent: false, fallback: [a, b]}
+  webhook: {routes: [{path: /hook, secret: from-file}]}
+---
+The app.
+"""
+SHOW = '''
+frontmatter = {"name": "show", "metadata": {"params": {"type": "object"}}}
+
+def run(ctx, args):
+    return {"model": ctx.meta.get("model"), "webhook": ctx.meta.get("webhook")}
+'''
+
+
+@pytest.fixture
+def app(project):
+    project.write("app.skill.md", MAIN)
+    project.write("show.skill.py", SHOW)
+    return project
+
+
+def _shown(project, *argv, **env):
+    result = project.cli("run", *argv, "show", **env)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_without_overrides_the_file_is_what_counts(app):
+    assert _shown(app)["model"]["region"] == "us-east-1"
+
+
+def test_local_and_local_json_override_the_authority_for_project_skills(app):
+    shown = _shown(app, "--local", "model.region=eu-west-1", "--local-json", 'model.fallback.2="c"',
+                   "--local", "model.maxTurns=12", "--local", "model.persistent=true")
+    model = shown["model"]
+    assert model["region"] == "eu-west-1" and model["fallback"] == ["a", "b", "c"]
+    assert model["maxTurns"] == 12 and model["persistent"] is True  # typed like the value replaced
+    assert model["id"] == "base-model"
+
+
+def test_environment_variables_use_double_underscores_and_list_indices(app):
+    shown = _shown(app, AGENTAPPS_LOCAL_MODEL__REGION="eu-west-1",
+                   AGENTAPPS_LOCAL_MODEL__MAX_TURNS="7",
+                   AGENTAPPS_LOCAL_WEBHOOK__ROUTES__0__SECRET="whsec_from_env_123")
+    assert shown["model"]["region"] == "eu-west-1" and shown["model"]["maxTurns"] == 7
+    assert shown["webhook"]["routes"][0] == {"path": "/hook", "secret": "[redacted:AGENTAPPS_LOCAL_WEBHOOK__ROUTES__0__SECRET]"}
+
+
+def test_precedence_is_file_then_environment_then_options_in_order(app):
+    shown = _shown(app, "--local", "model.region=from-option", "--local", "model.region=last-option",
+                   AGENTAPPS_LOCAL_MODEL__REGION="from-env", AGENTAPPS_LOCAL_MODEL__ID="env-model")
+    assert shown["model"]["region"] == "last-option" and shown["model"]["id"] == "env-model"
+
+
+def test_a_skills_own_metadata_still_wins_over_the_authority(app):
+    app.write("own.skill.py", SHOW.replace('"show"', '"own"').replace(
+        '"params": {"type": "object"}', '"params": {"type": "object"}, "model": {"region": "ap-south-1"}'))
+    result = app.cli("run", "--local", "model.region=eu-west-1", "own")
+    assert json.loads(result.stdout)["model"]["region"] == "ap-south-1"
+
+
+def test_the_main_skill_itself_runs_with_the_overrides(app):
+    result = app.cli("run", "--json", "--dry-run", "--local", "model.id=ci-model",
+                     "--local", "model.agent=agent-scripted", "app")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["result"]["model"] == "ci-model"
+
+
+@pytest.mark.parametrize(("argv", "env", "message"), [
+    (["--local", "model.maxTurns=many"], {}, "expects a number"),
+    (["--local", "model.persistent=maybe"], {}, "expects true or false"),
+    (["--local", "model.id.name=x"], {}, "`model.id` is str"),
+    (["--local", "model.fallback.9=x"], {}, "is a list of 2"),
+    (["--local", "model.fallback.x=1"], {}, "is a list of 2"),
+    (["--local", "model=x"], {}, "replaces an object"),
+    (["--local", "params.type=array"], {}, "not configuration"),
+    (["--local", "model.$merge=x"], {}, "not configuration"),
+    (["--local", "model..id=x"], {}, "empty path segment"),
+    (["--local", "model.id"], {}, "expects KEY.PATH=VALUE"),
+    (["--local-json", "model.id={nope"], {}, "not JSON"),
+    ([], {"AGENTAPPS_LOCAL_MODEL__MAX_TURNS": "lots"}, "expects a number"),
+    ([], {"AGENTAPPS_LOCAL_": "x"}, "name a metadata path"),
+    ([], {"AGENTAPPS_LOCAL_ROLE": "main"}, "not configuration"),
+])
+def test_bad_paths_and_values_are_usage_errors(app, argv, env, message):
+    result = app.cli("run", *argv, "show", **env)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_overrides_without_a_main_skill_are_refused(project):
+    project.write("show.skill.py", SHOW)
+    result = project.cli("run", "--local", "model.id=x", "show")
+    assert result.returncode == 2 and "no main skill" in result.stderr
+
+
+def test_describe_shows_the_overrides_in_effect_and_hides_secrets(app):
+    env = {"AGENTAPPS_LOCAL_MODEL__REGION": "eu-west-1",
+           "AGENTAPPS_LOCAL_WEBHOOK__ROUTES__0__SECRET": "whsec_do_not_show"}
+    out = app.cli("describe", "show", **env).stdout
+    assert "model.region = \"eu-west-1\"  (AGENTAPPS_LOCAL_MODEL__REGION)" in out
+    assert "applied to this skill" in out and "whsec_do_not_show" not in out
+    data = json.loads(app.cli("describe", "--json", "hello", **env).stdout)
+    assert data["localOverrides"]["applies"] is False  # a bundled skill has no authority
+    assert {"path": "webhook.routes.0.secret", "value": "[redacted]",
+            "source": "AGENTAPPS_LOCAL_WEBHOOK__ROUTES__0__SECRET"} in data["localOverrides"]["overrides"]
+
+
+def test_run_help_lists_the_override_options(project):
+    out = project.cli("run", "--help").stdout
+    assert "--local KEY.PATH=VALUE" in out and "--local-json KEY.PATH=JSON" in out
+
+
+def test_environment_segments_match_existing_keys_or_become_camel_case():
+    main = ToolDef("app", "markdown", {"name": "app", "metadata": {"model": {"maxTurns": 1}}})
+    env = {"AGENTAPPS_LOCAL_MODEL__MAXTURNS": "2", "AGENTAPPS_LOCAL_MODEL__SNIPPET_TIMEOUT": "3",
+           "AGENTAPPS_LOCAL_MODEL": "{}", "OTHER": "x"}
+    with pytest.raises(UsageError, match="replaces an object"):
+        apply(main, from_environment(env))
+    del env["AGENTAPPS_LOCAL_MODEL"]
+    patched, applied = apply(main, from_environment(env))
+    assert patched is not None and patched.metadata["model"] == {"maxTurns": 2, "snippetTimeout": "3"}
+    assert [o.path for o in applied] == ["model.maxTurns", "model.snippetTimeout"]
+    assert main.metadata["model"] == {"maxTurns": 1}  # the loaded skill is never changed
+
+
+def test_an_override_can_create_objects_and_append_to_lists():
+    main = ToolDef("app", "markdown", {"name": "app", "metadata": {"tags-like": []}})
+    patched, _ = apply(main, [Override("--local", "mcp.github.url", "https://x", True),
+                              Override("--local-json", "tags-like.0", {"a": 1}, False)])
+    assert patched is not None
+    assert patched.metadata["mcp"] == {"github": {"url": "https://x"}}
+    assert patched.metadata["tags-like"] == [{"a": 1}]
