@@ -133,9 +133,13 @@ if delay < 0:  # an agent run, from its start to the result of agent-scripted's 
             marks.append(time.perf_counter())
             return result
 
-        if not hasattr(impl.Sandbox, "set_timeout"):  # the baseline's limits were fixed at start
+        if not hasattr(impl.Sandbox, "set_timeout"):  # the baseline, under today's runner
 
-            def set_timeout(self, seconds):
+            def __init__(self, limits=impl.SandboxLimits(), memory=None, *, middleware=False):
+                assert not middleware, "the baseline engine cannot run middleware agents"
+                super().__init__(limits, memory)
+
+            def set_timeout(self, seconds):  # its limits were fixed at start
                 from dataclasses import replace
 
                 self._limits = replace(self._limits, timeout_s=seconds)
