@@ -149,6 +149,10 @@ def bootstrap(cwd: Path | None = None, overrides: dict[str, Any] | None = None,
         from agentapps.mcp.registry import declare_main
 
         declare_main(g)
+    if (main is not None and main.metadata.get("stores")) or os.environ.get("AGENTAPPS_REDIS_URL"):
+        from agentapps.tools.remote_callbacks import RemoteCallbacks  # refs other processes made
+
+        lookup.providers.append(RemoteCallbacks(g))
     root = new_context(BOOTSTRAP, dict(overrides or {}), None, g)
     root.locals.config.update(cwd=str(cwd), project=str(project) if project else None)
     return root

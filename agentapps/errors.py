@@ -12,7 +12,8 @@
     │   ├── ProviderError               exit 1  the model provider failed
     │   ├── ConflictError               exit 1  compare-and-swap lost (state-set expect)
     │   ├── StoreCorruptError           exit 1  a state/session file is unreadable
-    │   └── StoreWriteError             exit 1  a state/session file could not be written
+    │   ├── StoreWriteError             exit 1  a state/session file could not be written
+    │   └── StoreUnavailableError       exit 1  the Redis server went away (exit 2 if never reached)
     ├── DeniedError                     exit 3  allowed-tools, file confinement, SSRF, trust
     ├── LimitError                      exit 4  depth, turns, steps, timeouts, sizes
     │   └── LockTimeoutError            exit 4  a state lock could not be taken in time
@@ -118,6 +119,15 @@ class StoreWriteError(SkillError):
     """
 
     result: tuple[object] | None = None
+
+
+class StoreUnavailableError(SkillError):
+    """The Redis server cannot be reached. Exit 2 when it never answered this process (a wrong URL or
+    a server that is not running: a configuration problem), exit 1 when it went away mid-run."""
+
+    def __init__(self, message: str, *, at_start: bool = False) -> None:
+        super().__init__(message)
+        self.exit_code = 2 if at_start else 1
 
 
 class DeniedError(AgentAppsError):

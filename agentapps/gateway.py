@@ -12,17 +12,19 @@ running snippet, refuses the turn's remaining tool calls and waits for the next 
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import sys
 import threading
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from agentapps.errors import ConfigError
 from agentapps.tools.loader import RUN_STARTED
+
+if TYPE_CHECKING:  # a run installs a gateway; only a persistent agent's wait needs the loop
+    import asyncio
+    import concurrent.futures
 
 
 class NoGatewayError(ConfigError):
@@ -42,6 +44,9 @@ class Gateway:
         self._cancellable: asyncio.Task[Any] | None = None
 
     async def receive(self, prompt: str | None = None) -> str | None:
+        import asyncio
+        import concurrent.futures
+
         if self.ended:
             return None
         if self._pending is None:

@@ -181,3 +181,25 @@ def mcp_server(
     return serve(transport=transport, host=host, port=port, allowed_tools=allowed_tools, token=token,
                  origins=allow_origin or [], approve=approve or [], heartbeat=heartbeat,
                  cwd=cwd.resolve() if cwd else None)
+
+
+@app.command(help=COMMANDS["worker"])
+def worker(
+    topic: str = typer.Argument(..., help="The topic whose events to handle (a Redis stream)."),
+    group: str = typer.Option(..., "--group", help="Consumer group: workers in one group split the events."),
+    handler: str = typer.Option(..., "--handler", help="Skill run for each event, with args {event}."),
+    concurrency: int = typer.Option(1, "--concurrency", help="Events handled at once by this worker."),
+    max_events: int = typer.Option(None, "--max-events", help="Exit after handling this many events."),
+    visibility: float = typer.Option(None, "--visibility-timeout",
+                                     help="Seconds before an unacknowledged event is redelivered "
+                                          "(default: stores.visibilityTimeout, else 30)."),
+    max_deliveries: int = typer.Option(None, "--max-deliveries",
+                                       help="Deliveries before an event goes to TOPIC.dead-letter "
+                                            "(default: stores.maxDeliveries, else 5)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines (warnings and the summary stay)."),
+) -> int:
+    from agentapps.cli.worker import run_worker
+
+    return run_worker(topic, group=group, handler=handler, concurrency=concurrency, max_events=max_events,
+                      visibility=visibility, max_deliveries=max_deliveries, as_json=as_json, quiet=quiet)

@@ -17,6 +17,7 @@ COMMANDS: dict[str, str] = {
     "runs": "Read the run log: one record per 'agentapps run', with cost and tokens.",
     "mcp-server": "Serve the project's skills to MCP clients (Claude Code, Copilot, Cursor...).",
     "serve": "Serve the project's skills over HTTP: run, stream, approve, webhooks, schedules, a chat page.",
+    "worker": "Handle a Redis topic's events in a consumer group with a handler skill, until stopped.",
 }
 
 

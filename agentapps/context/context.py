@@ -20,8 +20,10 @@ if TYPE_CHECKING:
     from agentapps.context.manager import ContextManager
     from agentapps.core.driver import Loan
     from agentapps.events.bus import EventBus
+    from agentapps.events.streams import StreamBus
     from agentapps.mcp.hub import Hub
     from agentapps.mcp.registry import Registry
+    from agentapps.stores.link import RedisLink
     from agentapps.stores.state import StateStore
     from agentapps.tools.lookup import Lookup
 
@@ -114,9 +116,11 @@ class Internals:
     children: set[int] = field(default_factory=set)  # process groups to kill when the run stops
     cleanups: list[Callable[[], Awaitable[None]]] = field(default_factory=list)  # awaited at run end
     events: EventBus | None = None
+    streams: StreamBus | None = None  # the Redis Streams event backend (`store: redis`)
+    redis: RedisLink | None = None  # the Redis connection (AGENTAPPS_REDIS_URL), opened on first use
     state: dict[str, StateStore] = field(default_factory=dict)  # state stores by kind
     sessions: dict[str, Any] = field(default_factory=dict)  # the memory session store's data
-    callbacks: dict[str, Any] = field(default_factory=dict)  # callback refs by name
+    callbacks: dict[str, Any] = field(default_factory=dict)  # callback refs by name (both backends)
     agent_totals: dict[str, Any] | None = None  # usage, cost, turns, steps over every agent run
     agent_spend: Spend | None = None
     agent_recorder: Recorder | None = None  # --record

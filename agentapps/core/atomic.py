@@ -32,6 +32,11 @@ def _make_dirs(directory: Path) -> None:
         os.chmod(path, _DIR_MODE)
 
 
+def make_private_dirs(directory: Path) -> None:
+    """Create `directory` and any missing ancestors, each with mode 0o700 (umask ignored)."""
+    _make_dirs(directory)
+
+
 def _fsync_fd(fd: int) -> None:
     try:
         os.fsync(fd)

@@ -1,4 +1,9 @@
-"""The in-process event bus (on `globals.internals.events`): topics, queues, replay, ack, handlers."""
+"""The in-process event bus (on `globals.internals.events`): topics, queues, replay, peek, handlers.
+
+A wait with `ack: false` peeks: it returns events without taking them, so they stay first in line
+for the next wait (of this or another consumer of the queue) until a wait takes them or event-ack
+consumes them. The Redis backend (streams.py) behaves the same across processes.
+"""
 
 from __future__ import annotations
 
@@ -36,7 +41,7 @@ def envelope(event: Event) -> dict[str, Any]:
 @dataclass
 class _Waiter:
     future: asyncio.Future[Event]
-    ack: bool
+    ack: bool  # False: a peek, which sees the event but leaves it queued
 
 
 @dataclass
@@ -49,18 +54,17 @@ class EventQueue:
     name: str
     durable: bool = True
     ready: deque[Event] = field(default_factory=deque)
-    pending: dict[str, Event] = field(default_factory=dict)  # delivered with ack: false, in order
     waiters: deque[_Waiter] = field(default_factory=deque)
 
     def push(self, event: Event) -> bool:
-        """Hand `event` to the longest-waiting consumer; False if nobody was waiting."""
+        """Show `event` to every waiting peek and hand it to the longest-waiting consumer that takes
+        it; False if nobody took it (then it must be queued)."""
         while self.waiters:
             waiter = self.waiters.popleft()
             if not waiter.future.done():
-                if not waiter.ack:
-                    self.pending[event.id] = event
                 waiter.future.set_result(event)
-                return True
+                if waiter.ack:
+                    return True
         return False
 
     def put(self, event: Event) -> None:
@@ -74,14 +78,13 @@ class EventQueue:
 
     def take(self, limit: int | None, ack: bool) -> list[Event]:
         count = len(self.ready) if limit is None else min(limit, len(self.ready))
-        events = [self.ready.popleft() for _ in range(count)]
         if not ack:
-            self.pending.update((e.id, e) for e in events)
-        return events
+            return [self.ready[i] for i in range(count)]
+        return [self.ready.popleft() for _ in range(count)]
 
     @property
     def idle(self) -> bool:
-        return not (self.durable or self.ready or self.pending or self.waiters)
+        return not (self.durable or self.ready or self.waiters)
 
 
 @dataclass
@@ -165,7 +168,7 @@ class EventBus:
             q = t.queues[name]
             removed += q.durable
             q.durable = False
-            q.ready.clear()  # undelivered events go with the queue; pending ones can still be acked
+            q.ready.clear()  # undelivered events go with the queue
             self._forget_if_idle(topic, name)
         return removed
 
@@ -183,21 +186,21 @@ class EventBus:
             self._forget_if_idle(topic, name)
 
     def ack(self, topic: str, queue: str | None, ids: list[str], *, reject: bool = False) -> list[str]:
-        """Settle events delivered with ack: false: drop them, or (reject) put them back in front."""
+        """Consume queued events a peek (`ack: false`) showed; with `reject`, leave them first in line."""
         name = queue or DEFAULT_QUEUE
         q = self.topics[topic].queues.get(name) if topic in self.topics else None
-        missing = [i for i in dict.fromkeys(ids) if q is None or i not in q.pending]
+        held = {e.id for e in q.ready} if q is not None else set()
+        missing = [i for i in dict.fromkeys(ids) if i not in held]
         if q is None or missing:
             raise UsageError(
-                f"Event id(s) {', '.join(missing)} are not pending on queue '{name}' of topic "
-                f"'{topic}': they were acknowledged already, or not delivered with ack: false.")
-        events = [e for i, e in q.pending.items() if i in ids]  # delivery order, not `ids` order
-        for event in events:
-            del q.pending[event.id]
-        if reject:
-            q.requeue(events)
+                f"Event id(s) {', '.join(missing)} are not held on queue '{name}' of topic "
+                f"'{topic}': they were acknowledged already, or never delivered to that queue.")
+        wanted = set(ids)
+        settled = [e.id for e in q.ready if e.id in wanted]  # queue order, not `ids` order
+        if not reject:
+            q.ready = deque(e for e in q.ready if e.id not in wanted)
         self._forget_if_idle(topic, name)
-        return [e.id for e in events]
+        return settled
 
     async def settle(self) -> None:
         """Wait until every handler scheduled so far (and any they schedule) has finished."""
@@ -238,8 +241,7 @@ async def _await_one(q: EventQueue, ack: bool, timeout: float) -> list[Event]:
     try:
         await asyncio.wait({waiter.future}, timeout=timeout)
     except asyncio.CancelledError:
-        if waiter.future.done():  # delivered just as we were cancelled: give it back
-            q.pending.pop(waiter.future.result().id, None)
+        if waiter.future.done() and ack:  # taken just as we were cancelled: give it back
             q.requeue([waiter.future.result()])
         raise
     finally:

@@ -63,8 +63,9 @@ def needs_approval(server: Server, tool: ToolDef, meta: dict[str, Any]) -> bool:
     return bool(rules_of(meta, tool.name) or (main is not None and rules_of(main.metadata, main.name)))
 
 
-def session_arg(tool: ToolDef, meta: dict[str, Any]) -> tuple[str, str] | None:
-    """(arg name, store) when the skill keeps a session keyed by one of its args: its threads."""
+def session_arg(tool: ToolDef, meta: dict[str, Any]) -> tuple[str, str | None] | None:
+    """(arg name, store; None for the project's default) when the skill keeps a session keyed by one
+    of its args: its threads."""
     from agentapps.stores.sessions import settings
 
     found = settings(meta.get("session"), skill=tool.name, file=tool.path)

@@ -27,7 +27,8 @@ async def _mine(request: Request) -> tuple[Server, dict[str, Any]]:
 def _store(server: Server, thread: dict[str, Any]) -> Any:
     from agentapps.stores.sessions import open_store
 
-    return open_store(server.g, str(thread.get("store") or "memory"))
+    store = thread.get("store")
+    return open_store(server.g, str(store) if store else None)  # None: the project's default store
 
 
 @endpoint

@@ -19,14 +19,14 @@ from agentapps.core.atomic import FileLock, cleanup_temp_files, write_atomic
 from agentapps.core.paths import path_get
 from agentapps.errors import ConfigError, StoreCorruptError, StoreWriteError, UsageError
 from agentapps.secrets import Redactor
-from agentapps.stores.state import decode_name, encode_key
+from agentapps.stores.keys import decode_name, encode_key
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context, Globals
 
 Entry = dict[str, Any]
 DEFAULT_MAX_ENTRIES = 50
-STORES = ("memory", "file")
+STORES = ("memory", "file", "redis")
 SENTINELS = ("$all", "$args", "$result", "$agent")
 MAX_STORED_STRING = 20_000
 MAX_SHOWN = 2_000
@@ -39,7 +39,7 @@ class SessionSettings:
     key: str  # a path expression into the served context, e.g. `args.sessionId`
     capture: tuple[str, ...] = ("$all",)
     max_entries: int = DEFAULT_MAX_ENTRIES
-    store: str = "memory"
+    store: str | None = None  # None: the project's `stores:` choice, else memory
 
 
 def settings(value: Any, *, skill: str, file: Path | None = None) -> SessionSettings | None:
@@ -69,9 +69,9 @@ def settings(value: Any, *, skill: str, file: Path | None = None) -> SessionSett
     most = value.get("maxEntries", DEFAULT_MAX_ENTRIES)
     if not isinstance(most, int) or isinstance(most, bool) or most < 1:
         raise bad("`maxEntries` must be a whole number of at least 1")
-    store = value.get("store", "memory")
-    if store not in STORES:
-        raise bad(f"`store` must be {' or '.join(STORES)}")
+    store = value.get("store")
+    if store is not None and store not in STORES:
+        raise bad("`store` must be memory, file or redis")
     return SessionSettings(key.strip(), tuple(capture), most, store)
 
 
@@ -85,10 +85,10 @@ def session_key(served: Context, found: SessionSettings) -> str | None:
             f"Skill '{served.tool.name}' session key `{found.key}` is a {type(value).__name__}; it must "
             "be text or a number.", skill=served.tool.name, file=served.tool.path,
         )
-    return _checked(str(value))
+    return checked_key(str(value))
 
 
-def _checked(key: str) -> str:
+def checked_key(key: str) -> str:
     try:
         encode_key(key)
     except UsageError as exc:
@@ -110,10 +110,10 @@ class MemorySessionStore:
         self._bucket = bucket
 
     def load(self, key: str) -> list[Entry]:
-        return [json.loads(text) for text in self._bucket.get(_checked(key), [])]
+        return [json.loads(text) for text in self._bucket.get(checked_key(key), [])]
 
     def append(self, key: str, entry: Entry, max_entries: int) -> None:
-        items = self._bucket.setdefault(_checked(key), [])
+        items = self._bucket.setdefault(checked_key(key), [])
         items.append(json.dumps(entry, ensure_ascii=False))
         del items[:-max_entries]
 
@@ -133,7 +133,7 @@ class FileSessionStore:
         cleanup_temp_files(self.root)
 
     def load(self, key: str) -> list[Entry]:
-        path = self.root / encode_key(_checked(key))
+        path = self.root / encode_key(checked_key(key))
         try:
             return _read(path, key)[1]
         except FileNotFoundError:
@@ -191,7 +191,7 @@ class FileSessionStore:
     def clear(self, key: str) -> bool:
         with FileLock(self.root / ".lock", timeout=self.lock_timeout):
             try:
-                (self.root / encode_key(_checked(key))).unlink()
+                (self.root / encode_key(checked_key(key))).unlink()
             except FileNotFoundError:
                 return False
             return True
@@ -219,9 +219,18 @@ def _read(path: Path, key: str | None) -> tuple[str, list[Entry]]:
     raise StoreCorruptError(f"{why}; it was left untouched — fix it by hand or {remedy}.", file=path)
 
 
-def open_store(g: Globals, name: str) -> SessionStore:
+def open_store(g: Globals, name: str | None = None) -> SessionStore:
+    """The session store `name` (None: the project's default, else memory)."""
+    from agentapps.stores.config import backend
+
+    name = backend(g, "sessions", name)
     if name == "file":
         return FileSessionStore(g.config.data_dir / "sessions")
+    if name == "redis":
+        from agentapps.stores.config import link_for
+        from agentapps.stores.redissessions import RedisSessionStore
+
+        return RedisSessionStore(link_for(g))
     return MemorySessionStore(g.internals.sessions)
 
 

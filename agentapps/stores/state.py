@@ -1,298 +1,138 @@
-"""The key-value state store: key validation and encoding, and the memory and file backends.
-
-The file backend writes values with declared secrets redacted (the process's `Redactor`); a write
-that fails (disk full, read-only folder) raises StoreWriteError naming the key and leaves the old
-file as it was; a file that is not a state file (bad JSON, nested too deep, a folder) is reported
-with StoreCorruptError and left untouched.
+"""The key-value state interface (`StateStore`), the memory backend, and `store_for`, which gives a
+call the backend it asks for: `memory` (this process), `file` (filestate.py) or `redis` (redisstate.py).
 """
 
 from __future__ import annotations
 
+import asyncio
 import builtins
-import hashlib
 import json
-import os
 import threading
 import time
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol
-from urllib.parse import unquote_to_bytes
+from typing import TYPE_CHECKING, Any, Protocol
 
-from agentapps.core.atomic import FileLock, cleanup_temp_files, commit, read_json, stage, sync_dir
-from agentapps.errors import (
-    ConflictError,
-    LimitError,
-    StoreCorruptError,
-    StoreWriteError,
-    UsageError,
+from agentapps.stores.filestate import FileStateStore, read_state_file
+from agentapps.stores.keys import (
+    MAX_KEY_CHARS,
+    MISSING,
+    check_expect,
+    decode_name,
+    dump,
+    encode_key,
+    timed_out,
+    validate_key,
 )
 
 if TYPE_CHECKING:
-    from agentapps.context.context import Internals
+    from agentapps.context.context import Globals
 
-MAX_KEY_CHARS: Final = 256
-_MISSING: Final[Any] = object()
-_SAFE: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
-_SUFFIX: Final = ".json"
-# Longer encoded names are shortened and hashed so file names stay well under NAME_MAX (255).
-_MAX_STEM: Final = 200
-_HASHED_PREFIX: Final = 150
+__all__ = ["MAX_KEY_CHARS", "MISSING", "FileStateStore", "MemoryStateStore", "StateStore", "decode_name",
+           "encode_key", "read_state_file", "store_for", "validate_key"]
 
 
 class StateStore(Protocol):
-    """What the state skills need from a backend."""
+    """What the state skills need from a backend (times in seconds).
+
+    `set` with `expect` writes only if the key holds that value now (JSON equality; None means
+    absent), as one atomic step, else raises ConflictError; `ttl` makes the key vanish after that
+    many seconds (None: it stays). `wait` returns the key's value as soon as it exists, or raises
+    LimitError after `timeout`. Keys are 1-256 characters without control characters; values are
+    JSON. Every backend redacts declared secrets from what it stores.
+    """
 
     def get(self, key: str) -> Any | None: ...
-    def set(self, key: str, value: Any, *, expect: Any = _MISSING) -> None: ...
+    def set(self, key: str, value: Any, *, expect: Any = MISSING, ttl: float | None = None) -> None: ...
     def delete(self, key: str) -> bool: ...
     def list(self, prefix: str = "") -> builtins.list[str]: ...
-    def wait(self, key: str, timeout: float, poll: float = 0.05) -> Any: ...
-
-
-def _shown(key: str) -> str:
-    return repr(key if len(key) <= 60 else key[:57] + "...")
-
-
-def validate_key(key: object) -> str:
-    """Return `key` if it is a usable state key, else raise UsageError saying what is wrong."""
-    if not isinstance(key, str):
-        raise UsageError(f"State key must be a string, not {type(key).__name__}.")
-    if not 1 <= len(key) <= MAX_KEY_CHARS:
-        raise UsageError(f"State key {_shown(key)} must be 1-{MAX_KEY_CHARS} characters long.")
-    if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in key):
-        raise UsageError(f"State key {_shown(key)} contains a control character; remove it.")
-    try:
-        key.encode("utf-8")
-    except UnicodeEncodeError:
-        raise UsageError(f"State key {_shown(key)} is not valid Unicode text.") from None
-    return key
-
-
-def encode_key(key: str) -> str:
-    """Map a key to a file name made only of `[A-Za-z0-9._%~-]`, never starting with '.'."""
-    parts = []
-    for i, char in enumerate(validate_key(key)):
-        if char in _SAFE and not (i == 0 and char == "."):
-            parts.append(char)
-        else:
-            parts.append("".join(f"%{b:02X}" for b in char.encode("utf-8")))
-    stem = "".join(parts)
-    if len(stem) > _MAX_STEM:
-        cut = _HASHED_PREFIX
-        while "%" in stem[cut - 2 : cut]:  # do not split a %XX escape
-            cut -= 1
-        stem = f"{stem[:cut]}~{hashlib.sha256(key.encode('utf-8')).hexdigest()[:32]}"
-    return stem + _SUFFIX
-
-
-def decode_name(name: str) -> str | None:
-    """The key stored under file `name`, or None if the name is not a plain encoded key."""
-    if not name.endswith(_SUFFIX) or "~" in name or name.startswith("."):
-        return None
-    raw = unquote_to_bytes(name[: -len(_SUFFIX)])
-    try:
-        key = raw.decode("utf-8")
-        return key if encode_key(key) == name else None
-    except (UnicodeDecodeError, UsageError):
-        return None
-
-
-def _dump(value: Any, what: str = "value") -> str:
-    try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise UsageError(f"State {what} is not JSON-serialisable ({exc}).") from None
-
-
-def _numbers_as_json(value: Any) -> Any:
-    """JSON has one number type: make 1.0 compare equal to 1 (but keep true distinct from 1)."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _numbers_as_json(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_numbers_as_json(v) for v in value]
-    return value
-
-
-def _check_expect(key: str, current: Any | None, expect: Any) -> None:
-    if expect is _MISSING:
-        return
-    if _dump(_numbers_as_json(current)) != _dump(_numbers_as_json(expect), "expect value"):
-        raise ConflictError(
-            f"State key {_shown(key)} changed since it was read (expected {_dump(expect)[:60]}); "
-            "read it again and retry."
-        )
-
-
-def _timed_out(key: str, timeout: float) -> LimitError:
-    return LimitError(
-        f"Timed out after {timeout:g} s waiting for state key {_shown(key)}; "
-        "raise the timeout or check that something sets the key."
-    )
+    async def wait(self, key: str, timeout: float) -> Any: ...
 
 
 class MemoryStateStore:
-    """Process-lifetime state; values are stored as JSON text, so callers get fresh copies."""
+    """Process-lifetime state; values are stored as JSON text, so callers get fresh copies. Any
+    thread may write; waiters (on any event loop) are woken by the write itself."""
 
     def __init__(self) -> None:
-        self._data: dict[str, str] = {}
-        self._changed = threading.Condition()
+        self._data: dict[str, tuple[str, float | None]] = {}  # key -> (JSON, monotonic expiry)
+        self._lock = threading.Lock()
+        self._waiters: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]] = {}
+
+    def _text(self, key: str) -> str | None:
+        found = self._data.get(key)
+        if found is None:
+            return None
+        if found[1] is not None and found[1] <= time.monotonic():
+            del self._data[key]
+            return None
+        return found[0]
 
     def get(self, key: str) -> Any | None:
-        text = self._data.get(validate_key(key))
+        with self._lock:
+            text = self._text(validate_key(key))
         return None if text is None else json.loads(text)
 
-    def set(self, key: str, value: Any, *, expect: Any = _MISSING) -> None:
-        text = _dump(value)
-        with self._changed:
-            _check_expect(key, self.get(key), expect)
-            self._data[key] = text
-            self._changed.notify_all()
+    def set(self, key: str, value: Any, *, expect: Any = MISSING, ttl: float | None = None) -> None:
+        text = dump(value)
+        with self._lock:
+            current = self._text(validate_key(key))
+            check_expect(key, None if current is None else json.loads(current), expect)
+            self._data[key] = (text, None if ttl is None else time.monotonic() + ttl)
+            waiters = self._waiters.pop(key, [])
+        for loop, future in waiters:
+            loop.call_soon_threadsafe(_wake, future)
 
     def delete(self, key: str) -> bool:
-        with self._changed:
-            return self._data.pop(validate_key(key), None) is not None
+        with self._lock:
+            return self._text(validate_key(key)) is not None and self._data.pop(key, None) is not None
 
     def list(self, prefix: str = "") -> builtins.list[str]:
-        with self._changed:
-            return sorted(k for k in self._data if k.startswith(prefix))
+        with self._lock:
+            return sorted(k for k in list(self._data) if k.startswith(prefix) and self._text(k) is not None)
 
-    def wait(self, key: str, timeout: float, poll: float = 0.05) -> Any:
+    async def wait(self, key: str, timeout: float) -> Any:
         validate_key(key)
-        with self._changed:
-            if not self._changed.wait_for(lambda: key in self._data, timeout=timeout):
-                raise _timed_out(key, timeout)
-            return json.loads(self._data[key])
-
-
-class FileStateStore:
-    """One JSON file per key under `root`; writers are serialised by the lock file `root/.lock`.
-
-    Each file holds `{"key": ..., "value": ...}` so hashed (long-key) names can still be listed.
-    """
-
-    def __init__(self, root: Path, *, lock_timeout: float = 30.0,
-                 redact: Callable[[Any], Any] | None = None) -> None:
-        self.root = Path(root)
-        self.lock_timeout = lock_timeout
-        self.redact = redact
-        cleanup_temp_files(self.root)
-
-    def _lock(self) -> FileLock:
-        return FileLock(self.root / ".lock", timeout=self.lock_timeout)
-
-    def _load(self, key: str) -> tuple[bool, Any]:
-        path = self.root / encode_key(key)
-        try:
-            data = read_state_file(path)
-        except FileNotFoundError:
-            return False, None
-        if not (isinstance(data, dict) and data.get("key") == key and "value" in data):
-            raise StoreCorruptError(
-                f"is not a state file for key {_shown(key)}; it was left untouched — "
-                "fix it by hand or remove it to start over.",
-                file=path,
-            )
-        return True, data["value"]
-
-    def get(self, key: str) -> Any | None:
-        return self._load(key)[1]
-
-    def set(self, key: str, value: Any, *, expect: Any = _MISSING) -> None:
-        validate_key(key)
-        _dump(value)
-        stored = self.redact(value) if self.redact is not None else value
-        data = json.dumps({"key": key, "value": stored}, allow_nan=False)
-        path = self.root / encode_key(key)
-        try:
-            tmp = stage(path, data.encode("utf-8"))  # write and fsync outside the lock: the slow part
-        except OSError as exc:
-            raise _not_saved(key, exc) from None
-        try:
-            with self._lock():
-                # Read even without `expect`: a corrupt file must be reported, not overwritten.
-                _check_expect(key, self._load(key)[1], expect)
-                commit(tmp, path, sync_dir=False)
-            sync_dir(self.root)
-        except OSError as exc:
-            raise _not_saved(key, exc) from None
-        finally:
-            tmp.unlink(missing_ok=True)  # still there only if the write was refused
-
-    def delete(self, key: str) -> bool:
-        path = self.root / encode_key(key)
-        with self._lock():
-            try:
-                path.unlink()
-            except FileNotFoundError:
-                return False
-            return True
-
-    def list(self, prefix: str = "") -> builtins.list[str]:
-        try:
-            names = os.listdir(self.root)
-        except FileNotFoundError:
-            return []
-        keys = []
-        for name in names:
-            key = decode_name(name)
-            if key is None and "~" in name and not name.startswith(".") and name.endswith(_SUFFIX):
-                key = self._hashed_key(name)
-            if key is not None and key.startswith(prefix):
-                keys.append(key)
-        return sorted(keys)
-
-    def _hashed_key(self, name: str) -> str | None:
-        try:
-            data = read_state_file(self.root / name)
-        except FileNotFoundError:
-            return None  # deleted while listing
-        key = data.get("key") if isinstance(data, dict) else None
-        try:
-            return key if isinstance(key, str) and encode_key(key) == name else None
-        except UsageError:
-            return None
-
-    def wait(self, key: str, timeout: float, poll: float = 0.05) -> Any:
-        deadline = time.monotonic() + timeout
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
         while True:
-            found, value = self._load(key)
-            if found:
-                return value
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise _timed_out(key, timeout)
-            time.sleep(min(poll, remaining))
+            with self._lock:
+                text = self._text(key)
+                if text is None:
+                    future: asyncio.Future[None] = loop.create_future()
+                    self._waiters.setdefault(key, []).append((loop, future))
+            if text is not None:
+                return json.loads(text)
+            try:
+                await asyncio.wait_for(future, max(0.0, deadline - loop.time()))
+            except TimeoutError:
+                raise timed_out(key, timeout) from None
+            finally:
+                with self._lock:
+                    mine = self._waiters.get(key, [])
+                    if (loop, future) in mine:
+                        mine.remove((loop, future))
 
 
-def read_state_file(path: Path) -> Any:
-    """The JSON in a state or session file; anything that is not one is StoreCorruptError (the
-    file is left untouched). FileNotFoundError passes through: a missing file is an absent key."""
-    try:
-        return read_json(path)
-    except IsADirectoryError:
-        why = "is a folder, not a data file"
-    except RecursionError:
-        why = "is nested too deeply to be a data file"
-    except (FileNotFoundError, StoreCorruptError):
-        raise
-    except OSError as exc:
-        raise StoreCorruptError(f"cannot be read ({exc.strerror or exc}).", file=path) from None
-    raise StoreCorruptError(f"{why}; it was left untouched — remove it to start over.", file=path)
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
-def _not_saved(key: str, exc: OSError) -> StoreWriteError:
-    return StoreWriteError(f"State key {_shown(key)} was not saved: {exc.strerror or exc}; its previous "
-                           "value is kept. Free some disk space (or fix the folder's permissions) and retry.")
+def store_for(g: Globals, kind: str | None = None) -> StateStore:
+    """The process's state store of `kind` (None: the project's default), made once."""
+    from agentapps.stores.config import backend
 
+    kind = backend(g, "state", kind)
+    stores = g.internals.state
+    found = stores.get(kind)
+    if found is None:
+        redact = g.internals.redactor.redact_data
+        if kind == "memory":
+            found = MemoryStateStore()
+        elif kind == "file":
+            found = FileStateStore(g.config.data_dir / "state", redact=redact)
+        else:
+            from agentapps.stores.config import link_for
+            from agentapps.stores.redisstate import RedisStateStore
 
-def store_for(internals: Internals, data_dir: Path, kind: str) -> StateStore:
-    """The process's state store of `kind` ('file' under `data_dir/state`, or 'memory'), made once."""
-
-    stores: dict[str, StateStore] = internals.state
-    if kind not in stores:
-        stores[kind] = MemoryStateStore() if kind == "memory" else FileStateStore(
-            data_dir / "state", redact=internals.redactor.redact_data)
-    return stores[kind]
+            found = RedisStateStore(link_for(g), redact=redact)
+        stores[kind] = found
+    return found

@@ -1,4 +1,5 @@
-"""Callback refs: in-memory skills named `{label}-{8 hex}`, served by a function or by a reply queue."""
+"""Callback refs: in-memory skills named `{label}-{8 hex}`, served by a function or by a reply queue
+(in this process, or on Redis so that other processes can invoke them: remote_callbacks.py)."""
 
 from __future__ import annotations
 
@@ -118,7 +119,8 @@ def _hand_over(waiters: deque[asyncio.Future[_Call]], call: _Call) -> bool:
     return False
 
 
-def _endpoints(g: Globals) -> dict[str, Endpoint]:
+def _endpoints(g: Globals) -> dict[str, Any]:
+    """Reply queues by name: `Endpoint`s, or `RemoteEndpoint`s for callbacks on Redis."""
     return g.internals.callbacks
 
 
@@ -141,12 +143,14 @@ def _with_timeout(fn: ToolFn, name: str, timeout: float) -> ToolFn:
 
 
 def create_callback_ref(g: Globals, fn: ToolFn | None = None, *, label: str = "callback",
-                        timeout: float | None = None) -> str:
+                        timeout: float | None = None, store: str | None = None) -> str:
     """Register an in-memory skill `{label}-{8 hex}` and return its name (the ref to invoke).
 
-    With `fn`, invoking the ref calls `fn(ctx, args)`. Without, invocations queue for
-    `endpoint(g, ref).next_call()` / `.respond()` (the callback-wait and callback-respond skills).
-    `timeout` (seconds) bounds how long an invoker waits for its answer.
+    With `fn`, invoking the ref calls `fn(ctx, args)` (in this process only). Without, invocations
+    queue for `endpoint(g, ref).next_call()` / `.respond()` (the callback-wait and callback-respond
+    skills); with `store` 'redis' (or the project's `stores: {callbacks: redis}`) that queue is on
+    the Redis server, so any process of the project can invoke the ref by name. `timeout`
+    (seconds) bounds how long an invoker waits for its answer.
     """
     if not is_valid_name(label) or len(label) > MAX_LABEL:
         raise UsageError(f"Callback label {label[:80]!r} must be 1-{MAX_LABEL} characters of a-z, "
@@ -154,6 +158,16 @@ def create_callback_ref(g: Globals, fn: ToolFn | None = None, *, label: str = "c
     name = f"{label}-{secrets.token_hex(4)}"
     while name in g.lookup.memory:
         name = f"{label}-{secrets.token_hex(4)}"
+    if fn is None and _on_redis(g, store):
+        from agentapps.stores.config import link_for
+        from agentapps.tools.remote_callbacks import RemoteEndpoint, tool_for
+
+        link = link_for(g)
+        remote = RemoteEndpoint(link, name, timeout)
+        _heartbeat(g, link).add(name, timeout)
+        _endpoints(g)[name] = remote
+        g.lookup.register(tool_for(name, remote.serve))
+        return name
     if fn is None:
         endpoint = Endpoint(name, timeout)
         _endpoints(g)[name] = endpoint
@@ -169,7 +183,30 @@ def create_callback_ref(g: Globals, fn: ToolFn | None = None, *, label: str = "c
     return name
 
 
-def endpoint(g: Globals, ref: str) -> Endpoint:
+def _on_redis(g: Globals, store: str | None) -> bool:
+    from agentapps.stores.config import backend
+
+    return backend(g, "callbacks", store) == "redis"
+
+
+def _heartbeat(g: Globals, link: Any) -> Any:
+    """The process's renewer of Redis callback registrations (one per link); when the link closes
+    (the run ends) every callback it still owns is released, so invokers fail at once."""
+    heart = link.services.get("heartbeat")
+    if heart is None:
+        from agentapps.tools.remote_callbacks import Heartbeat
+
+        heart = link.services["heartbeat"] = Heartbeat(link)
+
+        def release_all() -> None:
+            for name in [n for n, e in _endpoints(g).items() if getattr(e, "link", None) is link]:
+                release_callback_ref(g, name)
+
+        link.on_close.append(release_all)
+    return heart
+
+
+def endpoint(g: Globals, ref: str) -> Any:
     """The reply queue of a callback made without a function; a clear error for anything else."""
     name = callback_name(ref)
     found = _endpoints(g).get(name)
@@ -190,4 +227,6 @@ def release_callback_ref(g: Globals, ref: str) -> bool:
     found = _endpoints(g).pop(name, None)
     if found is not None:
         found.close()
+        if hasattr(found, "link"):
+            _heartbeat(g, found.link).remove(name)
     return True

@@ -15,9 +15,14 @@ frontmatter = {
             "properties": {
                 "label": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,54}$", "default": "callback",
                           "description": "Name prefix, so allowed-tools can admit it as 'label-*'."},
-                "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 86400,
-                            "description": "Seconds an invoker waits for its answer before failing "
-                                           "(default: no limit)."},
+                "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 86_400_000,
+                            "description": "Milliseconds an invoker waits for its answer before "
+                                           "failing (default: no limit)."},
+                "store": {"type": "string", "enum": ["memory", "redis"],
+                          "description": "'memory': invokable in this process; 'redis': by name from "
+                                         "any process of the project (AGENTAPPS_REDIS_URL), failing "
+                                         "clearly once this process exits. Default: the project's "
+                                         "`stores:` choice, else 'memory'."},
             },
             "additionalProperties": False,
         },
@@ -30,5 +35,5 @@ frontmatter = {
 def run(ctx, args):
     timeout = args.get("timeout")
     ref = create_callback_ref(ctx.globals, label=args.get("label", "callback"),
-                              timeout=None if timeout is None else float(timeout))
+                              timeout=None if timeout is None else timeout / 1000, store=args.get("store"))
     return {"ref": ref}

@@ -6,15 +6,16 @@ frontmatter = {
     "name": "callback-wait",
     "description": (
         "Wait for the next invocation of a callback made by callback-create and return it as "
-        "{id, args}; answer it with callback-respond. Fails with a limit error after `timeout` seconds."
+        "{id, args}; answer it with callback-respond. Fails with a limit error after `timeout` "
+        "milliseconds."
     ),
     "metadata": {
         "params": {
             "type": "object",
             "properties": {
                 "ref": {"type": "string", "minLength": 1, "description": "The ref callback-create returned."},
-                "timeout": {"type": "number", "minimum": 0, "maximum": 86400, "default": 60,
-                            "description": "Seconds to wait for an invocation."},
+                "timeout": {"type": "number", "minimum": 0, "maximum": 86_400_000, "default": 60_000,
+                            "description": "Milliseconds to wait for an invocation (default 60000)."},
             },
             "required": ["ref"],
             "additionalProperties": False,
@@ -27,4 +28,4 @@ frontmatter = {
 
 
 async def run(ctx, args):
-    return await endpoint(ctx.globals, args["ref"]).next_call(float(args.get("timeout", 60)))
+    return await endpoint(ctx.globals, args["ref"]).next_call(args.get("timeout", 60_000) / 1000)

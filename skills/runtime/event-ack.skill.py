@@ -1,12 +1,12 @@
 """event-ack: settle events that event-wait delivered with ack: false."""
 
-from agentapps.events.bus import bus_for
+from agentapps.events.select import events_for
 
 frontmatter = {
     "name": "event-ack",
     "description": (
-        "Acknowledge events delivered by event-wait with ack: false, so they are done; or, with "
-        "reject: true, put them back at the front of the queue to be delivered again."
+        "Consume events that event-wait showed with ack: false (a peek), so no later wait returns "
+        "them; or, with reject: true, leave them first in line (on redis: deliverable again at once)."
     ),
     "metadata": {
         "params": {
@@ -19,7 +19,11 @@ frontmatter = {
                 "ids": {"type": "array", "items": {"type": "string"}, "minItems": 1,
                         "description": "The ids of the events to settle."},
                 "reject": {"type": "boolean", "default": False,
-                           "description": "true: requeue the events instead of acknowledging them."},
+                           "description": "true: give the events back instead of consuming them."},
+                "store": {"type": "string", "enum": ["memory", "redis"],
+                          "description": "Backend: 'memory' (this process) or 'redis' (Redis Streams, "
+                                         "shared by every process using AGENTAPPS_REDIS_URL). Default: "
+                                         "the project's `stores:` choice, else 'memory'."},
             },
             "required": ["topic", "ids"],
             "additionalProperties": False,
@@ -32,5 +36,6 @@ frontmatter = {
 
 def run(ctx, args):
     reject = bool(args.get("reject", False))
-    ids = bus_for(ctx.globals).ack(args["topic"], args.get("queue"), args["ids"], reject=reject)
+    bus = events_for(ctx.globals, args.get("store"))
+    ids = bus.ack(args["topic"], args.get("queue"), args["ids"], reject=reject)
     return {"requeued" if reject else "acked": ids}

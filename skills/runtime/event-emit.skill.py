@@ -1,6 +1,6 @@
 """event-emit: publish an event on a topic of the in-process event bus."""
 
-from agentapps.events.bus import bus_for
+from agentapps.events.select import events_for
 
 frontmatter = {
     "name": "event-emit",
@@ -18,6 +18,10 @@ frontmatter = {
                 "type": {"type": "string", "minLength": 1, "maxLength": 200, "default": "event",
                          "description": "What kind of event this is, e.g. 'started' or 'done'."},
                 "data": {"description": "The payload: any JSON value."},
+                "store": {"type": "string", "enum": ["memory", "redis"],
+                          "description": "Backend: 'memory' (this process) or 'redis' (Redis Streams, "
+                                         "shared by every process using AGENTAPPS_REDIS_URL). Default: "
+                                         "the project's `stores:` choice, else 'memory'."},
             },
             "required": ["topic"],
             "additionalProperties": False,
@@ -31,7 +35,7 @@ frontmatter = {
 def run(ctx, args):
     caller = ctx.envelope.parent
     source = caller.tool.name if caller is not None and caller.envelope.parent is not None else None
-    return bus_for(ctx.globals).emit(
+    return events_for(ctx.globals, args.get("store")).emit(
         args["topic"], args.get("type", "event"), args.get("data"),
         source=source, root_context_id=ctx.nonlocals.get("rootContextId"), depth=_handler_depth(ctx) + 1,
     )

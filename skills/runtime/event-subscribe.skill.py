@@ -1,7 +1,8 @@
 """event-subscribe: add a queue (for event-wait) or a handler skill to a topic; idempotent."""
 
-from agentapps.errors import DeniedError
-from agentapps.events.bus import bus_for
+from agentapps.errors import DeniedError, UsageError
+from agentapps.events.bus import EventBus
+from agentapps.events.select import events_for
 from agentapps.tools.names import ref_kind
 
 frontmatter = {
@@ -11,7 +12,8 @@ frontmatter = {
         "'default') so events are kept for event-wait even while nobody waits; every queue gets "
         "every event, and waiters sharing one queue split them. With `ref`, invoke that skill with "
         "{event, ...args} for each event. `replay` first delivers buffered past events (the last 100, "
-        "or the last N). Subscribing something that exists already changes nothing."
+        "or the last N; on redis: the stream's past events). Subscribing something that exists "
+        "already changes nothing. On redis, handlers run in `agentapps worker`."
     ),
     "metadata": {
         "params": {
@@ -27,6 +29,10 @@ frontmatter = {
                 "replay": {"type": ["boolean", "integer"], "minimum": 0, "default": False,
                            "description": "true: deliver the buffered recent events first; a number: "
                                           "only that many of the latest."},
+                "store": {"type": "string", "enum": ["memory", "redis"],
+                          "description": "Backend: 'memory' (this process) or 'redis' (Redis Streams, "
+                                         "shared by every process using AGENTAPPS_REDIS_URL). Default: "
+                                         "the project's `stores:` choice, else 'memory'."},
             },
             "required": ["topic"],
             "additionalProperties": False,
@@ -57,9 +63,15 @@ def run(ctx, args):
         # subscribe is an argument constraint on its own pattern (`event-subscribe(ref=my-*)`);
         # each event runs the handler through the full pipeline, under its own allowed-tools.
         ctx.globals.lookup.resolve(ref)
-    created = bus_for(ctx.globals).subscribe(
-        args["topic"], queue=args.get("queue"), ref=ref, args=args.get("args"),
-        ctx=ctx, replay=args.get("replay", False),
-    )
+    bus = events_for(ctx.globals, args.get("store"))
+    if isinstance(bus, EventBus):
+        created = bus.subscribe(args["topic"], queue=args.get("queue"), ref=ref, args=args.get("args"),
+                                ctx=ctx, replay=args.get("replay", False))
+    elif ref is not None:
+        raise UsageError(
+            f"A handler for the redis topic '{args['topic']}' runs in a worker process: "
+            f"agentapps worker {args['topic']} --group NAME --handler {ref}")
+    else:
+        created = bus.subscribe(args["topic"], queue=args.get("queue"), replay=args.get("replay", False))
     what = {"ref": ref} if ref is not None else {"queue": args.get("queue", "default")}
     return {"topic": args["topic"], **what, "created": created}

@@ -1,6 +1,7 @@
 """event-unsubscribe: remove a handler, a queue, or every subscription of a topic."""
 
-from agentapps.events.bus import bus_for
+from agentapps.events.bus import EventBus
+from agentapps.events.select import events_for
 
 frontmatter = {
     "name": "event-unsubscribe",
@@ -18,6 +19,10 @@ frontmatter = {
                 "ref": {"type": "string", "minLength": 1, "description": "The handler skill to remove."},
                 "queue": {"type": "string", "minLength": 1, "maxLength": 200,
                           "description": "The queue (consumer group) to remove."},
+                "store": {"type": "string", "enum": ["memory", "redis"],
+                          "description": "Backend: 'memory' (this process) or 'redis' (Redis Streams, "
+                                         "shared by every process using AGENTAPPS_REDIS_URL). Default: "
+                                         "the project's `stores:` choice, else 'memory'."},
             },
             "required": ["topic"],
             "additionalProperties": False,
@@ -29,5 +34,11 @@ frontmatter = {
 
 
 def run(ctx, args):
-    removed = bus_for(ctx.globals).unsubscribe(args["topic"], ref=args.get("ref"), queue=args.get("queue"))
+    bus = events_for(ctx.globals, args.get("store"))
+    if isinstance(bus, EventBus):
+        removed = bus.unsubscribe(args["topic"], ref=args.get("ref"), queue=args.get("queue"))
+    elif args.get("ref") is not None:
+        removed = 0  # a redis topic has no in-process handlers
+    else:
+        removed = bus.unsubscribe(args["topic"], queue=args.get("queue"))
     return {"removed": removed}

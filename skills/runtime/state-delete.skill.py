@@ -11,9 +11,11 @@ frontmatter = {
             "properties": {
                 "key": {"type": "string", "minLength": 1, "maxLength": 256,
                         "description": "The key to delete."},
-                "store": {"type": "string", "enum": ["file", "memory"], "default": "file",
-                          "description": "Backend: 'file' (.agent-apps/state/, survives restarts) or "
-                                         "'memory' (this process only)."},
+                "store": {"type": "string", "enum": ["file", "memory", "redis"],
+                          "description": "Backend: 'file' (.agent-apps/state/, every process on this "
+                                         "machine), 'memory' (this process) or 'redis' (every process "
+                                         "using AGENTAPPS_REDIS_URL). Default: the project's "
+                                         "`stores:` choice, else 'file'."},
             },
             "required": ["key"],
             "additionalProperties": False,
@@ -25,9 +27,5 @@ frontmatter = {
 
 
 def run(ctx, args):
-    existed = _store(ctx, args.get("store", "file")).delete(args["key"])
+    existed = store_for(ctx.globals, args.get("store")).delete(args["key"])
     return {"ok": True, "existed": existed}
-
-
-def _store(ctx, kind):
-    return store_for(ctx.globals.internals, ctx.globals.config.data_dir, kind)

@@ -11,9 +11,11 @@ frontmatter = {
             "properties": {
                 "key": {"type": "string", "minLength": 1, "maxLength": 256,
                         "description": "The key to read, e.g. 'user:alice:prefs'."},
-                "store": {"type": "string", "enum": ["file", "memory"], "default": "file",
-                          "description": "Backend: 'file' (.agent-apps/state/, survives restarts) or "
-                                         "'memory' (this process only)."},
+                "store": {"type": "string", "enum": ["file", "memory", "redis"],
+                          "description": "Backend: 'file' (.agent-apps/state/, every process on this "
+                                         "machine), 'memory' (this process) or 'redis' (every process "
+                                         "using AGENTAPPS_REDIS_URL). Default: the project's "
+                                         "`stores:` choice, else 'file'."},
             },
             "required": ["key"],
             "additionalProperties": False,
@@ -24,8 +26,4 @@ frontmatter = {
 
 
 def run(ctx, args):
-    return _store(ctx, args.get("store", "file")).get(args["key"])
-
-
-def _store(ctx, kind):
-    return store_for(ctx.globals.internals, ctx.globals.config.data_dir, kind)
+    return store_for(ctx.globals, args.get("store")).get(args["key"])

@@ -10,9 +10,11 @@ frontmatter = {
             "type": "object",
             "properties": {
                 "prefix": {"type": "string", "description": "Only keys starting with this text, e.g. 'user:alice:'."},
-                "store": {"type": "string", "enum": ["file", "memory"], "default": "file",
-                          "description": "Backend: 'file' (.agent-apps/state/, survives restarts) or "
-                                         "'memory' (this process only)."},
+                "store": {"type": "string", "enum": ["file", "memory", "redis"],
+                          "description": "Backend: 'file' (.agent-apps/state/, every process on this "
+                                         "machine), 'memory' (this process) or 'redis' (every process "
+                                         "using AGENTAPPS_REDIS_URL). Default: the project's "
+                                         "`stores:` choice, else 'file'."},
             },
             "additionalProperties": False,
         },
@@ -23,8 +25,4 @@ frontmatter = {
 
 
 def run(ctx, args):
-    return _store(ctx, args.get("store", "file")).list(args.get("prefix", ""))
-
-
-def _store(ctx, kind):
-    return store_for(ctx.globals.internals, ctx.globals.config.data_dir, kind)
+    return store_for(ctx.globals, args.get("store")).list(args.get("prefix", ""))

@@ -1,13 +1,14 @@
 """state-set: write one key of the key-value state, optionally as a compare-and-swap."""
 
-from agentapps.stores.state import store_for
+from agentapps.stores.state import MISSING, store_for
 
 frontmatter = {
     "name": "state-set",
     "description": (
         "Write a value to the key-value state, replacing any previous value. With `expect`, the write "
-        "happens only if the current value equals `expect` (null means the key is absent); otherwise "
-        "it fails with a conflict, so read-modify-write loops can retry."
+        "happens only if the current value equals `expect` (null means the key is absent), as one "
+        "atomic step; otherwise it fails with a conflict, so read-modify-write loops can retry. With "
+        "`ttl` (milliseconds) the key vanishes after that time."
     ),
     "metadata": {
         "params": {
@@ -19,9 +20,14 @@ frontmatter = {
                                          "pass other JSON with --arg-json '{\"value\": ...}'."},
                 "expect": {"description": "Compare-and-swap: the value the key must hold now (JSON "
                                           "equality; null means the key must be absent)."},
-                "store": {"type": "string", "enum": ["file", "memory"], "default": "file",
-                          "description": "Backend: 'file' (.agent-apps/state/, survives restarts) or "
-                                         "'memory' (this process only)."},
+                "ttl": {"type": "number", "exclusiveMinimum": 0, "maximum": 31_536_000_000,
+                        "description": "Time to live in milliseconds: the key vanishes after it "
+                                       "(default: it stays until deleted)."},
+                "store": {"type": "string", "enum": ["file", "memory", "redis"],
+                          "description": "Backend: 'file' (.agent-apps/state/, every process on this "
+                                         "machine), 'memory' (this process) or 'redis' (every process "
+                                         "using AGENTAPPS_REDIS_URL). Default: the project's "
+                                         "`stores:` choice, else 'file'."},
             },
             "required": ["key", "value"],
             "additionalProperties": False,
@@ -33,13 +39,7 @@ frontmatter = {
 
 
 def run(ctx, args):
-    store = _store(ctx, args.get("store", "file"))
-    if "expect" in args:
-        store.set(args["key"], args["value"], expect=args["expect"])
-    else:
-        store.set(args["key"], args["value"])
+    ttl = args.get("ttl")
+    store_for(ctx.globals, args.get("store")).set(
+        args["key"], args["value"], expect=args.get("expect", MISSING), ttl=None if ttl is None else ttl / 1000)
     return {"ok": True, "key": args["key"]}
-
-
-def _store(ctx, kind):
-    return store_for(ctx.globals.internals, ctx.globals.config.data_dir, kind)

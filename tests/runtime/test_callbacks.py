@@ -21,10 +21,10 @@ import asyncio
 frontmatter = {"name": "round-trip"}
 
 async def run(ctx, args):
-    ref = (await ctx.manager.invoke("callback-create", {"timeout": 10}))["ref"]
+    ref = (await ctx.manager.invoke("callback-create", {"timeout": 10000}))["ref"]
 
     async def responder():
-        taken = [await ctx.manager.invoke("callback-wait", {"ref": ref, "timeout": 5}) for _ in range(2)]
+        taken = [await ctx.manager.invoke("callback-wait", {"ref": ref, "timeout": 5000}) for _ in range(2)]
         for call in reversed(taken):
             await ctx.manager.invoke("callback-respond", {"ref": ref, "id": call["id"],
                                                           "result": call["args"]["n"] * 10})
@@ -54,7 +54,7 @@ def run(project: Any, scenario: Any) -> Any:
 
 
 async def answer_next(root: Context, ref: str, **response: Any) -> dict[str, Any]:
-    taken = await call(root, "callback-wait", ref=ref, timeout=5)
+    taken = await call(root, "callback-wait", ref=ref, timeout=5000)
     await call(root, "callback-respond", ref=ref, id=taken["id"], **response)
     return taken
 
@@ -78,7 +78,7 @@ def test_two_concurrent_invocations_are_answered_independently(project):
         ref = (await call(root, "callback-create", label="ask"))["ref"]
         first = asyncio.create_task(call(root, ref, question="a"))
         second = asyncio.create_task(call(root, f"callback://{ref}", question="b"))
-        taken = [await call(root, "callback-wait", ref=ref, timeout=5) for _ in range(2)]
+        taken = [await call(root, "callback-wait", ref=ref, timeout=5000) for _ in range(2)]
         for invocation in reversed(taken):  # answer the later one first
             await call(root, "callback-respond", ref=ref, id=invocation["id"],
                        result={"answer": invocation["args"]["question"].upper()})
@@ -96,7 +96,7 @@ def test_an_invocation_made_before_anyone_waits_is_queued_for_the_next_wait(proj
         ref = (await call(root, "callback-create"))["ref"]
         invoking = asyncio.create_task(call(root, ref, n=1))
         await asyncio.sleep(0.01)
-        waiting = asyncio.create_task(call(root, "callback-wait", ref=ref, timeout=5))
+        waiting = asyncio.create_task(call(root, "callback-wait", ref=ref, timeout=5000))
         await asyncio.sleep(0.01)
         taken = await waiting
         await call(root, "callback-respond", ref=ref, id=taken["id"], result=None)
@@ -125,9 +125,9 @@ def test_release_fails_pending_invocations_and_unregisters_the_ref(project):
         ref = (await call(root, "callback-create"))["ref"]
         invoking = asyncio.create_task(call(root, ref, n=1))
         await asyncio.sleep(0.01)
-        waiting = asyncio.create_task(call(root, "callback-wait", ref=ref, timeout=5))
+        waiting = asyncio.create_task(call(root, "callback-wait", ref=ref, timeout=5000))
         orphan_ref = (await call(root, "callback-create"))["ref"]
-        orphan_wait = asyncio.create_task(call(root, "callback-wait", ref=orphan_ref, timeout=5))
+        orphan_wait = asyncio.create_task(call(root, "callback-wait", ref=orphan_ref, timeout=5000))
         await asyncio.sleep(0.01)
         released = [await call(root, "callback-release", ref=r) for r in (ref, orphan_ref, ref)]
         outcomes = await asyncio.gather(invoking, waiting, orphan_wait, return_exceptions=True)
@@ -146,11 +146,11 @@ def test_release_fails_pending_invocations_and_unregisters_the_ref(project):
 
 def test_timeouts_end_waits_with_a_limit_error(project):
     async def scenario(root: Context) -> Any:
-        ref = (await call(root, "callback-create", timeout=0.1))["ref"]
+        ref = (await call(root, "callback-create", timeout=100))["ref"]
         with pytest.raises(LimitError, match="got no response within 0.1 s"):
             await call(root, ref)
         with pytest.raises(LimitError, match="No invocation of callback"):
-            await call(root, "callback-wait", ref=ref, timeout=0.05)
+            await call(root, "callback-wait", ref=ref, timeout=50)
         return root.globals.internals.callbacks[ref].pending
 
     assert run(project, scenario) == {}, "a timed-out invocation is no longer pending"

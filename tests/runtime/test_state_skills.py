@@ -24,7 +24,7 @@ frontmatter = {"name": "incr", "metadata": {"params": {"type": "object", "proper
     "key": {"type": "string"}, "times": {"type": "integer"}}}}}
 
 async def run(ctx, args):
-    await ctx.manager.invoke("state-wait", {"key": "go", "timeout": 30})  # start together
+    await ctx.manager.invoke("state-wait", {"key": "go", "timeout": 30000})  # start together
     done = conflicts = 0
     while done < args["times"]:
         current = await ctx.manager.invoke("state-get", {"key": args["key"]})
@@ -88,7 +88,7 @@ def test_compare_and_swap_conflict_exits_1_with_one_line_and_keeps_the_value(pro
 
 def test_wait_times_out_with_exit_4(project):
     started = time.monotonic()
-    result = state(project, "state-wait", "--key", "never", "--timeout", "0.4")
+    result = state(project, "state-wait", "--key", "never", "--timeout", "400")
     assert result.returncode == 4
     assert "Timed out after 0.4 s waiting for state key 'never'" in one_line_error(result)
     assert time.monotonic() - started >= 0.4
@@ -101,7 +101,7 @@ def test_wait_returns_at_once_when_the_key_exists(project):
 
 def test_a_key_set_by_another_process_wakes_state_wait(project):
     waiter = subprocess.Popen(
-        [sys.executable, "-m", "agentapps", "run", "state-wait", "--key", "job:1:done", "--timeout", "30"],
+        [sys.executable, "-m", "agentapps", "run", "state-wait", "--key", "job:1:done", "--timeout", "30000"],
         cwd=project.root, env=project.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
@@ -164,7 +164,7 @@ def test_memory_store_lives_in_the_process_and_wakes_waiters(project):
     root = project.boot()
 
     async def scenario() -> tuple[Any, ...]:
-        waiting = asyncio.create_task(invoke_root(root, "state-wait", {"key": "k", "store": "memory", "timeout": 5}))
+        waiting = asyncio.create_task(invoke_root(root, "state-wait", {"key": "k", "store": "memory", "timeout": 5000}))
         await asyncio.sleep(0.05)
         assert not waiting.done()
         await invoke_root(root, "state-set", {"key": "k", "value": [1], "store": "memory"})
@@ -174,7 +174,7 @@ def test_memory_store_lives_in_the_process_and_wakes_waiters(project):
         with pytest.raises(ConflictError):
             await invoke_root(root, "state-set", {"key": "k", "value": 2, "expect": [2], "store": "memory"})
         with pytest.raises(LimitError):
-            await invoke_root(root, "state-wait", {"key": "nope", "store": "memory", "timeout": 0.05})
+            await invoke_root(root, "state-wait", {"key": "nope", "store": "memory", "timeout": 50})
         return woken, listed, on_disk
 
     assert asyncio.run(scenario()) == ([1], ["k"], [])
@@ -219,3 +219,87 @@ def test_eight_processes_of_25_cas_increments_give_exactly_200(project, attempt)
     for p, (stdout, stderr) in zip(procs, results, strict=True):
         assert p.returncode == 0, stderr
     assert out(state(project, "state-get", "--key", "counter")) == 200
+
+
+# --- the redis store through the CLI ------------------------------------------------------------
+
+@pytest.mark.slow
+def test_eight_processes_of_25_cas_increments_on_redis_give_exactly_200(redis_project):
+    redis_project.project.write("incr.skill.py", INCR)
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "agentapps", "run", "incr", "--key", "counter", "--times", "25"],
+                         cwd=redis_project.root, env=redis_project.env(), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+        for _ in range(8)
+    ]
+    try:
+        out(redis_project.cli("run", "state-set", "--key", "go", "--arg-json", '{"value": true}'))
+        results = [p.communicate(timeout=120) for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+    for p, (_, stderr) in zip(procs, results, strict=True):
+        assert p.returncode == 0, stderr
+    assert out(redis_project.cli("run", "state-get", "--key", "counter")) == 200
+    assert not (redis_project.root / ".agent-apps" / "state").exists()
+
+
+def test_a_seed_style_ttl_and_wait_in_milliseconds_through_the_cli(redis_project):
+    out(redis_project.cli("run", "state-set", "--key", "lease", "--arg-json", '{"value": {"who": "me"}, "ttl": 600}'))
+    assert out(redis_project.cli("run", "state-get", "--key", "lease")) == {"who": "me"}
+    time.sleep(0.7)
+    assert out(redis_project.cli("run", "state-get", "--key", "lease")) is None
+    started = time.monotonic()
+    result = redis_project.cli("run", "state-wait", "--key", "never", "--timeout", "300")
+    assert result.returncode == 4 and time.monotonic() - started < 5
+
+
+def test_redis_unreachable_is_one_line_exit_2_naming_host_and_port_but_never_the_password(redis_project):
+    result = redis_project.cli("run", "state-get", "--key", "k",
+                               AGENTAPPS_REDIS_URL="redis://user:sekret-pw-99@127.0.0.1:1/0")
+    line = one_line_error(result)
+    assert result.returncode == 2 and "127.0.0.1:1" in line
+    assert "sekret-pw-99" not in result.stderr + result.stdout
+
+
+def test_a_wait_in_flight_when_redis_goes_away_fails_with_exit_1_not_a_hang(redis_project, tmp_path):
+    from tests.support.redis_server import PrivateRedis
+
+    server = PrivateRedis(tmp_path / "redis").start()
+    try:
+        waiter = subprocess.Popen(
+            [sys.executable, "-m", "agentapps", "run", "state-wait", "--key", "k", "--timeout", "60000"],
+            cwd=redis_project.root, env=redis_project.env(AGENTAPPS_REDIS_URL=server.url,
+                                                          AGENTAPPS_REDIS_RECONNECT="1"),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        server.kill()
+        started = time.monotonic()
+        _, stderr = waiter.communicate(timeout=30)
+    finally:
+        server.stop()
+    assert waiter.returncode == 1 and time.monotonic() - started < 10
+    assert f"127.0.0.1:{server.port}" in stderr and len(stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("store", ["memory", "file"])
+def test_runtime_skill_timeouts_are_milliseconds_as_the_seed_writes_them(project, store):
+    """`state-wait {timeout: 300}` waits 0.3 s, not 5 minutes; so do callback-create and callback-wait."""
+    async def scenario(root: Any) -> list[float]:
+        took = []
+        for skill, args in (("state-wait", {"key": "never", "timeout": 300, "store": store}),
+                            ("callback-wait", {"timeout": 300})):
+            if skill == "callback-wait":
+                args["ref"] = (await invoke_root(root, "callback-create", {"timeout": 300}))["ref"]
+            started = time.monotonic()
+            with pytest.raises(LimitError):
+                await invoke_root(root, skill, args)
+            took.append(time.monotonic() - started)
+        started = time.monotonic()
+        with pytest.raises(LimitError, match="no response within 0.3 s"):
+            await invoke_root(root, args["ref"], {})
+        took.append(time.monotonic() - started)
+        return took
+
+    took = asyncio.run(asyncio.wait_for(scenario(project.boot()), 10))
+    assert all(0.25 <= t < 3 for t in took), took

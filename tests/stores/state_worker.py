@@ -1,4 +1,5 @@
-"""Child process for the state-store tests: `python state_worker.py MODE ROOT KEY [ARGS...]`."""
+"""Child process for the state-store tests: `python state_worker.py MODE ROOT KEY [ARGS...]`
+(ROOT: a state folder, or `redis:URL#NAMESPACE`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from agentapps.core.atomic import FileLock
 from agentapps.errors import ConflictError
@@ -19,7 +21,7 @@ def big_value(counter: int) -> dict[str, object]:
     return {"counter": counter, "pad": chr(ord("a") + counter % 26) * PAD}
 
 
-def cas(store: FileStateStore, key: str, increments: int, go: Path) -> None:
+def cas(store: Any, key: str, increments: int, go: Path) -> None:
     while not go.exists():  # start together so the processes really contend
         time.sleep(0.001)
     conflicts = 0
@@ -45,9 +47,23 @@ def hammer(store: FileStateStore, key: str) -> None:
         store.set(key, big_value(counter))
 
 
+def open_store(root: str) -> Any:
+    """`ROOT` is a folder (the file store) or `redis:URL#NAMESPACE` (the Redis store)."""
+    if not root.startswith("redis:"):
+        return FileStateStore(Path(root))
+    from agentapps.secrets import Redactor
+    from agentapps.stores.link import RedisLink
+    from agentapps.stores.redisstate import RedisStateStore
+
+    url, namespace = root.removeprefix("redis:").split("#")
+    link = RedisLink(url, namespace, Redactor())
+    link.connect()
+    return RedisStateStore(link)
+
+
 def main(argv: list[str]) -> None:
     mode, root, key, *rest = argv
-    store = FileStateStore(Path(root))
+    store = open_store(root)
     if mode == "cas":
         cas(store, key, int(rest[0]), Path(rest[1]))
     elif mode == "hammer":

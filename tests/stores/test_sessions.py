@@ -52,7 +52,7 @@ def test_settings_accepts_shorthand_and_full_form(value, expected):
         pytest.param({"key": "args.k", "capture": []}, "`capture` must be a list", id="empty-capture"),
         pytest.param({"key": "args.k", "maxEntries": 0}, "at least 1", id="zero-window"),
         pytest.param({"key": "args.k", "maxEntries": True}, "at least 1", id="boolean-window"),
-        pytest.param({"key": "args.k", "store": "redis"}, "memory or file", id="unknown-store"),
+        pytest.param({"key": "args.k", "store": "sqlite"}, "memory, file or redis", id="unknown-store"),
     ],
 )
 def test_settings_errors_name_the_skill_and_the_fix(value, match):

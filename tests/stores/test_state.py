@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import random
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +43,35 @@ def root(tmp_path: Path) -> Path:
     return tmp_path / "project" / ".agent-apps" / "state"
 
 
-@pytest.fixture(params=["memory", "file"])
-def store(request: pytest.FixtureRequest, root: Path) -> StateStore:
-    return MemoryStateStore() if request.param == "memory" else FileStateStore(root)
+@pytest.fixture(params=["memory", "file", "redis"])
+def store(request: pytest.FixtureRequest, root: Path) -> Iterator[StateStore]:
+    if request.param == "memory":
+        yield MemoryStateStore()
+    elif request.param == "file":
+        yield FileStateStore(root)
+    else:
+        yield from _redis_store()
+
+
+def _redis_store() -> Iterator[StateStore]:
+    from agentapps.secrets import Redactor
+    from agentapps.stores.link import RedisLink
+    from agentapps.stores.redisstate import RedisStateStore
+    from tests.support.redis_server import URL, drop_namespace, namespace, require_server
+
+    require_server()
+    name = namespace()
+    link = RedisLink(URL, name, Redactor())
+    link.connect()
+    try:
+        yield RedisStateStore(link)
+    finally:
+        link.close()
+        drop_namespace(name)
+
+
+def wait(store: StateStore, key: Any, timeout: float) -> Any:
+    return asyncio.run(store.wait(key, timeout))
 
 
 def _spawn(*args: object, stdin: int | None = None) -> subprocess.Popen[str]:
@@ -130,6 +158,18 @@ def test_compare_and_swap_uses_json_equality(
         assert store.get("counter") == stored
 
 
+def test_a_time_to_live_makes_the_key_vanish(store: StateStore) -> None:
+    store.set("lease", "me", ttl=0.15)
+    store.set("plain", 1)
+    assert store.get("lease") == "me" and store.list() == ["lease", "plain"]
+    time.sleep(0.25)
+    assert store.get("lease") is None and store.list() == ["plain"]
+    store.set("lease", "you", expect=None)  # an expired lease is absent: it can be taken
+    assert store.get("lease") == "you"
+    time.sleep(0.2)
+    assert store.get("lease") == "you"  # a write without ttl stays
+
+
 @pytest.mark.parametrize("value", [object(), {1, 2}, float("nan"), {"x": float("inf")}, b"raw"])
 def test_non_json_values_are_refused(store: StateStore, value: Any) -> None:
     with pytest.raises(UsageError, match="JSON"):
@@ -158,7 +198,7 @@ def test_invalid_keys_are_refused_everywhere(store: StateStore, key: Any, proble
         lambda: store.get(key),
         lambda: store.set(key, 1),
         lambda: store.delete(key),
-        lambda: store.wait(key, timeout=0.01),
+        lambda: wait(store, key, timeout=0.01),
     ):
         with pytest.raises(UsageError, match=problem):
             call()
@@ -168,7 +208,7 @@ def test_invalid_keys_are_refused_everywhere(store: StateStore, key: Any, proble
 def test_wait_returns_at_once_when_the_key_exists(store: StateStore) -> None:
     store.set("job:1:done", {"ok": True})
     started = time.monotonic()
-    assert store.wait("job:1:done", timeout=5) == {"ok": True}
+    assert wait(store, "job:1:done", timeout=5) == {"ok": True}
     assert time.monotonic() - started < 0.5
 
 
@@ -177,7 +217,7 @@ def test_wait_sees_a_key_set_later_by_another_thread(store: StateStore) -> None:
     timer.start()
     try:
         started = time.monotonic()
-        assert store.wait("job:2:done", timeout=5, poll=0.01) is None
+        assert wait(store, "job:2:done", timeout=5) is None
         assert time.monotonic() - started >= 0.25
     finally:
         timer.join()
@@ -186,7 +226,7 @@ def test_wait_sees_a_key_set_later_by_another_thread(store: StateStore) -> None:
 def test_wait_times_out_with_limit_error(store: StateStore) -> None:
     started = time.monotonic()
     with pytest.raises(LimitError, match="'never'"):
-        store.wait("never", timeout=0.2)
+        wait(store, "never", timeout=0.2)
     assert 0.2 <= time.monotonic() - started < 1.0
 
 
@@ -275,7 +315,7 @@ def test_corrupt_key_file_is_reported_never_reset(root: Path, content: bytes) ->
         lambda: store.get("k"),
         lambda: store.set("k", "overwrite"),
         lambda: store.set("k", "overwrite", expect="good"),
-        lambda: store.wait("k", timeout=0.1),
+            lambda: wait(store, "k", timeout=0.1),
     ):
         with pytest.raises(StoreCorruptError) as info:
             call()
@@ -375,7 +415,7 @@ def test_wait_sees_a_key_set_by_another_process(root: Path) -> None:
     started = time.monotonic()
     with _spawn("set-after", root, "job:9:done", 0.3, '{"rows": 3}') as setter:
         assert store.get("job:9:done") is None
-        assert store.wait("job:9:done", timeout=20, poll=0.02) == {"rows": 3}
+        assert wait(store, "job:9:done", timeout=20) == {"rows": 3}
         assert time.monotonic() - started >= 0.3
         assert setter.wait(timeout=10) == 0
 
@@ -389,7 +429,7 @@ def test_a_file_that_cannot_be_state_is_reported_never_a_traceback(root: Path, s
         path.mkdir()
     else:
         path.write_bytes(b"[" * 100_000 + b"]" * 100_000)
-    for call in (lambda: store.get("k"), lambda: store.set("k", 1), lambda: store.wait("k", timeout=0.1)):
+    for call in (lambda: store.get("k"), lambda: store.set("k", 1), lambda: wait(store, "k", timeout=0.1)):
         with pytest.raises(StoreCorruptError) as info:
             call()
         assert str(path) in str(info.value) and "left untouched" in str(info.value)

@@ -1,0 +1,184 @@
+"""`agentapps worker TOPIC --group NAME --handler SKILL`: handle a Redis topic's events in a
+consumer group, each through the full pipeline, until --max-events, SIGTERM (143) or SIGINT (130).
+
+A signal stops the taking of events; the ones in flight finish and are acknowledged, then the
+worker exits (a second signal exits at once; what was in flight is redelivered later). Progress
+and a summary go to stderr; `--json` prints the summary object on stdout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from typing import TYPE_CHECKING, Any
+
+from agentapps.cli import render
+from agentapps.errors import AgentAppsError, UsageError
+
+if TYPE_CHECKING:
+    from agentapps.context.context import Context
+    from agentapps.events.worker import Tally, Worker
+
+PROGRESS_EVERY = 5.0  # seconds between progress lines
+
+
+def run_worker(topic: str, *, group: str, handler: str, concurrency: int, max_events: int | None,
+               visibility: float | None, max_deliveries: int | None, as_json: bool, quiet: bool) -> int:
+    from agentapps.cli.streams import redacted_output
+    from agentapps.secrets import Redactor
+
+    if concurrency < 1 or (max_events is not None and max_events < 1):
+        raise UsageError("--concurrency and --max-events must be at least 1.")
+    if visibility is not None and not 0.1 <= visibility <= 86_400:
+        raise UsageError("--visibility-timeout must be from 0.1 to 86400 seconds.")
+    if max_deliveries is not None and not 1 <= max_deliveries <= 1000:
+        raise UsageError("--max-deliveries must be from 1 to 1000.")
+    redactor = Redactor()
+    with redacted_output(redactor, verbose=False):
+        return _serve(topic, group, handler, concurrency, max_events, visibility, max_deliveries,
+                      as_json, quiet, redactor)
+
+
+def _serve(topic: str, group_name: str, handler: str, concurrency: int, max_events: int | None,
+           visibility: float | None, max_deliveries: int | None, as_json: bool, quiet: bool,
+           redactor: Any) -> int:
+    from agentapps.boot import bootstrap
+    from agentapps.events.group import Group, consumer_name
+    from agentapps.events.worker import Worker
+    from agentapps.stores.config import link_for, stores_config
+
+    root = bootstrap()
+    g = root.globals
+    g.internals.redactor = redactor
+    tool = g.lookup.resolve(handler)
+    _register_secrets(g, tool)
+    _check_handler(g, tool)
+    config = stores_config(g)
+    link = link_for(g)  # exit 2 when the server cannot be reached now
+    link.set_reconnect(0.5)  # the worker waits out longer outages itself, without blocking its handlers
+    group = Group(link, topic, group_name, consumer_name(), visibility=visibility or config.visibility,
+                  max_deliveries=max_deliveries or config.max_deliveries)
+    group.ensure("0")
+    label = f"worker {topic}/{group_name}"
+    lines = _Lines(label, quiet)
+    worker = Worker(group, _invoker(root, tool), concurrency=concurrency, max_events=max_events,
+                    report=lines.report)
+    lines.say(f"{label}: handler '{tool.name}', consumer {group.consumer}, concurrency {concurrency}, "
+              f"redis {link.where}")
+    stopped_by = asyncio.run(_supervised(worker, lines, g))
+    tally = worker.tally
+    summary = {"ok": True, "topic": topic, "group": group_name,
+               "handler": tool.name, "consumer": group.consumer, **tally.as_dict(),
+               "stoppedBy": stopped_by or "max-events"}
+    render.info(_summary_line(label, tally, stopped_by))
+    if as_json:
+        render.emit_json(summary, g.internals)
+    return {"SIGTERM": 143, "SIGINT": 130}.get(stopped_by or "", 0)
+
+
+async def _supervised(worker: Worker, lines: _Lines, g: Any) -> str | None:
+    from agentapps.core.cleanup import run_cleanups
+
+    loop = asyncio.get_running_loop()
+    stopped: list[str] = []
+
+    def on_signal(number: int, frame: Any) -> None:
+        # signal.signal, not the loop's handlers: this runs even while a handler skill blocks the loop
+        name = signal.Signals(number).name
+        if stopped:  # the second signal: leave now; what is in flight is redelivered later
+            os.write(2, f"{lines.label}: {name} again; exiting without waiting for the events in flight.\n"
+                     .encode())
+            os._exit(128 + number)
+        stopped.append(name)
+        worker.stop()
+        loop.call_soon_threadsafe(lines.say, f"{lines.label}: {name}: finishing the events in flight, "
+                                             "then exiting.")
+
+    previous = {number: signal.signal(number, on_signal) for number in (signal.SIGTERM, signal.SIGINT)}
+    ticker = asyncio.create_task(lines.tick(worker))
+    try:
+        await worker.run()
+    finally:
+        ticker.cancel()
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        worker.group.leave()
+        await run_cleanups(g.internals)
+    return stopped[0] if stopped else None
+
+
+def _invoker(root: Context, tool: Any) -> Any:
+    from agentapps.context.manager import invoke_root
+    from agentapps.tools.loader import RUN_STARTED
+
+    async def handle(event: dict[str, Any]) -> Any:
+        RUN_STARTED.set(time.time_ns())  # each event is a run: skill code written during it is not loaded
+        return await invoke_root(root, tool, {"event": event})
+
+    return handle
+
+
+def _check_handler(g: Any, tool: Any) -> None:
+    from agentapps.cascade.interface import params_of
+
+    params = params_of(tool, g.lookup) or {}
+    props = params.get("properties") or {}
+    if not params or ("event" not in props and params.get("additionalProperties", True) is False):
+        raise UsageError(f"Handler '{tool.name}' takes no `event` argument: declare it in its params, "
+                         "e.g. {type: object, properties: {event: {type: object}}}.", skill=tool.name)
+
+
+def _register_secrets(g: Any, tool: Any) -> None:
+    from agentapps.secrets import register_declared
+
+    try:
+        tools, _ = g.lookup.list_all(provided=False)
+    except AgentAppsError:
+        tools = []
+    for each in [*tools, tool, g.config.main_tool]:
+        if each is not None:
+            register_declared(g.internals, each.metadata.get("env"))
+
+
+class _Lines:
+    """Progress and warnings on stderr (progress lines only when not quiet)."""
+
+    def __init__(self, label: str, quiet: bool) -> None:
+        self.label, self.quiet = label, quiet
+
+    def say(self, text: str) -> None:
+        if not self.quiet:
+            render.info(text)
+
+    def report(self, what: str, details: dict[str, Any]) -> None:
+        if what == "failed":
+            error = details["error"]
+            text = render.error_line(error) if isinstance(error, AgentAppsError) else f"{type(error).__name__}: {error}"
+            render.warn(f"{self.label}: event {details['id']} failed (delivery {details['deliveries']} of "
+                        f"{details['limit']}): {text}")
+        elif details.get("retry") is None:
+            render.warn(f"{self.label}: {details['error']} Unacknowledged events will be redelivered.")
+        else:
+            render.warn(f"{self.label}: {details['error']} Retrying in {details['retry']:g} s.")
+
+    async def tick(self, worker: Worker) -> None:
+        last = -1
+        while True:
+            await asyncio.sleep(PROGRESS_EVERY)
+            if worker.tally.handled != last:
+                last = worker.tally.handled
+                self.say(f"{self.label}: {_counts(worker.tally)}, {worker.in_flight} in flight")
+
+
+def _counts(tally: Tally) -> str:
+    seconds = max(time.monotonic() - tally.started, 1e-9)
+    return (f"{tally.handled} handled ({tally.succeeded} ok, {tally.failed} failed), "
+            f"{tally.dead_lettered} dead-lettered, {tally.handled / seconds:,.0f}/s")
+
+
+def _summary_line(label: str, tally: Tally, stopped_by: str | None) -> str:
+    seconds = time.monotonic() - tally.started
+    why = f"stopped by {stopped_by}" if stopped_by else "reached --max-events"
+    return f"{label}: {_counts(tally)} in {seconds:.1f} s; {why}."

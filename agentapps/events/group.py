@@ -1,0 +1,140 @@
+"""One consumer group of one Redis stream, as one consumer sees it: take events (those another
+consumer held past the visibility timeout first, then new ones), acknowledge, release, keep alive.
+
+Every method is one or two quick round trips on the calling thread, except `read` with `block`,
+which waits on the server (callers run it in the link's threads, see RedisLink.slices).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+from dataclasses import dataclass
+from typing import Any, Final
+
+from agentapps.events.scripts import ACK, CLAIM, RELEASE
+from agentapps.stores.link import RedisLink
+
+STREAM_LIMIT: Final = 100_000  # entries kept per topic (approximately); older ones are trimmed
+DEAD_LETTER: Final = ".dead-letter"  # topic T's events delivered too often go to T.dead-letter
+
+
+@dataclass(frozen=True)
+class Delivery:
+    id: str
+    fields: dict[bytes, bytes]
+    deliveries: int  # how many times it has been handed out, this time included
+
+
+def consumer_name() -> str:
+    """Unique per process and bus, readable in XINFO: host, pid, random."""
+    return f"{socket.gethostname()[:40]}:{os.getpid()}:{secrets.token_hex(3)}"
+
+
+def stream_key(link: RedisLink, topic: str) -> str:
+    return link.key("events", topic)
+
+
+def envelope_of(topic: str, delivery_id: str, fields: dict[bytes, bytes]) -> dict[str, Any]:
+    """The public event for a stream entry; a dead-lettered one wraps the event it stands for."""
+    body = json.loads(fields.get(b"e", b"{}"))
+    event = {"id": delivery_id, "topic": topic, "type": body.get("type", "event"), "source": body.get("source"),
+             "data": body.get("data"), "timestamp": body.get("timestamp"),
+             "rootContextId": body.get("rootContextId"), "depth": body.get("depth", 0)}
+    why = fields.get(b"dl")
+    if why is None:
+        return event
+    info = json.loads(why)
+    original = {**event, "id": info.get("id"), "topic": info.get("topic")}
+    return {**event, "type": "dead-letter", "source": info.get("group"),
+            "data": {"event": original, "group": info.get("group"), "deliveries": info.get("deliveries")}}
+
+
+def text_of(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+class Group:
+    """Consumer `consumer` of group `name` on `topic`'s stream."""
+
+    def __init__(self, link: RedisLink, topic: str, name: str, consumer: str, *, visibility: float,
+                 max_deliveries: int) -> None:
+        self.link, self.topic, self.name, self.consumer = link, topic, name, consumer
+        self.key = stream_key(link, topic)
+        self.dead_key = stream_key(link, topic + DEAD_LETTER)
+        self.visibility_ms = max(1, round(visibility * 1000))
+        self.max_deliveries = max_deliveries
+        self._claim, self._ack, self._release = link.script(CLAIM), link.script(ACK), link.script(RELEASE)
+
+    def ensure(self, start: str = "0") -> bool:
+        """Create the group (and the stream) if missing, reading from `start`; False if it existed."""
+        import redis
+
+        try:
+            self.link.call(self.link.client.xgroup_create, self.key, self.name, id=start, mkstream=True)
+        except redis.ResponseError as exc:
+            if "BUSYGROUP" in str(exc):
+                return False
+            raise
+        return True
+
+    def claim(self, count: int) -> tuple[list[Delivery], int]:
+        """Events held past the visibility timeout by any consumer, now ours; and how many went to
+        the dead-letter topic instead."""
+        claimed, dead = self.link.call(self._claim, [self.key, self.dead_key], self.name, self.consumer,
+                                       self.visibility_ms, count, self.max_deliveries, self.topic, STREAM_LIMIT)
+        return [Delivery(text_of(i), _fields(f), int(n)) for i, f, n in claimed], int(dead)
+
+    def read(self, count: int, block: float | None = None) -> list[Delivery]:
+        """New events (never delivered to this group), waiting up to `block` seconds for one."""
+        got: Any = self.link.call(self.link.client.xreadgroup, self.name, self.consumer, {self.key: ">"},
+                                  count=count, block=None if block is None else max(1, round(block * 1000)))
+        return [Delivery(text_of(i), _fields(f), 1) for _, entries in got or [] for i, f in entries]
+
+    def take(self, count: int) -> tuple[list[Delivery], int]:
+        """Up to `count` events without waiting: overdue ones first, then new ones."""
+        taken, dead = self.claim(count)
+        if len(taken) < count:
+            taken += self.read(count - len(taken))
+        return taken, dead
+
+    def ack(self, ids: list[str]) -> int:
+        return int(self.link.call(self.link.client.xack, self.key, self.name, *ids)) if ids else 0
+
+    def ack_each(self, ids: list[str]) -> list[str]:
+        """Acknowledge each id; the ones that were pending (the rest were not)."""
+        return [text_of(i) for i in self.link.call(self._ack, [self.key], self.name, *ids)]
+
+    def release(self, deliveries: list[tuple[str, int | None]]) -> list[str]:
+        """Make pending events deliverable again now; a count sets their delivery count (None keeps it)."""
+        if not deliveries:
+            return []
+        pairs = [x for i, n in deliveries for x in (i, "" if n is None else n)]
+        found = self.link.call(self._release, [self.key], self.name, self.consumer, self.visibility_ms, *pairs)
+        return [text_of(i) for i in found]
+
+    def touch(self, ids: list[str]) -> None:
+        """Restart the visibility timeout of events still being handled (without counting a delivery)."""
+        if ids:
+            self.link.call(self.link.client.xclaim, self.key, self.name, self.consumer, 0, ids, justid=True)
+
+    def leave(self) -> None:
+        """Remove this consumer from the group when it holds nothing (a clean exit)."""
+        import redis
+
+        try:
+            pending = self.link.call(self.link.client.xpending_range, self.key, self.name, "-", "+", 1,
+                                     consumername=self.consumer)
+            if not pending:
+                self.link.call(self.link.client.xgroup_delconsumer, self.key, self.name, self.consumer)
+        except redis.ResponseError:
+            pass  # the group is gone already
+
+
+def _fields(raw: Any) -> dict[bytes, bytes]:
+    if isinstance(raw, dict):
+        return raw
+    items = list(raw or [])
+    return {items[i]: items[i + 1] for i in range(0, len(items), 2)}

@@ -1,0 +1,72 @@
+"""Lua scripts of the Redis Streams event backend (each runs as one atomic step on the server)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+# Take back events whose consumer has held them past the visibility timeout: an event delivered
+# `maxDeliveries` times already goes to the dead-letter stream instead (and leaves the group);
+# the others are claimed by `consumer`, oldest first. The dead-letter topic's queue `default` is
+# created with it, so `event-wait {topic: T.dead-letter}` sees every dead letter.
+# KEYS: stream, dead-letter stream.
+# ARGV: group, consumer, min idle ms, count, max deliveries, topic, dead-letter stream length.
+# Returns {{{id, fields, deliveries}, ...}, number dead-lettered}.
+CLAIM: Final = """
+local pending = redis.call('XPENDING', KEYS[1], ARGV[1], 'IDLE', ARGV[3], '-', '+', ARGV[4])
+local claimed, dead = {}, 0
+for _, entry in ipairs(pending) do
+  local id, times = entry[1], entry[4]
+  if times >= tonumber(ARGV[5]) then
+    local found = redis.call('XRANGE', KEYS[1], id, id)
+    if #found > 0 then
+      local fields, body = found[1][2], nil
+      for i = 1, #fields, 2 do
+        if fields[i] == 'e' then body = fields[i + 1] end
+      end
+      if body then
+        -- its queue `default` holds every dead letter until someone takes it
+        redis.pcall('XGROUP', 'CREATE', KEYS[2], 'default', '0', 'MKSTREAM')
+        local why = cjson.encode({topic = ARGV[6], group = ARGV[1], deliveries = times, id = id})
+        redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[7], '*', 'e', body, 'dl', why)
+      end
+    end
+    redis.call('XACK', KEYS[1], ARGV[1], id)
+    dead = dead + 1
+  else
+    local got = redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], id)
+    if #got > 0 and got[1] then
+      table.insert(claimed, {got[1][1], got[1][2], times + 1})
+    else
+      redis.call('XACK', KEYS[1], ARGV[1], id)  -- the entry itself was trimmed away
+    end
+  end
+end
+return {claimed, dead}
+"""
+
+# Acknowledge each id on its own, so the caller learns which ones were pending.
+# KEYS: stream. ARGV: group, ids... Returns the ids that were acknowledged.
+ACK: Final = """
+local done = {}
+for i = 2, #ARGV do
+  if redis.call('XACK', KEYS[1], ARGV[1], ARGV[i]) == 1 then table.insert(done, ARGV[i]) end
+end
+return done
+"""
+
+# Make pending events deliverable again at once (their idle time becomes the visibility timeout),
+# optionally setting their delivery count (a peek is not a delivery). Returns the ids it found.
+# KEYS: stream. ARGV: group, consumer, idle ms, then pairs of id and delivery count ('' to keep).
+RELEASE: Final = """
+local found = {}
+for i = 4, #ARGV, 2 do
+  local args = {'XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'IDLE', ARGV[3]}
+  if ARGV[i + 1] ~= '' then
+    table.insert(args, 'RETRYCOUNT')
+    table.insert(args, ARGV[i + 1])
+  end
+  table.insert(args, 'JUSTID')
+  if #redis.call(unpack(args)) > 0 then table.insert(found, ARGV[i]) end
+end
+return found
+"""

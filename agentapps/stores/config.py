@@ -1,0 +1,133 @@
+"""Which backend each store call uses, and the project's Redis link (the main skill's `stores:`).
+
+    stores:
+      default: redis          # every concern that has this backend (state, sessions, events, callbacks)
+      state: file             # or per concern
+      namespace: my-project   # default: the main skill's name (never the project's path)
+      visibilityTimeout: 30000  # ms before an event taken and not acknowledged is delivered again
+      maxDeliveries: 5        # deliveries of one event before it goes to `TOPIC.dead-letter`
+
+A call's own `store` argument wins, then a skill's own setting (`metadata.session.store`), then
+`stores.<concern>`, then `stores.default`, then the built-in default (state: file, the others:
+memory).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from agentapps.errors import ConfigError, UsageError
+
+if TYPE_CHECKING:
+    from agentapps.context.context import Globals
+    from agentapps.stores.link import RedisLink
+
+BACKENDS: Final = {
+    "state": ("memory", "file", "redis"),
+    "sessions": ("memory", "file", "redis"),
+    "events": ("memory", "redis"),
+    "callbacks": ("memory", "redis"),
+}
+BUILT_IN: Final = {"state": "file", "sessions": "memory", "events": "memory", "callbacks": "memory"}
+FIELDS: Final = ("default", *BACKENDS, "namespace", "visibilityTimeout", "maxDeliveries")
+_NAMESPACE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+@dataclass(frozen=True)
+class StoresConfig:
+    chosen: dict[str, str] = field(default_factory=dict)  # concern -> backend, from `stores:`
+    namespace: str | None = None
+    visibility: float = 30.0  # seconds
+    max_deliveries: int = 5
+
+
+def parse(value: Any, *, skill: str, main_name: str | None) -> StoresConfig:
+    """Read a main skill's `stores:` (absent: every built-in default)."""
+    def bad(why: str) -> ConfigError:
+        return ConfigError(f"Main skill '{skill}' has an invalid `stores` setting: {why}.", skill=skill)
+
+    if value is None:
+        return StoresConfig(namespace=main_name)
+    if not isinstance(value, dict):
+        raise bad("use a mapping like {default: redis}")
+    unknown = sorted(str(k) for k in value if k not in FIELDS)
+    if unknown:
+        raise bad(f"unknown field {unknown[0]!r} (fields: {', '.join(FIELDS)})")
+    chosen: dict[str, str] = {}
+    default = value.get("default")
+    if default is not None and default not in ("memory", "file", "redis"):
+        raise bad("`default` must be memory, file or redis")
+    for concern, allowed in BACKENDS.items():
+        own = value.get(concern)
+        if own is not None and own not in allowed:
+            raise bad(f"`{concern}` must be {' or '.join(allowed)}")
+        if own is not None:
+            chosen[concern] = own
+        elif default in allowed:
+            chosen[concern] = default
+    namespace = value.get("namespace", main_name)
+    if namespace is not None and (not isinstance(namespace, str) or not _NAMESPACE.fullmatch(namespace)):
+        raise bad("`namespace` must be 1-64 characters of letters, digits, '.', '_' and '-'")
+    visibility = value.get("visibilityTimeout", 30_000)
+    if isinstance(visibility, bool) or not isinstance(visibility, int | float) or not 100 <= visibility <= 86_400_000:
+        raise bad("`visibilityTimeout` must be milliseconds from 100 to 86400000")
+    most = value.get("maxDeliveries", 5)
+    if isinstance(most, bool) or not isinstance(most, int) or not 1 <= most <= 1000:
+        raise bad("`maxDeliveries` must be a whole number from 1 to 1000")
+    return StoresConfig(chosen, namespace, visibility / 1000, most)
+
+
+def stores_config(g: Globals) -> StoresConfig:
+    """The project's `stores:` settings, read once per process."""
+    cache = g.cache_for("stores")
+    found = cache.get("config")
+    if found is None:
+        main = g.config.main_tool
+        found = cache["config"] = parse(main.metadata.get("stores") if main else None,
+                                        skill=main.name if main else "main",
+                                        main_name=main.name if main else None)
+    return found
+
+
+def backend(g: Globals, concern: str, explicit: str | None = None) -> str:
+    """The backend `concern` uses for this call: `explicit`, else the project's choice, else built-in."""
+    if explicit is not None:
+        if explicit not in BACKENDS[concern]:
+            raise UsageError(f"There is no '{explicit}' store for {concern}; use "
+                             f"{' or '.join(BACKENDS[concern])}.")
+        return explicit
+    return stores_config(g).chosen.get(concern, BUILT_IN[concern])
+
+
+def link_for(g: Globals) -> RedisLink:
+    """The process's Redis link (AGENTAPPS_REDIS_URL, the project's namespace), connected on first use."""
+    link = g.internals.redis
+    if link is None:
+        from agentapps.stores.link import RedisLink, redis_url
+
+        namespace = stores_config(g).namespace
+        if namespace is None:
+            raise ConfigError("The Redis store needs the project's name to keep its keys apart: add a main "
+                              "skill (`agentapps init`) or set `stores: {namespace: NAME}` in it.")
+        link = RedisLink(redis_url(), namespace, g.internals.redactor)
+        link.connect()
+        g.internals.redis = link
+        g.internals.cleanups.append(_closer(g))
+    return link
+
+
+def _closer(g: Globals) -> Any:
+    async def close() -> None:
+        """At the end of a run: release what this process owns on the server, then disconnect."""
+        internals = g.internals
+        link, internals.redis = internals.redis, None
+        internals.state.pop("redis", None)
+        internals.streams = None
+        if link is not None:
+            for stop in link.on_close:
+                stop()
+            link.close()
+
+    return close

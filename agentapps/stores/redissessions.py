@@ -1,0 +1,41 @@
+"""The Redis session backend: one list per session key, appended and trimmed to the rolling window
+in one transaction (MULTI/EXEC), so appends from many processes never lose or reorder entries."""
+
+from __future__ import annotations
+
+import json
+
+from agentapps.stores.link import RedisLink
+from agentapps.stores.sessions import Entry, checked_key
+
+
+class RedisSessionStore:
+    """Sessions under `agentapps:{namespace}:session:{key}`, shared by every process of the project."""
+
+    def __init__(self, link: RedisLink) -> None:
+        self.link = link
+
+    def _key(self, key: str) -> str:
+        return self.link.key("session", checked_key(key))
+
+    def load(self, key: str) -> list[Entry]:
+        items = self.link.call(self.link.client.lrange, self._key(key), 0, -1)
+        return [json.loads(item) for item in items]
+
+    def append(self, key: str, entry: Entry, max_entries: int) -> None:
+        name = self._key(key)
+        text = json.dumps(entry, ensure_ascii=False)
+
+        def write() -> None:
+            with self.link.client.pipeline(transaction=True) as pipe:
+                pipe.rpush(name, text)
+                pipe.ltrim(name, -max_entries, -1)
+                pipe.execute()
+
+        self.link.call(write)
+
+    def all_keys(self) -> list[str]:
+        return self.link.names(self.link.key("session", ""))
+
+    def clear(self, key: str) -> bool:
+        return bool(self.link.call(self.link.client.delete, self._key(key)))

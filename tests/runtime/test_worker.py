@@ -1,0 +1,240 @@
+"""`agentapps worker` as a user runs it: real processes against a real Redis server, handlers run
+through the pipeline, acknowledgement, redelivery, dead letters, signals, crashes and restarts."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from tests.support.redis_server import PrivateRedis, RedisProject
+
+RECORD = '''
+"""record: append `pid id` to handled.txt; data {sleep} sleeps first, "poison" fails."""
+import os
+import time
+
+frontmatter = {"name": "record", "metadata": {"params": {"type": "object", "properties": {
+    "event": {"type": "object"}}, "required": ["event"], "additionalProperties": False}}}
+
+
+def run(ctx, args):
+    event = args["event"]
+    data = event["data"]
+    if isinstance(data, dict) and data.get("sleep"):
+        time.sleep(data["sleep"])
+    if data == "poison":
+        raise RuntimeError("poison event")
+    with open(os.path.join(str(ctx.globals.config.project), "handled.txt"), "a") as out:
+        out.write(f"{os.getpid()} {event['id']}\\n")
+'''
+
+
+@pytest.fixture
+def jobs(redis_project: RedisProject) -> RedisProject:
+    redis_project.project.write("record.skill.py", RECORD)
+    return redis_project
+
+
+def emit(rp: RedisProject, topic: str, items: list[Any], url: str | None = None) -> list[str]:
+    """Emit events straight through the Redis backend (in this process)."""
+    from agentapps.events.streams import streams_for
+
+    before = os.environ.get("AGENTAPPS_REDIS_URL")
+    os.environ["AGENTAPPS_REDIS_URL"] = url or rp.url
+    try:
+        bus = streams_for(rp.project.boot().globals)
+        return [bus.emit(topic, "job", item)["id"] for item in items]
+    finally:
+        os.environ["AGENTAPPS_REDIS_URL"] = before or rp.url
+
+
+def handled(rp: RedisProject) -> list[tuple[int, str]]:
+    path = rp.root / "handled.txt"
+    if not path.exists():
+        return []
+    return [(int(pid), event_id) for pid, event_id in (line.split()[:2] for line in path.read_text().splitlines())]
+
+
+def pending(rp: RedisProject, topic: str, group: str, url: str | None = None) -> int:
+    import redis
+
+    client = redis.Redis.from_url(url or rp.url)
+    return int(client.xpending(f"agentapps:{rp.namespace}:events:{topic}", group)["pending"])
+
+
+def start(rp: RedisProject, *args: str, url: str | None = None, **env: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "agentapps", "worker", *args], cwd=rp.root,
+                            env=rp.project.env(AGENTAPPS_REDIS_URL=url or rp.url, **env),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for(predicate: Any, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for the workers")
+        time.sleep(0.05)
+
+
+def test_a_worker_handles_the_backlog_acknowledges_and_prints_a_summary(jobs):
+    ids = emit(jobs, "jobs", list(range(20)))
+    result = jobs.cli("worker", "jobs", "--group", "g", "--handler", "record", "--max-events", "20", "--json",
+                      timeout=60)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["handled"] == summary["succeeded"] == summary["acked"] == 20
+    assert summary["stoppedBy"] == "max-events" and summary["handler"] == "record"
+    assert sorted(event_id for _, event_id in handled(jobs)) == sorted(ids)
+    assert pending(jobs, "jobs", "g") == 0
+    assert "worker jobs/g: 20 handled (20 ok, 0 failed)" in result.stderr
+
+
+def test_a_failing_event_is_retried_then_dead_lettered_and_the_rest_go_on(jobs):
+    emit(jobs, "jobs", ["a", "poison", "b"])
+    result = jobs.cli("worker", "jobs", "--group", "g", "--handler", "record", "--max-events", "5",
+                      "--max-deliveries", "3", "--json", timeout=60)
+    summary = json.loads(result.stdout)
+    assert result.returncode == 0 and summary["succeeded"] == 2 and summary["failed"] == 3
+    assert result.stderr.count("failed (delivery") == 3 and "poison event" in result.stderr
+    dead = jobs.cli("run", "event-wait", "--topic", "jobs.dead-letter", "--timeout", "2000")
+    [letter] = json.loads(dead.stdout)
+    assert letter["data"]["event"]["data"] == "poison" and letter["data"]["deliveries"] == 3
+    assert pending(jobs, "jobs", "g") == 0
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_finishes_the_events_in_flight_and_acknowledges_them(jobs, sig, code):
+    ids = emit(jobs, "jobs", [{"sleep": 1.0}, {"sleep": 1.0}, "later"])
+    worker = start(jobs, "jobs", "--group", "g", "--handler", "record", "--concurrency", "2", "--json")
+    try:
+        time.sleep(0.7)  # both slow events are in flight now
+        worker.send_signal(sig)
+        out, err = worker.communicate(timeout=20)
+    finally:
+        worker.kill()
+        worker.communicate()
+    assert worker.returncode == code, err
+    summary = json.loads(out)
+    assert summary["succeeded"] == summary["acked"] == 2 and summary["stoppedBy"] == signal.Signals(sig).name, err
+    assert sorted(i for _, i in handled(jobs)) == sorted(ids[:2])
+    assert pending(jobs, "jobs", "g") == 0
+    rest = jobs.cli("worker", "jobs", "--group", "g", "--handler", "record", "--max-events", "1", timeout=60)
+    assert rest.returncode == 0 and handled(jobs)[-1][1] == ids[2]
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_run_loses_nothing_and_repeats_only_what_it_never_acknowledged(jobs):
+    ids = emit(jobs, "jobs", [{"sleep": 0.005}] * 300)
+    common = ("jobs", "--group", "g", "--handler", "record", "--concurrency", "2", "--visibility-timeout", "0.5",
+              "--json")
+    victim, survivor = start(jobs, *common), start(jobs, *common)
+    try:
+        for proc in (victim, survivor):
+            assert proc.stderr is not None and proc.stderr.readline().startswith("worker jobs/g:")
+        wait_for(lambda: len(handled(jobs)) >= 60)
+        victim.send_signal(signal.SIGKILL)
+        victim.communicate(timeout=10)
+        wait_for(lambda: len({i for _, i in handled(jobs)}) == len(ids))
+        wait_for(lambda: pending(jobs, "jobs", "g") == 0)
+        survivor.send_signal(signal.SIGTERM)
+        out, err = survivor.communicate(timeout=20)
+    finally:
+        for proc in (victim, survivor):
+            proc.kill()
+            proc.communicate()
+    assert survivor.returncode == 143, err
+    runs = handled(jobs)
+    counts = Counter(i for _, i in runs)
+    repeated = {i for i, n in counts.items() if n > 1}
+    assert set(counts) == set(ids)
+    by_victim = {i for pid, i in runs if pid == victim.pid}
+    assert repeated <= by_victim  # only events the killed worker had taken come twice
+    assert len(repeated) <= 2 * 2  # at most its in-flight events and its not yet acknowledged ones
+    assert json.loads(out)["acked"] == len([1 for pid, _ in runs if pid == survivor.pid])
+
+
+@pytest.mark.slow
+def test_a_redis_restart_mid_run_loses_nothing_acknowledged(jobs, tmp_path):
+    server = PrivateRedis(tmp_path / "redis").start()
+    try:
+        ids = emit(jobs, "jobs", [{"sleep": 0.01}] * 200, url=server.url)
+        common = ("jobs", "--group", "g", "--handler", "record", "--concurrency", "2", "--json")
+        workers = [start(jobs, *common, url=server.url) for _ in range(2)]
+        try:
+            for worker in workers:  # connected: losing the server now is a restart, not a failed start
+                assert worker.stderr is not None and worker.stderr.readline().startswith("worker jobs/g:")
+            wait_for(lambda: len(handled(jobs)) >= 40)
+            server.kill()
+            time.sleep(1.0)
+            server.start()
+            wait_for(lambda: len({i for _, i in handled(jobs)}) == len(ids), timeout=60)
+            wait_for(lambda: pending(jobs, "jobs", "g", url=server.url) == 0)
+            for worker in workers:
+                worker.send_signal(signal.SIGTERM)
+            outputs = [worker.communicate(timeout=30) for worker in workers]
+        finally:
+            for worker in workers:
+                worker.kill()
+                worker.communicate()
+        summaries = [json.loads(out) for out, _ in outputs]
+        assert [w.returncode for w in workers] == [143, 143], [err for _, err in outputs]
+        assert sum(s["reconnects"] for s in summaries) > 0, "the restart was never noticed"
+        assert sum(s["acked"] for s in summaries) == len(ids)  # each event acknowledged exactly once
+        runs = handled(jobs)
+        assert {i for _, i in runs} == set(ids)
+        # a repeat is only ever an event whose acknowledgement the restart swallowed
+        assert len(runs) - len(ids) == sum(s["succeeded"] - s["acked"] for s in summaries)
+    finally:
+        server.stop()
+
+
+def test_an_unreachable_server_is_one_line_and_exit_2_without_the_password(jobs):
+    result = jobs.cli("worker", "jobs", "--group", "g", "--handler", "record",
+                      AGENTAPPS_REDIS_URL="redis://:top-secret-pw@127.0.0.1:1/0")
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "127.0.0.1:1" in result.stderr
+    assert "top-secret-pw" not in result.stderr + result.stdout
+
+
+@pytest.mark.parametrize(("handler", "message"), [
+    ("no-such-skill", "Unknown skill 'no-such-skill'"),
+    ("hello", "takes no `event` argument"),
+])
+def test_a_handler_that_cannot_take_events_is_refused_at_start(jobs, handler, message):
+    result = jobs.cli("worker", "jobs", "--group", "g", "--handler", handler)
+    assert result.returncode == 2 and message in result.stderr
+
+
+def test_the_redis_store_needs_a_project_name_never_a_path(project, redis_url):
+    result = project.cli("run", "state-get", "--key", "k", "--store", "redis", AGENTAPPS_REDIS_URL=redis_url)
+    assert result.returncode == 2 and "needs the project's name" in result.stderr
+
+
+@pytest.mark.slow
+def test_a_worker_recreates_its_group_when_a_restart_without_persistence_lost_everything(jobs, tmp_path):
+    server = PrivateRedis(tmp_path / "redis", "--appendonly", "no").start()
+    try:
+        worker = start(jobs, "jobs", "--group", "g", "--handler", "record", "--max-events", "3", "--json",
+                       url=server.url)
+        try:
+            assert worker.stderr is not None and worker.stderr.readline().startswith("worker jobs/g:")
+            server.kill()
+            server.start()  # empty: no stream, no group
+            time.sleep(1.5)  # the worker reconnects and makes its group again
+            ids = emit(jobs, "jobs", ["a", "b", "c"], url=server.url)
+            out, err = worker.communicate(timeout=30)
+        finally:
+            worker.kill()
+            worker.communicate()
+        assert worker.returncode == 0, err
+        assert json.loads(out)["acked"] == 3 and sorted(i for _, i in handled(jobs)) == sorted(ids)
+    finally:
+        server.stop()
