@@ -34,13 +34,11 @@ def where(url: str) -> str:
 
 
 def namespace(g: Any) -> str:
-    main = g.config.main_tool
-    stores = main.metadata.get("stores") if main is not None else None
-    if isinstance(stores, dict) and isinstance(stores.get("namespace"), str):
-        return str(stores["namespace"])
-    if main is not None:
-        return str(main.name)
-    return str((g.config.project or g.config.cwd).name)
+    """The project's key namespace, exactly as the stores name it (stores.config)."""
+    from agentapps.stores.config import stores_config
+
+    found = stores_config(g).namespace
+    return found if found is not None else str((g.config.project or g.config.cwd).name)
 
 
 class RedisCoordinator:
