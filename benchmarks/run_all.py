@@ -7,6 +7,7 @@ it exited non-zero or printed no `VERDICT:` line; run_all exits 1 if one did, el
 target is a result, not a crash).
 
     .venv/bin/python benchmarks/run_all.py [--quick] [--only a,b] [--logs DIR] [--timeout S]
+                                           [--markdown]
 """
 
 from __future__ import annotations
@@ -107,6 +108,16 @@ def summary(outcomes: list[Outcome], logs: Path) -> None:
         table(["script", "target", "figure", "limit", "result"], rows, left=5)
 
 
+def markdown(outcomes: list[Outcome]) -> None:
+    """The targets again as a markdown table, to paste into a README as printed."""
+    print()
+    print("| script | target | figure | limit | result |")
+    print("|---|---|---|---|---|")
+    for o in outcomes:
+        for what, figure, limit, met in o.targets:
+            print(f"| `{o.name}.py` | {what.replace('|', '/')} | {figure} | {limit} | {met} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -115,6 +126,8 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated script names (no .py)")
     parser.add_argument("--logs", type=Path, help="folder for each script's output "
                         "(default: a new temporary folder)")
+    parser.add_argument("--markdown", action="store_true",
+                        help="also print the targets as a markdown table")
     parser.add_argument("--timeout", type=float, default=900.0,
                         help="seconds before a script counts as crashed (default 900)")
     opts = parser.parse_args()
@@ -131,6 +144,8 @@ def main() -> None:
         outcomes.append(outcome)
     total = time.perf_counter() - start
     summary(outcomes, logs)
+    if opts.markdown:
+        markdown(outcomes)
     print()
     footer()
     crashed = [o.name for o in outcomes if o.verdict == "CRASH"]
