@@ -118,14 +118,15 @@ def footer() -> None:
     print(f"# load average at end: {load()}")
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
-    """Print a plain aligned table (first column left-aligned, the others right-aligned)."""
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, left: int = 1) -> None:
+    """Print a plain aligned table (the first `left` columns left-aligned, the others
+    right-aligned)."""
     cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
 
     def fmt(row: list[str]) -> str:
         return "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w)
+            c.ljust(w) if i < left else c.rjust(w)
             for i, (c, w) in enumerate(zip(row, widths, strict=True))
         )
 
@@ -146,6 +147,17 @@ def dur(seconds: float) -> str:
 
 def us(seconds: float) -> str:
     return f"{seconds * 1e6:.1f} µs"
+
+
+def target(what: str, value: float, limit: float, *, at_most: bool = True, unit: str = "x",
+           detail: str = "", digits: int = 2) -> bool:
+    """Print one target of an issue as a line run_all.py collects, and return whether it is met:
+    `TARGET: <what> | <value><unit> (<detail>) | <= <limit><unit> | met|missed`."""
+    met = value <= limit if at_most else value >= limit
+    shown = f"{value:.{digits}f}{unit}" + (f" ({detail})" if detail else "")
+    sign = "<=" if at_most else ">="
+    print(f"TARGET: {what} | {shown} | {sign} {limit:g}{unit} | {'met' if met else 'missed'}")
+    return met
 
 
 def verdict(ok: bool | None, text: str) -> None:

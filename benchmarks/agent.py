@@ -1,11 +1,14 @@
-"""The agent: first-isolate cost, one invoke round trip from agent code, per-turn overhead of the
-agent loop (played by `agent-scripted`, so no model and no network), and a markdown skill
-against a code skill that calls the same two skills directly.
+"""The agent: the first snippet in a new sandbox, one invoke round trip from agent code, per-turn
+overhead of the agent loop (played by `agent-scripted`, so no model and no network), and a
+markdown skill against a code skill that calls the same two skills directly.
 
-1. First isolate. In fresh processes (median of 10): `import py_mini_racer`, `Sandbox()` (engine
-   thread, V8 isolate, prelude) and a first snippet `return 1`, timed inside the child. In this
-   process, once V8 is loaded (median of 50): `Sandbox()` + `return 1` + `close()`; and one more
-   `return 1` in a sandbox that is already open (median of 200).
+1. First snippet. The isolate lives in a sandbox process of its own: `Sandbox()` spawns it (it
+   imports mini-racer, opens the V8 isolate and runs the prelude) and returns at once; the first
+   snippet waits for it. In fresh host processes (median of 10): `import agentapps.sandbox`,
+   `Sandbox()` and a first `return 1`, timed inside the host, which must not have imported
+   mini-racer. In this process (median of 50): `Sandbox()` + `return 1` + `close()`, a new
+   sandbox process each time; and one more `return 1` in a sandbox that is already open (median
+   of 200).
 2. One `ctx.manager.invoke` round trip from agent code. A driver code skill opens a `Sandbox` whose
    `invoke` is the agent's own bridge (`agentapps.agent.code.bridge`) from an untrusted code
    context (`agentapps.agent.scope.code_context`, allowed-tools `noop`), as an agent run sets it
@@ -54,6 +57,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from _common import (
@@ -215,28 +219,26 @@ async def run(ctx, args):
 """
 
 CHILD = """
-import asyncio, json, time
+import asyncio, json, sys, time
 t0 = time.perf_counter()
-import py_mini_racer
-t1 = time.perf_counter()
 from agentapps.sandbox import Sandbox
+t1 = time.perf_counter()
+sandbox = Sandbox()  # spawns the sandbox process and returns
 t2 = time.perf_counter()
-sandbox = Sandbox()
-t3 = time.perf_counter()
 loop = asyncio.new_event_loop()
 
 
 async def nothing(name, args):
     raise RuntimeError("no invokes here")
 
-t4 = time.perf_counter()
+t3 = time.perf_counter()
 result = loop.run_until_complete(sandbox.run("return 1", nothing))
-t5 = time.perf_counter()
+t4 = time.perf_counter()
 sandbox.close()
-t6 = time.perf_counter()
+t5 = time.perf_counter()
 assert result.ok and result.value == 1, result
-print(json.dumps({"import": t1 - t0, "import_sandbox": t2 - t1, "ctor": t3 - t2,
-                  "run": t5 - t4, "close": t6 - t5}))
+assert "py_mini_racer" not in sys.modules, "the host process imported mini-racer"
+print(json.dumps({"import": t1 - t0, "ctor": t2 - t1, "run": t4 - t3, "close": t5 - t4}))
 """
 
 
@@ -343,8 +345,9 @@ def make_project(tmp: Path) -> Path:
 # -- measurements -------------------------------------------------------------------------------
 
 
-def fresh_isolates(tmp: Path, runs: int) -> dict[str, list[float]]:
-    """First isolate in a fresh process, timed inside the child."""
+def fresh_sandboxes(tmp: Path, runs: int) -> dict[str, list[float]]:
+    """A first snippet in a fresh host process (which starts its sandbox process), timed inside
+    the host."""
     env = clean_env(tmp / "home")
     out: dict[str, list[float]] = {}
     for _ in range(runs + 1):  # the first run is a warm-up (bytecode, OS cache)
@@ -359,14 +362,15 @@ def fresh_isolates(tmp: Path, runs: int) -> dict[str, list[float]]:
         )
         wall = time.perf_counter() - start
         if proc.returncode != 0:
-            sys.exit(f"error: the first-isolate child failed: {proc.stderr[-800:]}")
+            sys.exit(f"error: the first-snippet host process failed: {proc.stderr[-800:]}")
         for key, value in {**json.loads(proc.stdout), "wall": wall}.items():
             out.setdefault(key, []).append(value)
     return {key: values[1:] for key, values in out.items()}
 
 
-def warm_isolates(runs: int, snippets: int) -> dict[str, list[float]]:
-    """Sandbox() + `return 1` + close() in this process, after V8 is loaded; and a second snippet."""
+def warm_sandboxes(runs: int, snippets: int) -> dict[str, list[float]]:
+    """Sandbox() + `return 1` + close() in this process after the first (each Sandbox starts a
+    sandbox process of its own); and one more snippet in an open sandbox."""
     from agentapps.sandbox import Sandbox
 
     async def nothing(name: str, args: object) -> object:
@@ -466,8 +470,8 @@ HARNESS = ("asyncio" + os.sep, "benchmarks" + os.sep + "agent.py")
 
 
 COUNTED = [
-    ("pipeline invokes (ctx.manager.invoke)", "agentapps.context.manager", None, "_invoke"),
-    ("chain entries run", "agentapps.context.manager", None, "_run_entry"),
+    ("pipeline invokes (ctx.manager.invoke)", "agentapps.context.manager", None, "invoke"),
+    ("contexts served (invokes + chain entries)", "agentapps.context.manager", None, "_serve"),
     ("contexts built (Context.__init__)", "agentapps.context.context", "Context", "__init__"),
     ("skill lookups (Lookup.find)", "agentapps.tools.lookup", "Lookup", "find"),
     ("trace entries (Trace.record)", "agentapps.agent.trace", "Trace", "record"),
@@ -520,8 +524,8 @@ def unpatched():
 @contextlib.contextmanager
 def stubbed_sandbox():
     """Attribution only, in this process: `Sandbox.run` answers `return 1`'s result at once
-    (the isolate is still created and closed), so the difference is what running a snippet costs
-    inside an agent turn."""
+    (the sandbox process is still started and killed), so the difference is what running a
+    snippet costs inside an agent turn."""
     from agentapps.sandbox import Sandbox, SnippetResult
 
     original = Sandbox.run
@@ -557,13 +561,12 @@ def direct_callbacks():
     instead of going through the middleware chain. Agent code's calls are untouched."""
     from agentapps.context import manager
     from agentapps.context.calls import call_tool
-    from agentapps.context.context import Context
 
-    original = manager._invoke
+    original = manager.invoke
     hits = [0]
 
-    async def direct(caller, ref, args, target, untrusted, restrict=()):
-        if isinstance(ref, str) and target is None and not (untrusted or caller.envelope.untrusted):
+    async def direct(caller, ref, args, untrusted=False, restrict=(), options=None):
+        if isinstance(ref, str) and not options and not (untrusted or caller.envelope.untrusted):
             tool = caller.globals.lookup.memory.get(ref)
             if (
                 tool is not None
@@ -571,194 +574,108 @@ def direct_callbacks():
                 and (tool.uri or "").startswith("callback://")
             ):
                 hits[0] += 1
-                ctx = Context(tool=tool, args=args, parent=caller, globals_=caller.globals)
-                return await call_tool(ctx)
-        return await original(caller, ref, args, target, untrusted, restrict)
+                return await call_tool(manager.new_context(tool, args, caller, caller.globals))
+        return await original(caller, ref, args, untrusted, restrict, options)
 
-    manager._invoke = direct
+    manager.invoke = direct
     try:
         yield hits
     finally:
-        manager._invoke = original
+        manager.invoke = original
 
 
-# -- main ---------------------------------------------------------------------------------------
+# -- sections: each measures, prints its part, and returns the figures the verdict quotes -------
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions (about 1/4)")
-    opts = parser.parse_args()
-    q = opts.quick
-    n_fresh, n_warm, n_again = (3, 10, 50) if q else (10, 50, 200)
-    n_rounds, n_agent, n_turns, n_whole, n_cli = (2, 5, 5, 5, 2) if q else (5, 20, 20, 20, 5)
-    n_hooks, n_profile = (200, 1) if q else (1000, 3)
+@dataclass(frozen=True)
+class Reps:
+    fresh: int  # fresh host processes for the first snippet
+    warm: int  # Sandbox() + snippet + close() in this process
+    again: int  # more snippets in an open sandbox
+    rounds: int  # rounds of the round-trip snippets
+    agent: int  # runs of each cross-check agent run
+    turns: int  # runs of each turns-T skill, and of each what-if variant
+    whole: int  # in-process runs of count-md / count-direct
+    cli: int  # processes of each
+    hooks: int  # callback-ref invokes per round
+    profile: int  # profiled runs of turns-30
+    imports: int  # -X importtime runs
 
-    header("agent: first isolate, invoke from agent code, per-turn overhead, markdown vs direct")
-    with tempfile.TemporaryDirectory(prefix="aa-bench-agent-") as tmp_name:
-        tmp = Path(tmp_name)
-        project = make_project(tmp)
-        from agentapps.boot import bootstrap
+    @classmethod
+    def of(cls, quick: bool) -> Reps:
+        if quick:
+            return cls(3, 10, 50, 2, 5, 5, 5, 2, 200, 1, 1)
+        return cls(10, 50, 200, 5, 20, 20, 20, 5, 1000, 3, 3)
 
-        fresh = fresh_isolates(tmp, n_fresh)
-        warm = warm_isolates(n_warm, n_again)
 
-        root = bootstrap(project)
-        with asyncio.Runner() as runner:
-            from agentapps.context.manager import invoke_root
-
-            words = len(sample_text().split())
-            rt = runner.run(
-                invoke_root(
-                    root,
-                    "bench-sandbox",
-                    {"n": SEQ_N, "width": ALL_N, "reps": n_rounds, "hooks": n_hooks},
-                )
-            )
-            expect = AGENT_N * (AGENT_N - 1) // 2
-            agent_rt = round_robin(
-                runner, root, [("rt-invoke", {}, expect), ("rt-plain", {}, expect)], n_agent
-            )
-            turns = round_robin(
-                runner, root, [(f"turns-{t}", {}, "done") for t in (0, *TURN_COUNTS)], n_turns
-            )
-            whole = round_robin(
-                runner,
-                root,
-                [
-                    ("count-md", {"path": "sample.txt"}, words),
-                    ("count-direct", {"path": "sample.txt"}, words),
-                ],
-                n_whole,
-            )
-            prof30 = profile_turns(runner, root, n_profile)
-            count0 = count_calls(runner, root, "turns-0")
-            count30 = count_calls(runner, root, f"turns-{TURN_COUNTS[-1]}")
-            last = TURN_COUNTS[-1]
-            turn_cases = [("turns-0", {}, "done"), (f"turns-{last}", {}, "done")]
-            variants = [
-                ("as is", unpatched, [*turn_cases, ("count-md", {"path": "sample.txt"}, words)]),
-                (
-                    "direct",
-                    direct_callbacks,
-                    [*turn_cases, ("count-md", {"path": "sample.txt"}, words)],
-                ),
-                ("stub", stubbed_sandbox, turn_cases),
-                ("both", both_patches, turn_cases),
-            ]
-            what_if: dict[str, dict[str, list[float]]] = {label: {} for label, _, _ in variants}
-            for _ in range(n_turns):  # paired, in turn, so drift hits all variants alike
-                for label, patch, cases in variants:
-                    with patch() as hits:
-                        for name, values in round_robin(runner, root, cases, 1, warmup=0).items():
-                            what_if[label].setdefault(name, []).extend(values)
-                    if not hits[0]:
-                        sys.exit(f"error: the what-if patch {label!r} was never used")
-
-        env = clean_env(tmp / "home")
-        exe = str(console_script())
-        cli: dict[str, list[float]] = {"count-md": [], "count-direct": []}
-        for name in cli:
-            proc = subprocess.run(
-                [exe, "run", name, "--path", "sample.txt"],
-                cwd=project,
-                env=env,
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            if proc.returncode != 0 or proc.stdout.strip() != str(words):
-                sys.exit(
-                    f"error: agentapps run {name} gave {proc.returncode}, "
-                    f"{proc.stdout!r}, {proc.stderr[-500:]!r}"
-                )
-        for i in range(n_cli + 1):
-            for name, times in cli.items():
-                elapsed = time_process(
-                    [exe, "run", name, "--path", "sample.txt"], cwd=project, env=env
-                )
-                if i:
-                    times.append(elapsed)
-        n_imp = 1 if q else 3
-        imports = {
-            name: top_imports(exe, ["run", name, "--path", "sample.txt"], project, env, n_imp)
-            for name in cli
-        }
-        os.chdir(tempfile.gettempdir())
-
-    # 1. first isolate
-    first = [
-        a + b + c for a, b, c in zip(fresh["import"], fresh["ctor"], fresh["run"], strict=True)
-    ]
+def first_snippet(tmp: Path, reps: Reps) -> dict[str, float]:
+    """Section 1: a first `return 1` in a new sandbox, in fresh host processes and in this one."""
+    fresh = fresh_sandboxes(tmp, reps.fresh)
+    warm = warm_sandboxes(reps.warm, reps.again)
+    first = [a + b + c for a, b, c in zip(fresh["import"], fresh["ctor"], fresh["run"], strict=True)]
     print()
-    print("1. First isolate (`return 1`, no invokes)")
+    print("1. First snippet (`return 1`, no invokes). Sandbox() spawns the sandbox process, which "
+          "imports mini-racer and\n   opens the isolate with its prelude; the first snippet waits "
+          "for that. The host never imports mini-racer.")
     table(
         ["", "n", "median", "min", "max"],
         [
             [label, str(len(v)), dur(median(v)), dur(min(v)), dur(max(v))]
             for label, v in (
-                ("fresh process: import py_mini_racer", fresh["import"]),
-                ("fresh process: Sandbox() (thread, V8 init, isolate, prelude)", fresh["ctor"]),
-                ("fresh process: first snippet", fresh["run"]),
-                ("fresh process: first isolate total (the three above)", first),
-                ("fresh process: close()", fresh["close"]),
-                ("fresh process: whole child process, wall", fresh["wall"]),
-                ("warm process: Sandbox()", warm["ctor"]),
-                ("warm process: first snippet", warm["run"]),
-                ("warm process: close()", warm["close"]),
-                ("warm process: Sandbox() + snippet + close()", warm["total"]),
+                ("fresh host: import agentapps.sandbox", fresh["import"]),
+                ("fresh host: Sandbox() (spawns the sandbox process)", fresh["ctor"]),
+                ("fresh host: first snippet (waits for the sandbox process)", fresh["run"]),
+                ("fresh host: first snippet total (the three above)", first),
+                ("fresh host: close() (kills the sandbox process)", fresh["close"]),
+                ("fresh host: whole host process, wall", fresh["wall"]),
+                ("warm host: Sandbox() (a new sandbox process each time)", warm["ctor"]),
+                ("warm host: first snippet", warm["run"]),
+                ("warm host: close()", warm["close"]),
+                ("warm host: Sandbox() + snippet + close()", warm["total"]),
                 ("open sandbox: one more `return 1`", warm["again"]),
             )
         ],
     )
+    return {"first": median(first), "import": median(fresh["import"]),
+            "warm": median(warm["total"]), "again": median(warm["again"])}
 
-    # 2. invoke round trip
+
+def round_trips(runner: asyncio.Runner, root, reps: Reps) -> dict[str, float]:
+    """Section 2: one ctx.manager.invoke from agent code, bridge and pipeline apart."""
+    from agentapps.context.manager import invoke_root
+
+    rt = runner.run(invoke_root(root, "bench-sandbox", {
+        "n": SEQ_N, "width": ALL_N, "reps": reps.rounds, "hooks": reps.hooks}))
+    expect = AGENT_N * (AGENT_N - 1) // 2
+    agent_rt = round_robin(
+        runner, root, [("rt-invoke", {}, expect), ("rt-plain", {}, expect)], reps.agent
+    )
+
     def per_call(key: str, base: str, count: int) -> float:
         return (median(rt[key]) - median(rt[base])) / count
 
-    seq_rt, seq_bridge = (
-        per_call("seq pipeline", "seq plain", SEQ_N),
-        per_call("seq bridge", "seq plain", SEQ_N),
-    )
-    all_rt, all_bridge = (
-        per_call("all pipeline", "all plain", ALL_N),
-        per_call("all bridge", "all plain", ALL_N),
-    )
-    py_code, py_driver, hook = (
-        median(rt["py code ctx"]),
-        median(rt["py driver"]),
-        median(rt["hook"]),
-    )
+    seq, seq_bridge = per_call("seq pipeline", "seq plain", SEQ_N), per_call(
+        "seq bridge", "seq plain", SEQ_N)
+    all_, all_bridge = per_call("all pipeline", "all plain", ALL_N), per_call(
+        "all bridge", "all plain", ALL_N)
     agent_per = (median(agent_rt["rt-invoke"]) - median(agent_rt["rt-plain"])) / AGENT_N
+    snip = {key: dur(median(values)) for key, values in rt.items()}
     print()
-    print(
-        f"2. One ctx.manager.invoke('noop') round trip from agent code ({n_rounds} rounds, median)"
-    )
+    print(f"2. One ctx.manager.invoke('noop') round trip from agent code "
+          f"({reps.rounds} rounds, median)")
     table(
         ["", "snippet, median", "per invoke"],
         [
-            [f"{SEQ_N} sequential invokes, pipeline", dur(median(rt["seq pipeline"])), us(seq_rt)],
-            [
-                f"{SEQ_N} sequential, bridge only (Python returns x)",
-                dur(median(rt["seq bridge"])),
-                us(seq_bridge),
-            ],
-            [f"{SEQ_N} x await Promise.resolve(i) (subtracted)", dur(median(rt["seq plain"])), ""],
-            [
-                f"Promise.all of {ALL_N} invokes, pipeline",
-                dur(median(rt["all pipeline"])),
-                us(all_rt),
-            ],
-            [f"Promise.all of {ALL_N}, bridge only", dur(median(rt["all bridge"])), us(all_bridge)],
-            [
-                f"Promise.all of {ALL_N} resolved promises (subtracted)",
-                dur(median(rt["all plain"])),
-                "",
-            ],
-            ["Python: code context invoke(untrusted=True), no JS", "", us(py_code)],
-            ["Python: driver ctx.manager.invoke (issue 2 path)", "", us(py_driver)],
+            [f"{SEQ_N} sequential invokes, pipeline", snip["seq pipeline"], us(seq)],
+            [f"{SEQ_N} sequential, bridge only (Python returns x)", snip["seq bridge"],
+             us(seq_bridge)],
+            [f"{SEQ_N} x await Promise.resolve(i) (subtracted)", snip["seq plain"], ""],
+            [f"Promise.all of {ALL_N} invokes, pipeline", snip["all pipeline"], us(all_)],
+            [f"Promise.all of {ALL_N}, bridge only", snip["all bridge"], us(all_bridge)],
+            [f"Promise.all of {ALL_N} resolved promises (subtracted)", snip["all plain"], ""],
+            ["Python: code context invoke(untrusted=True), no JS", "",
+             us(median(rt["py code ctx"]))],
+            ["Python: driver ctx.manager.invoke (issue 2 path)", "", us(median(rt["py driver"]))],
             [
                 f"real agent run: {AGENT_N} sequential invokes in one turn, (md - plain) / {AGENT_N}",
                 f"{dur(median(agent_rt['rt-invoke']))} vs {dur(median(agent_rt['rt-plain']))}",
@@ -766,8 +683,15 @@ def main() -> None:
             ],
         ],
     )
+    return {"seq": seq, "seq_bridge": seq_bridge, "all": all_,
+            "py_code": median(rt["py code ctx"]), "hook": median(rt["hook"])}
 
-    # 3. per turn
+
+def per_turn(runner: asyncio.Runner, root, reps: Reps, figures: dict[str, float]) -> dict[str, float]:
+    """Section 3: the fixed cost of an agent run and the cost of each further code turn."""
+    turns = round_robin(
+        runner, root, [(f"turns-{t}", {}, "done") for t in (0, *TURN_COUNTS)], reps.turns
+    )
     fixed = median(turns["turns-0"])
     xs = [t for t in (0, *TURN_COUNTS) for _ in turns[f"turns-{t}"]]
     ys = [v for t in (0, *TURN_COUNTS) for v in turns[f"turns-{t}"]]
@@ -776,32 +700,48 @@ def main() -> None:
         (x - mx) ** 2 for x in xs
     )
     print()
-    print(
-        f"3. Per-turn overhead of the agent loop (agent-scripted, median of {n_turns}, in process)"
-    )
+    print(f"3. Per-turn overhead of the agent loop (agent-scripted, median of {reps.turns}, "
+          "in process)")
     rows = [
         ["T = 0 (one final text turn: the fixed cost)", dur(fixed), dur(min(turns["turns-0"])), ""]
     ]
-    per_turn = {}
+    each = {}
     for t in TURN_COUNTS:
         values = turns[f"turns-{t}"]
-        per_turn[t] = (median(values) - fixed) / t
-        rows.append(
-            [
-                f"T = {t} code turns + final text turn",
-                dur(median(values)),
-                dur(min(values)),
-                dur(per_turn[t]),
-            ]
-        )
+        each[t] = (median(values) - fixed) / t
+        rows.append([f"T = {t} code turns + final text turn", dur(median(values)),
+                     dur(min(values)), dur(each[t])])
     rows.append(["least-squares slope over all runs", "", "", dur(slope)])
     table(["script", "median", "min", "per turn"], rows)
-    print(
-        f"one callback-ref invoke with a no-op handler from a code skill: {us(hook)} "
-        f"(median of {n_rounds} x {n_hooks})"
-    )
-    print(f"one more `return 1` in an open sandbox: {us(median(warm['again']))}")
+    print("T = 1 includes waiting for the sandbox process to start (section 1); T = 0 runs no "
+          "snippet, so it never waits.")
+    print(f"one callback-ref invoke with a no-op handler from a code skill: {us(figures['hook'])} "
+          f"(median of {reps.rounds} x {reps.hooks})")
+    print(f"one more `return 1` in an open sandbox: {us(figures['again'])}")
     print()
+    return {"fixed": fixed, "turn": each[TURN_COUNTS[-1]]}
+
+
+def where_turns_go(runner: asyncio.Runner, root, reps: Reps, words: int,
+                   figures: dict[str, float]) -> dict[str, float]:
+    """Section 3, continued: four variants in turn, patched in this process only."""
+    last = TURN_COUNTS[-1]
+    turn_cases = [("turns-0", {}, "done"), (f"turns-{last}", {}, "done")]
+    count_md = ("count-md", {"path": "sample.txt"}, words)
+    variants = [
+        ("as is", unpatched, [*turn_cases, count_md]),
+        ("direct", direct_callbacks, [*turn_cases, count_md]),
+        ("stub", stubbed_sandbox, turn_cases),
+        ("both", both_patches, turn_cases),
+    ]
+    what_if: dict[str, dict[str, list[float]]] = {label: {} for label, _, _ in variants}
+    for _ in range(reps.turns):  # paired, in turn, so drift hits all variants alike
+        for label, patch, cases in variants:
+            with patch() as hits:
+                for name, values in round_robin(runner, root, cases, 1, warmup=0).items():
+                    what_if[label].setdefault(name, []).extend(values)
+            if not hits[0]:
+                sys.exit(f"error: the what-if patch {label!r} was never used")
 
     def fixed_turn(label: str) -> tuple[float, float]:
         base = median(what_if[label]["turns-0"])
@@ -811,18 +751,14 @@ def main() -> None:
         fixed_turn(label) for label in ("as is", "direct", "stub", "both")
     )
     chain = ai_turn - wi_turn
-    md_as_is, md_direct = (
-        median(what_if["as is"]["count-md"]),
-        median(what_if["direct"]["count-md"]),
-    )
     print()
     print(
-        f"Where one turn goes: four variants in turn (median of {n_turns} each), patched in this "
-        "process only.\n`direct`: the agent's callback refs (4 hook events + invokeRef per turn) "
-        "run their function on one\nContext instead of through the middleware chain (a what-if). "
-        "`stub`: Sandbox.run answers at once\n(attribution only; the isolate is still opened "
-        "and closed). `both`: the two together, so what is\nleft is the provider loop, the hook "
-        "policy, the trace and run_code."
+        f"Where one turn goes: four variants in turn (median of {reps.turns} each), patched in "
+        "this process only.\n`direct`: the agent's callback refs (4 hook events + invokeRef per "
+        "turn) run their function on one\nContext instead of through the middleware chain (a "
+        "what-if). `stub`: Sandbox.run answers at once\n(attribution only; the sandbox process is "
+        "still started and killed). `both`: the two together, so what is\nleft is the provider "
+        "loop, the hook policy, the trace and run_code."
     )
 
     def share(value: float) -> str:
@@ -842,92 +778,108 @@ def main() -> None:
         f"Sandbox.run {dur(ai_turn - st_turn)} ({share(ai_turn - st_turn)}); the savings overlap "
         f"by {dur(chain + ai_turn - st_turn - (ai_turn - bo_turn))}.\n"
         f"For comparison, `return 1` in an open sandbox outside an agent run (section 1): "
-        f"{dur(median(warm['again']))}. count-md in process: {dur(md_as_is)} as is, "
-        f"{dur(md_direct)} with `direct`."
+        f"{dur(figures['again'])}. count-md in process: "
+        f"{dur(median(what_if['as is']['count-md']))} as is, "
+        f"{dur(median(what_if['direct']['count-md']))} with `direct`."
     )
+    return {"sandbox_share": (ai_turn - st_turn) / ai_turn, "chain_share": chain / ai_turn}
+
+
+def counts_and_profile(runner: asyncio.Runner, root, reps: Reps) -> None:
+    """Section 3, end: real call counts per turn, and a cProfile of turns-30."""
+    last = TURN_COUNTS[-1]
+    prof = profile_turns(runner, root, reps.profile)
+    count0 = count_calls(runner, root, "turns-0")
+    count_last = count_calls(runner, root, f"turns-{last}")
     print()
-    print(
-        f"Calls per turn (counted: (turns-{last} - turns-0) / {last}) and for the fixed part "
-        "(turns-0):"
-    )
+    print(f"Calls per turn (counted: (turns-{last} - turns-0) / {last}) and for the fixed part "
+          "(turns-0):")
     table(
         ["", "per turn", "turns-0"],
         [
-            [label, f"{(count30[label] - count0[label]) / last:.1f}", str(count0[label])]
+            [label, f"{(count_last[label] - count0[label]) / last:.1f}", str(count0[label])]
             for label, *_ in COUNTED
         ],
     )
     print()
     print(
-        f"cProfile of turns-{last} (per run, {n_profile} runs; the profiler inflates times; the "
-        "isolate runs on its own thread,\nso its work shows up as the wait in the event loop's "
-        "selector; ncalls of a coroutine counts its resumptions), top 14 by cumulative time\n"
-        "(the asyncio loop and this script's frames are left out):"
+        f"cProfile of turns-{last} (per run, {reps.profile} runs; the profiler inflates times; the "
+        "isolate runs in the sandbox process,\nso its work shows up as the wait in the event "
+        "loop's selector; ncalls of a coroutine counts its resumptions), top 14 by cumulative "
+        "time\n(the asyncio loop and this script's frames are left out):"
     )
     table(
         ["function", "ncalls", "own", "cumulative"],
-        profile_rows(prof30, 3, 14, runs=n_profile, harness=HARNESS),
+        profile_rows(prof, 3, 14, runs=reps.profile, harness=HARNESS),
     )
     print()
     print("top 14 by own time:")
-    table(["function", "ncalls", "own", "cumulative"], profile_rows(prof30, 2, 14, runs=n_profile))
+    table(["function", "ncalls", "own", "cumulative"], profile_rows(prof, 2, 14, runs=reps.profile))
 
-    # 4. whole path
+
+def cli_runs(project: Path, env: dict[str, str], words: int, runs: int) -> dict[str, list[float]]:
+    """`agentapps run NAME --path sample.txt` for count-md and count-direct, alternating."""
+    exe = str(console_script())
+    cli: dict[str, list[float]] = {"count-md": [], "count-direct": []}
+    for name in cli:
+        proc = subprocess.run(
+            [exe, "run", name, "--path", "sample.txt"],
+            cwd=project, env=env, capture_output=True, text=True, check=False,
+        )
+        if proc.returncode != 0 or proc.stdout.strip() != str(words):
+            sys.exit(
+                f"error: agentapps run {name} gave {proc.returncode}, "
+                f"{proc.stdout!r}, {proc.stderr[-500:]!r}"
+            )
+    for i in range(runs + 1):  # the first round is a warm-up
+        for name, times in cli.items():
+            elapsed = time_process([exe, "run", name, "--path", "sample.txt"], cwd=project, env=env)
+            if i:
+                times.append(elapsed)
+    return cli
+
+
+def stats_row(label: str, values: list[float], fmt=dur) -> list[str]:
+    return [label, str(len(values)), fmt(median(values)), fmt(min(values)), fmt(max(values))]
+
+
+def whole_path(runner: asyncio.Runner, root, project: Path, env: dict[str, str], words: int,
+               reps: Reps) -> dict[str, float]:
+    """Section 4: a markdown skill through the agent against a code skill making the same calls,
+    in process and as processes, and the imports only the markdown path pays."""
+    whole = round_robin(runner, root, [
+        ("count-md", {"path": "sample.txt"}, words),
+        ("count-direct", {"path": "sample.txt"}, words),
+    ], reps.whole)
+    cli = cli_runs(project, env, words, reps.cli)
+    exe = str(console_script())
+    imports = {
+        name: top_imports(exe, ["run", name, "--path", "sample.txt"], project, env, reps.imports)
+        for name in cli
+    }
     md_in, direct_in = median(whole["count-md"]), median(whole["count-direct"])
     md_cli, direct_cli = median(cli["count-md"]), median(cli["count-direct"])
     print()
-    print(
-        f"4. count the words of sample.txt ({len(sample_text())} bytes, {words} words): "
-        "markdown skill through the agent vs a code skill"
-    )
+    print(f"4. count the words of sample.txt ({len(sample_text())} bytes, {words} words): "
+          "markdown skill through the agent vs a code skill")
     table(
         ["", "n", "median", "min", "max"],
         [
-            [
-                "in process: count-md (agent, 1 scripted turn)",
-                str(len(whole["count-md"])),
-                dur(md_in),
-                dur(min(whole["count-md"])),
-                dur(max(whole["count-md"])),
-            ],
-            [
-                "in process: count-direct (code skill)",
-                str(len(whole["count-direct"])),
-                dur(direct_in),
-                dur(min(whole["count-direct"])),
-                dur(max(whole["count-direct"])),
-            ],
-            [
-                "in process: difference / ratio",
-                "",
-                f"+{dur(md_in - direct_in)}",
-                f"{md_in / direct_in:.0f}x",
-                "",
-            ],
-            [
-                "CLI: agentapps run count-md",
-                str(len(cli["count-md"])),
-                ms(md_cli),
-                ms(min(cli["count-md"])),
-                ms(max(cli["count-md"])),
-            ],
-            [
-                "CLI: agentapps run count-direct",
-                str(len(cli["count-direct"])),
-                ms(direct_cli),
-                ms(min(cli["count-direct"])),
-                ms(max(cli["count-direct"])),
-            ],
-            [
-                "CLI: difference / ratio",
-                "",
-                f"+{ms(md_cli - direct_cli)}",
-                f"{md_cli / direct_cli:.1f}x",
-                "",
-            ],
+            stats_row("in process: count-md (agent, 1 scripted turn)", whole["count-md"]),
+            stats_row("in process: count-direct (code skill)", whole["count-direct"]),
+            ["in process: difference / ratio", "", f"+{dur(md_in - direct_in)}",
+             f"{md_in / direct_in:.0f}x", ""],
+            stats_row("CLI: agentapps run count-md", cli["count-md"], ms),
+            stats_row("CLI: agentapps run count-direct", cli["count-direct"], ms),
+            ["CLI: difference / ratio", "", f"+{ms(md_cli - direct_cli)}",
+             f"{md_cli / direct_cli:.1f}x", ""],
         ],
     )
-    md_imp, direct_imp = imports["count-md"], imports["count-direct"]
+    print_extra_imports(imports["count-md"], imports["count-direct"], reps.imports)
+    return {"md_in": md_in, "direct_in": direct_in, "md_cli": md_cli, "direct_cli": direct_cli}
+
+
+def print_extra_imports(md_imp: dict[str, float], direct_imp: dict[str, float], runs: int) -> None:
     extra = sorted(
         (
             (name, cum - direct_imp.get(name, 0))
@@ -939,33 +891,60 @@ def main() -> None:
     print()
     print(
         f"Imports only the markdown path pays (`-X importtime`, top-level imports, cumulative, "
-        f"median of {n_imp}): {ms((md_imp['(total)'] - direct_imp['(total)']) / 1e6)} more in "
+        f"median of {runs}): {ms((md_imp['(total)'] - direct_imp['(total)']) / 1e6)} more in "
         f"all ({ms(md_imp['(total)'] / 1e6)} vs {ms(direct_imp['(total)'] / 1e6)}); the largest:"
     )
     table(
         ["module", "count-md", "count-direct"],
         [
-            [
-                name,
-                ms(md_imp[name] / 1e6),
-                ms(direct_imp[name] / 1e6) if name in direct_imp else "-",
-            ]
+            [name, ms(md_imp[name] / 1e6),
+             ms(direct_imp[name] / 1e6) if name in direct_imp else "-"]
             for name, _ in extra[:10]
         ],
     )
+
+
+def print_verdict(f: dict[str, float]) -> None:
+    last = TURN_COUNTS[-1]
+    print(
+        f"VERDICT: INFO - first snippet {dur(f['first'])} in a fresh host process (sandbox "
+        f"process start included; import {dur(f['import'])}), {dur(f['warm'])} for another "
+        f"Sandbox in a warm host; invoke from agent code {us(f['seq'])} (bridge alone "
+        f"{us(f['seq_bridge'])}; the same invoke from Python {us(f['py_code'])}), Promise.all "
+        f"{us(f['all'])}/call; per turn {dur(f['turn'])} (T={last}), fixed {dur(f['fixed'])}, "
+        f"of a turn {f['sandbox_share']:.0%} is Sandbox.run and {f['chain_share']:.0%} the "
+        f"callback refs' middleware chains; count-md {dur(f['md_in'])} vs count-direct "
+        f"{dur(f['direct_in'])} in process, {ms(f['md_cli'])} vs {ms(f['direct_cli'])} as CLI "
+        f"(issue 4 sets no target)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (about 1/4)")
+    reps = Reps.of(parser.parse_args().quick)
+
+    header("agent: first snippet, invoke from agent code, per-turn overhead, markdown vs direct")
+    words = len(sample_text().split())
+    with tempfile.TemporaryDirectory(prefix="aa-bench-agent-") as tmp_name:
+        tmp = Path(tmp_name)
+        project = make_project(tmp)
+        from agentapps.boot import bootstrap
+
+        figures = first_snippet(tmp, reps)
+        root = bootstrap(project)
+        with asyncio.Runner() as runner:
+            figures.update(round_trips(runner, root, reps))
+            figures.update(per_turn(runner, root, reps, figures))
+            figures.update(where_turns_go(runner, root, reps, words, figures))
+            counts_and_profile(runner, root, reps)
+            figures.update(whole_path(runner, root, project, clean_env(tmp / "home"), words, reps))
+        os.chdir(tempfile.gettempdir())
     print()
     footer()
-    print(
-        f"VERDICT: INFO - first isolate {dur(median(first))} in a fresh process (import "
-        f"{dur(median(fresh['import']))}), {dur(median(warm['total']))} warm; invoke from agent "
-        f"code {us(seq_rt)} (bridge alone {us(seq_bridge)}; the same invoke from Python "
-        f"{us(py_code)}), "
-        f"Promise.all {us(all_rt)}/call; per turn {dur(per_turn[last])} (T={last}), fixed "
-        f"{dur(fixed)}, of a turn {share(ai_turn - st_turn)} is Sandbox.run and "
-        f"{share(chain)} the callback refs' middleware chains; count-md {dur(md_in)} vs "
-        f"count-direct {dur(direct_in)} in process, "
-        f"{ms(md_cli)} vs {ms(direct_cli)} as CLI (issue 4 sets no target)"
-    )
+    print_verdict(figures)
 
 
 if __name__ == "__main__":

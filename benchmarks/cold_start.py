@@ -26,6 +26,7 @@ from _common import (
     median,
     ms,
     table,
+    target,
     time_process,
     verdict,
 )
@@ -88,12 +89,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--quick", action="store_true", help="5 runs each instead of 20")
+    parser.add_argument("--quick", action="store_true", help="10 runs each instead of 20")
     parser.add_argument(
-        "--runs", type=int, help="runs of each command (default 20, or 5 with --quick)"
+        "--runs", type=int, help="runs of each command (default 20, or 10 with --quick)"
     )
     opts = parser.parse_args()
-    runs = opts.runs or (5 if opts.quick else 20)
+    runs = opts.runs or (10 if opts.quick else 20)
 
     header("cold start: agentapps run hello --name Ada vs python -c pass")
     script = console_script()
@@ -154,6 +155,8 @@ def main() -> None:
     )
     print()
     footer()
+    target("agentapps run hello --name Ada vs python -c pass", ratio, TARGET_RATIO,
+           detail=f"{ms(ma)} vs {ms(mb)}")
     verdict(
         ratio <= TARGET_RATIO,
         f"cold start {ms(ma)} vs {ms(mb)} for python -c pass = {ratio:.2f}x "

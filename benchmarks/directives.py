@@ -10,7 +10,7 @@ nearly the same size (every directive replaced by its label), used as the baseli
 Measured, each as a median of N:
 
 1. the pure scanner, `agentapps.directives.scanner.parse(body)` (no skills, no I/O);
-2. the full pipeline in process: a driver code skill sets `ctx.globals.internals["dry_run"] = True`
+2. the full pipeline in process: a driver code skill sets `ctx.globals.internals.dry_run = True`
    (what `agentapps run --dry-run` does) and times `await ctx.manager.invoke(SKILL, args)`, so
    the `directives` middleware serves every directive through its skill and the bundled `agent`
    returns the dry-run prompt without calling a model. The twin goes through the same path; the
@@ -190,8 +190,8 @@ frontmatter = {
 
 async def run(ctx, args):
     internals = ctx.globals.internals
-    before = internals.get("dry_run")
-    internals["dry_run"] = True  # what `agentapps run --dry-run` sets: no model is called
+    before = internals.dry_run
+    internals.dry_run = True  # what `agentapps run --dry-run` sets: no model is called
     times = []
     try:
         for _ in range(args["n"]):
@@ -201,7 +201,7 @@ async def run(ctx, args):
                 prompt = prompt["system"]
             times.append(time.perf_counter() - start)
     finally:
-        internals["dry_run"] = before
+        internals.dry_run = before
     return {"times": times, "chars": len(prompt), "prompt": prompt if args.get("keep") else None}
 """
 
@@ -379,7 +379,7 @@ def main() -> None:
     )
     print()
     print(
-        "full pipeline: ctx.manager.invoke(skill) with internals['dry_run'] = True "
+        "full pipeline: ctx.manager.invoke(skill) with internals.dry_run = True "
         "(directives middleware + dry-run agent prompt)"
     )
     table(

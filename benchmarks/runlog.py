@@ -33,14 +33,18 @@ from agentapps.cli.run import run_command
 with contextlib.redirect_stdout(io.StringIO()):
     run_command(["hello", "--name", "Ada"])  # everything a run imports and does, without the log
 os.environ["AGENTAPPS_RUN_LOG"] = "on"
-internals = {"agent.totals": {"usage": {"inputTokens": 1200, "outputTokens": 80}, "cost": 0.0048,
-             "models": {"m": {"inputTokens": 1200, "outputTokens": 80, "cost": 0.0048}},
-             "turns": 2, "steps": 1, "stop_reason": "answered"}}
+from agentapps.context.context import Internals  # loaded by the run above
+internals = Internals(agent_totals={
+    "usage": {"inputTokens": 1200, "outputTokens": 80}, "cost": 0.0048,
+    "models": {"m": {"inputTokens": 1200, "outputTokens": 80, "cost": 0.0048}},
+    "turns": 2, "steps": 1, "stop_reason": "answered"})
 started = time.perf_counter()
 from agentapps.runlog import log_run
-log_run(Path(".agent-apps"), skill="bench", args={"path": "README.md"}, internals=internals,
-        exit_code=0, error=None, started=started)
-print(time.perf_counter() - started)
+row = log_run(Path(".agent-apps"), skill="bench", args={"path": "README.md"}, internals=internals,
+              exit_code=0, error=None, started=started)
+elapsed = time.perf_counter() - started
+assert row is not None, "the run was not logged"
+print(elapsed)
 """
 
 
@@ -54,24 +58,30 @@ def fresh(project: Path, env: dict[str, str], runs: int) -> list[float]:
 
 
 def warm(project: Path, n: int) -> list[float]:
+    from agentapps.context.context import Internals
     from agentapps.runlog import log_run
 
     data = project / ".agent-apps"
     out = []
     for _ in range(n):
         started = time.perf_counter()
-        log_run(data, skill="bench", args={}, internals={}, exit_code=0, error=None, started=started)
+        row = log_run(data, skill="bench", args={}, internals=Internals(), exit_code=0, error=None,
+                      started=started)
         out.append(time.perf_counter() - started)
+        if row is None:
+            sys.exit("error: the run was not logged")
     return out
 
 
 def prefill(project: Path, count: int) -> None:
     import sqlite3
 
+    from agentapps.context.context import Internals
     from agentapps.runlog import log_run
 
-    log_run(project / ".agent-apps", skill="bench", args={}, internals={}, exit_code=0, error=None,
-            started=time.perf_counter())
+    if log_run(project / ".agent-apps", skill="bench", args={}, internals=Internals(), exit_code=0,
+               error=None, started=time.perf_counter()) is None:
+        sys.exit("error: the run was not logged")
     conn = sqlite3.connect(project / ".agent-apps" / "runs" / "runs.db")
     with conn:
         conn.executemany("INSERT INTO runs (started_at, skill, exit_code, turns, steps) VALUES (?, ?, 0, 1, 1)",

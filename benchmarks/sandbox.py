@@ -14,8 +14,11 @@ script imports. Both run in the same run, alternating, so load on the machine hi
    median per invoke. Targets: sequential ≤ 250 µs; Promise.all no slower than the baseline.
 2. First snippet, in fresh processes (10 each, 4 with `--quick`, alternating, median), timed
    inside the process. (a) An agent run (agent-scripted, whose first turn is `return 1`), from
-   `invoke_root` to that snippet's result: each engine with the runner of its own commit (the
-   baseline opened its isolate after planning, the boundary starts its process before). (b) In a
+   `invoke_root` to that snippet's result, both under today's runner, which creates the Sandbox
+   before planning. The baseline's `Sandbox()` blocks until its isolate is open, so its first
+   snippet comes after the same serial sum (isolate + planning) as under its own runner, which
+   opened the isolate after planning (that runner no longer runs on today's kernel); the
+   boundary's process starts while planning goes on. (b) In a
    process that has imported asyncio and the sandbox package: from `Sandbox()` to the result of a
    first `return 1` sent at once. Target: (a) no slower than the baseline; (b) is for information
    (both engines spend about the same CPU to start V8, so it depends on a free core), as are the
@@ -26,7 +29,7 @@ script imports. Both run in the same run, alternating, so load on the machine hi
    not the sandbox process) and the snippet's error type. The ratio is to the same process running
    `return 1`. Target: ≤ 1.25x for every bomb (the host does not grow with agent code). For
    information, the baseline engine in the same conditions (it may die with the host: the exit
-   status is shown).
+   status is shown; not with `--quick`, where its bombs alone take about 15 s).
 
     .venv/bin/python benchmarks/sandbox.py [--quick] [--baseline REV]
 """
@@ -130,9 +133,18 @@ if delay < 0:  # an agent run, from its start to the result of agent-scripted's 
             marks.append(time.perf_counter())
             return result
 
+        if not hasattr(impl.Sandbox, "set_timeout"):  # the baseline, under today's runner
+
+            def __init__(self, limits=impl.SandboxLimits(), memory=None, *, middleware=False):
+                assert not middleware, "the baseline engine cannot run middleware agents"
+                super().__init__(limits, memory)
+
+            def set_timeout(self, seconds):  # its limits were fixed at start
+                from dataclasses import replace
+
+                self._limits = replace(self._limits, timeout_s=seconds)
+
     agentapps.sandbox.Sandbox = Timed  # what the runner imports when the agent starts
-    if sys.argv[1] == "baseline_sandbox":  # with the runner of its time (it opened the isolate later)
-        agentapps.agent.runner.run_agent = importlib.import_module("baseline_runner").run_agent
     from pathlib import Path
 
     root = bootstrap(Path(sys.argv[4]))
@@ -202,9 +214,6 @@ def baseline_package(tmp: Path, rev: str) -> Path:
         if name.endswith(".py"):
             text = text.replace("agentapps.sandbox", "baseline_sandbox")
         (folder / name).write_text(text, encoding="utf-8")
-    runner = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:agentapps/agent/runner.py"],
-                            check=True, capture_output=True, text=True).stdout
-    (folder.parent / "baseline_runner.py").write_text(runner, encoding="utf-8")
     return folder.parent
 
 
@@ -298,7 +307,8 @@ def bombs(tmp: Path, env: dict[str, str], only_current: bool) -> dict[str, dict[
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--quick", action="store_true",
+                        help="fewer repetitions, and no baseline bombs")
     parser.add_argument("--baseline", default="74a3821", help="git revision of the old engine")
     parser.add_argument("--no-baseline-bombs", action="store_true",
                         help="skip the baseline engine's bombs (they can take minutes and GBs)")
@@ -314,7 +324,7 @@ def main() -> None:
             [str(tmp / "baseline"), str(REPO)]))
         # first, while this process is small: a child's ru_maxrss starts from its parent's
         # high-water mark at fork (Linux keeps it across exec)
-        bombed = bombs(tmp, env, opts.no_baseline_bombs)
+        bombed = bombs(tmp, env, opts.no_baseline_bombs or opts.quick)
         project = make_project(tmp)
         trips = round_trips(project, rounds)
         first = first_snippets(tmp, project, env, processes)
