@@ -37,16 +37,43 @@ def _main_candidates(directory: Path) -> list[ToolDef]:
         names = sorted(os.listdir(directory))
     except OSError:
         return found
-    for name in names:
-        if not (name.endswith(".skill.md") or name == "SKILL.md"):
-            continue
-        try:
-            tool = load_file(directory / name, root=directory, root_kind="project")
-        except SkillLoadError:
-            continue  # reported when listed or invoked, never fatal to bootstrap
-        if tool.is_main:
-            found.append(tool)
+    names = [n for n in names if n.endswith(".skill.md") or n == "SKILL.md"]
+    if not names:
+        return found
+    from agentapps.tools.index_cache import open_manifest
+
+    manifest = open_manifest(directory, "project")  # a project root's index has its files parsed
+    try:
+        for name in names:
+            tool = _cached(manifest, directory / name) or _loaded(directory / name, directory)
+            if tool is not None and tool.is_main:
+                found.append(tool)
+    finally:
+        if manifest is not None:
+            manifest.close()
     return found
+
+
+def _cached(manifest: Any, path: Path) -> ToolDef | None:
+    """The definition from the index cache, when it is of the file as it is now (no YAML parse)."""
+    row = manifest.rows.get(str(path)) if manifest is not None else None
+    if row is None:
+        return None
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    if (row[0], row[1]) != (info.st_mtime_ns, info.st_size):
+        return None
+    item = manifest.item(str(path))
+    return item if isinstance(item, ToolDef) else None
+
+
+def _loaded(path: Path, directory: Path) -> ToolDef | None:
+    try:
+        return load_file(path, root=directory, root_kind="project")
+    except SkillLoadError:
+        return None  # reported when listed or invoked, never fatal to bootstrap
 
 
 def find_project(cwd: Path) -> tuple[Path | None, ToolDef | None]:

@@ -115,10 +115,9 @@ async def invoke(run: ServedRun, ref: Any, args: dict[str, Any], reason: str = "
     """Run `ref` for this request; a cancellation also aborts the run's signal (threads watch it)."""
     import asyncio  # a server always has its loop; `agentapps run` imports this module without one
 
+    from agentapps.context.admission import refuse_options
     from agentapps.context.manager import invoke_root
     from agentapps.tools.loader import RUN_STARTED
-
-    from agentapps.context.admission import refuse_options
 
     refuse_options(args, "A client")  # a client's args are data: no `$context` seeds from outside
     RUN_STARTED.set(time.time_ns())  # this request is a run: it never loads skill code written during it

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from agentapps.cli import render, repl, runs, serve, sessions
+from agentapps.cli import render, repl_command, runs, serve, sessions
 from agentapps.cli.commands import COMMANDS, SUMMARY
 
 app = typer.Typer(
@@ -23,7 +23,7 @@ app = typer.Typer(
 sessions.register(app)
 runs.register(app)
 serve.register(app)
-repl.register(app)
+repl_command.register(app)
 
 
 def _invoke(skill: str, args: dict[str, Any]) -> tuple[Any, Any]:

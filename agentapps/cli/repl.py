@@ -21,12 +21,10 @@ import threading
 from pathlib import Path
 from typing import Any, TextIO, cast
 
-import typer
-
+from agentapps.cli.repl_command import DEFAULT_SKILL
 from agentapps.errors import InterruptedError_, UsageError
 from agentapps.gateway import GATEWAY, Gateway
 
-DEFAULT_SKILL = "assistant"
 PROMPT = "> "
 HISTORY_LENGTH = 1000
 
@@ -213,20 +211,3 @@ def repl(skill: str | None, task: str | None, *, model: str | None = None, repla
         return 0
     finally:
         _save_history(readline)
-
-
-def register(app: typer.Typer) -> None:
-    """Add the `repl` command to `app`."""
-    from agentapps.cli.commands import COMMANDS
-
-    @app.command("repl", help=COMMANDS["repl"])
-    def repl_command(
-        skill: str = typer.Argument(None, help=f"A markdown skill (default: the bundled '{DEFAULT_SKILL}')."),
-        task: str = typer.Option(None, "--task", help="The first message (else the first line typed)."),
-        model: str = typer.Option(None, "--model", help="Model id for the agent."),
-        replay: str = typer.Option(None, "--replay", help="Play the model turns in FILE (offline)."),
-        quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress: only the prompt."),
-    ) -> int:
-        return repl(skill, task, model=model, replay=str(Path(replay).absolute()) if replay else None,
-                    quiet=quiet)
-
