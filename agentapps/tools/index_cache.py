@@ -104,7 +104,7 @@ def _well_formed(path: str, data: Any) -> bool:
             and isinstance(data.get("loop"), bool))
 
 
-TRUST_SECONDS = 10.0  # how long a verified manifest is trusted without a stat of every file
+TRUST_SECONDS = 60.0  # how long a verified manifest is trusted without a stat of every file
 
 
 class Manifest:
