@@ -112,11 +112,13 @@ class RootIndex:
         when the same files sit in the same unchanged folders and every file was checked a moment
         ago (index_cache.Manifest.trusted); otherwise, or with `verify`, every file is stat-ed and
         the changed ones are read again."""
-        paths, mtimes = self._walk()
         manifest = self._manifest or index_cache.open_manifest(self.entry.directory, self.entry.kind)
-        if not verify and not self.files and manifest is not None and manifest.trusted(paths, mtimes):
-            self._adopt(manifest, {p: Entry(*manifest.rows[p]) for p in paths}, mtimes, verified=False)
+        if not verify and not self.files and manifest is not None and manifest.trusted():
+            # a new process, nothing changed: no walk, no stat of the files
+            self._adopt(manifest, {p: Entry(*row) for p, row in manifest.rows.items()}, dict(manifest.dirs),
+                        verified=False)
             return
+        paths, mtimes = self._walk()
         rows = manifest.rows if manifest is not None else {}
         files: dict[str, Entry] = {}
         changed = set(paths) != set(self.files or rows)
