@@ -44,3 +44,29 @@ def test_running_a_code_skill_imports_no_heavy_dependency(project, with_mcp):
                             capture_output=True, text=True, timeout=60)
     assert result.stdout.splitlines()[0] == "ok"
     assert json.loads(result.stdout.splitlines()[-1]) == []
+
+
+@pytest.mark.parametrize("argv", [["list"], ["list", "-Q", "noop", "--tag", "x", "--all", "--json"],
+                                  ["list", "--query=noop", "-a"]])
+def test_listing_skips_typer_when_it_understands_every_option(project, argv):
+    project.write("noop.skill.py", 'frontmatter = {"name": "noop"}\n\ndef run(ctx, args):\n    return "ok"\n')
+    code = (
+        "import sys, json\n"
+        "from agentapps.cli import dispatch\n"
+        f"code = dispatch({argv!r})\n"
+        f"print(json.dumps([code, [m for m in {HEAVY!r} if m in sys.modules]]), file=sys.stderr)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], check=False, cwd=project.root, env=project.env(),
+                            capture_output=True, text=True, timeout=60)
+    assert json.loads(result.stderr.splitlines()[-1]) == [0, []]
+    if "--json" not in argv:
+        assert "noop" in result.stdout
+
+
+def test_listing_leaves_help_and_usage_errors_to_typer(project):
+    bad = subprocess.run([sys.executable, "-m", "agentapps", "list", "--bogus"], check=False, cwd=project.root,
+                         env=project.env(), capture_output=True, text=True, timeout=60)
+    assert (bad.returncode, bad.stderr.strip()) == (2, "error: No such option: --bogus (see 'agentapps list --help')")
+    helped = subprocess.run([sys.executable, "-m", "agentapps", "list", "--help"], check=False, cwd=project.root,
+                            env=project.env(), capture_output=True, text=True, timeout=60)
+    assert helped.returncode == 0 and "--query" in helped.stdout and "--tag" in helped.stdout

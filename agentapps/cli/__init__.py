@@ -30,11 +30,25 @@ def dispatch(args: list[str]) -> int:
     if verbose:
         args = [a for i, a in enumerate(args) if not (i < len(head) and a in ("-v", "--verbose"))]
     try:
-        return _typer(args)
+        fast = _fast_list(args)
+        return fast if fast is not None else _typer(args)
     except BaseException as exc:
         if isinstance(exc, SystemExit):
             raise
         return fail(exc, as_json="--json" in head, verbose=verbose)
+
+
+def _fast_list(args: list[str]) -> int | None:
+    """`list` with options the light parser understands skips typer's imports (half the command)."""
+    if not args or args[0] != "list":
+        return None
+    from agentapps.cli.listing import list_skills, parse_fast
+
+    opts = parse_fast(args[1:])
+    if opts is None:
+        return None
+    list_skills(opts["query"], opts["tag"], opts["all"], opts["json"])
+    return 0
 
 
 def _version() -> int:

@@ -10,7 +10,9 @@ from typing import Any
 import typer
 
 from agentapps.cli import render, repl_command, runs, serve, sessions
+from agentapps.cli.app_invoke import invoke_command_skill
 from agentapps.cli.commands import COMMANDS, SUMMARY
+from agentapps.cli.listing import list_skills
 
 app = typer.Typer(
     name="agentapps",
@@ -26,23 +28,6 @@ serve.register(app)
 repl_command.register(app)
 
 
-def _invoke(skill: str, args: dict[str, Any]) -> tuple[Any, Any]:
-    """Run one of the bundled discovery skills for a command, without an event loop if it needs none."""
-    from agentapps.boot import bootstrap
-    from agentapps.cli.progress import Progress
-    from agentapps.cli.supervise import finish_driven
-    from agentapps.context.manager import invoke_root
-    from agentapps.core.driver import drive
-
-    root = bootstrap()
-    g = root.globals
-    g.internals.reporter = Progress(sys.stderr)  # e.g. "starting MCP server 'x' to list its tools"
-    try:
-        return drive(invoke_root(root, skill, args)), root
-    finally:
-        finish_driven(g)  # servers a listing started (MCP) stop here
-
-
 @app.command("list", help=COMMANDS["list"])
 def list_(
     query: str = typer.Option(None, "--query", "-Q", help="Text to find in names and descriptions."),
@@ -50,27 +35,13 @@ def list_(
     all_: bool = typer.Option(False, "--all", "-a", help="Include hidden skills."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    args: dict[str, Any] = {"includeHidden": all_}
-    if query:
-        args["query"] = query
-    if tag:
-        args["tags"] = list(tag)
-    items, root = _invoke("skill-list", args)  # a thin wrapper: the skill does the listing
-    _, problems = root.globals.lookup.list_summaries()  # the index is warm: this only reads it again
-    for problem in problems:
-        render.warn(str(problem))
-    if as_json:
-        render.emit_json({"skills": items, "problems": [str(p) for p in problems]})
-        return
-    width = max((len(i["name"]) for i in items), default=4)
-    for item in items:
-        sys.stdout.write(f"{item['name']:<{width}}  {item['source']:<8}  {item['description']}\n".rstrip() + "\n")
+    list_skills(query, list(tag or ()), all_, as_json)
 
 
 @app.command(help=COMMANDS["describe"])
 def describe(ref: str = typer.Argument(..., help="Skill name or path."),
              as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-    info, root = _invoke("skill-describe", {"name": ref})
+    info, root = invoke_command_skill("skill-describe", {"name": ref})
     from agentapps.tools.foreign import mapping
 
     name = info["name"]
