@@ -18,6 +18,24 @@ if TYPE_CHECKING:
     from agentapps.context.context import Internals
 
 
+_RESULTS: list[TextIO] = []  # the result stream while a run lasts (its sys.stdout is then stderr)
+
+
+def out() -> TextIO:
+    """Where the result goes: stdout. During a run `sys.stdout` is pointed at stderr, so nothing a
+    skill prints can mix with the result or break `--json`; the run's real stdout is kept here."""
+    return _RESULTS[-1] if _RESULTS else sys.stdout
+
+
+def results_to(stream: TextIO | None) -> list[TextIO]:
+    """Send results to `stream` until it is called with None; returns the streams in use."""
+    if stream is None:
+        _RESULTS.pop()
+    else:
+        _RESULTS.append(stream)
+    return list(_RESULTS)
+
+
 def color_enabled(stream: TextIO) -> bool:
     return not os.environ.get("NO_COLOR") and hasattr(stream, "isatty") and stream.isatty()
 
@@ -44,14 +62,16 @@ def emit_result(result: Any, internals: Internals | None = None) -> None:
     if text is None:
         return
     text = redact(text, internals)
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    sys.stdout.flush()
+    stream = out()
+    stream.write(text if text.endswith("\n") else text + "\n")
+    stream.flush()
 
 
 def emit_json(payload: dict[str, Any], internals: Internals | None = None) -> None:
     text = json.dumps(_redacted(payload, internals), ensure_ascii=False, default=str)
-    sys.stdout.write(redact(text, internals) + "\n")
-    sys.stdout.flush()
+    stream = out()
+    stream.write(redact(text, internals) + "\n")
+    stream.flush()
 
 
 def warn(message: str) -> None:

@@ -93,7 +93,7 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         if "--help" in opts.rest or "-h" in opts.rest:
             from agentapps.cli.help import skill_help
 
-            sys.stdout.write(skill_help(tool, params_of(tool, g.lookup)))
+            render.out().write(skill_help(tool, params_of(tool, g.lookup)))
             return 0
         args = read_args_file(opts.args_file) if opts.args_file else {}
         params = params_of(tool, g.lookup)

@@ -2,7 +2,9 @@
 
 `redacted_output()` puts a `RedactingStream` in place of `sys.stdout` and `sys.stderr`, so
 everything Python writes there — results, `--json`, progress, warnings, log records, `-v`
-tracebacks, a code skill's `print` — passes the process's `Redactor`. A value split across two
+tracebacks, a code skill's `print` — passes the process's `Redactor`. Only the result reaches
+stdout (through `render.out()`): `sys.stdout` itself writes to stderr while the run lasts, so what a
+skill prints is a diagnostic and cannot corrupt the result or the `--json` object. A value split across two
 writes (streamed model text) is caught: the end of a write that could begin a secret is held until
 the next write or `drain()`. Text that cannot be encoded (a lone surrogate) is written with U+FFFD.
 """
@@ -65,8 +67,10 @@ class _Format(logging.Formatter):
 
 
 def drain_all() -> None:
-    """Flush both streams, held-back text included (before a hard exit)."""
-    for stream in (sys.stdout, sys.stderr):
+    """Flush stdout, stderr and the result stream, held-back text included (before a hard exit)."""
+    from agentapps.cli.render import out
+
+    for stream in dict.fromkeys((sys.stdout, sys.stderr, out())):
         try:
             if isinstance(stream, RedactingStream):
                 stream.drain()
@@ -79,9 +83,13 @@ def drain_all() -> None:
 @contextmanager
 def redacted_output(redactor: Redactor, *, verbose: bool) -> Iterator[None]:
     """Route stdout, stderr and the `agentapps` loggers through `redactor` for the duration."""
+    from agentapps.cli import render
+
     saved = sys.stdout, sys.stderr
-    sys.stdout = RedactingStream(sys.stdout, redactor)
+    results = RedactingStream(sys.stdout, redactor)
     sys.stderr = RedactingStream(sys.stderr, redactor)
+    sys.stdout = sys.stderr  # a skill's print is a diagnostic
+    render.results_to(results)  # type: ignore[arg-type]
     logger = logging.getLogger("agentapps")
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_Format("%(message)s"))
@@ -96,4 +104,5 @@ def redacted_output(redactor: Redactor, *, verbose: bool) -> Iterator[None]:
         logger.setLevel(previous[0])
         logger.propagate = previous[1]
         drain_all()
+        render.results_to(None)
         sys.stdout, sys.stderr = saved

@@ -26,12 +26,16 @@ async def call_tool(ctx: Context) -> Any:
             value = await value
     except AgentAppsError:
         raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit() in a skill ends the skill, not the process
         raise skill_failure(tool, exc) from exc
     return value
 
 
-def skill_failure(tool: ToolDef, exc: Exception) -> SkillError:
+def skill_failure(tool: ToolDef, exc: BaseException) -> SkillError:
     """A skill's own exception as the error that names it (file and line where it was raised)."""
+    if isinstance(exc, SystemExit):
+        return SkillError(f"Skill '{tool.name}' called sys.exit({exc.code!r}); a skill returns a value or "
+                          "raises an error, it does not end the process.",
+                          skill=tool.name, file=tool.path, line=error_line(exc, tool.path))
     return SkillError(f"Skill '{tool.name}' failed: {type(exc).__name__}: {exc}",
                       skill=tool.name, file=tool.path, line=error_line(exc, tool.path))

@@ -105,7 +105,7 @@ async def _serve(ctx: Context) -> Any:
                 value = await value
         except AgentAppsError:
             raise
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit() in a skill ends the skill, not the process
             raise skill_failure(tool, exc) from exc
         if value is not None:
             ctx.locals.result = value

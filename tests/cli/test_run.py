@@ -330,3 +330,36 @@ def test_a_skill_failing_at_import_names_its_file_and_line(project):
     assert result.returncode == 2
     assert result.stderr.strip().endswith(
         "boom.skill.py:3: Importing skill 'boom' failed: RuntimeError: bad import")
+
+
+PRINTS = '''
+frontmatter = {"name": "chatty"}
+
+def run(ctx, args):
+    print("working on it")
+    return {"done": True}
+'''
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_what_a_skill_prints_goes_to_stderr_and_stdout_carries_only_the_result(project, json_flag):
+    project.write("chatty.skill.py", PRINTS)
+    result = project.cli("run", *json_flag, "chatty")
+    assert result.returncode == 0
+    assert "working on it" in result.stderr
+    body = json.loads(result.stdout)  # one JSON document, nothing before or after it
+    assert (body["result"] if json_flag else body) == {"done": True}
+
+
+@pytest.mark.parametrize("body", ["    import sys\n    sys.exit(5)\n", "    raise SystemExit('bye')\n"])
+def test_sys_exit_in_a_skill_fails_the_skill_not_the_process(project, body):
+    project.write("quits.skill.py", 'frontmatter = {"name": "quits"}\n\ndef run(ctx, args):\n' + body)
+    result = project.cli("run", "--json", "quits")
+    assert result.returncode == 1
+    error = json.loads(result.stdout)["error"]
+    assert (error["type"], error["file"], error["line"]) == ("SkillError", str(project.root / "quits.skill.py"),
+                                                            4 if "import" not in body else 5)
+    assert "called sys.exit(" in error["message"]
+    assert "Skill 'quits' called sys.exit(" in result.stderr
+    listed = project.cli("runs", "list", "--json")
+    assert [(r["skill"], r["exit_code"]) for r in json.loads(listed.stdout)["runs"]] == [("quits", 1)]

@@ -173,7 +173,7 @@ CHANNELS: dict[str, tuple[list[str], int, Any]] = {
     "event handler error": (["leak", "--channel", "event"], 0,
                             lambda r, p: f"handler saw {REDACTED}" in r.stderr),
     "print and logging": (["leak", "--channel", "print"], 0,
-                          lambda r, p: f"out {REDACTED}" in r.stdout and f"err {REDACTED}" in r.stderr),
+                          lambda r, p: f"out {REDACTED}" in r.stderr and f"err {REDACTED}" in r.stderr and r.stdout == "printed\n"),
     "log record": (["leak", "--channel", "log"], 0, lambda r, p: f"warning: log {REDACTED}" in r.stderr),
     "error": (["leak", "--channel", "error"], 1, lambda r, p: f"bad token {REDACTED}" in r.stderr),
     "-v traceback": (["-v", "leak", "--channel", "error"], 1,
