@@ -13,7 +13,9 @@ A skill's own metadata still wins over the authority, as it would over an edit o
 the main skill itself, when it is what runs, gets the overrides.
 
 Paths: a numeric segment indexes a list (the length appends); a missing object on the way is
-created. Text values take the type of the value they replace (number, boolean), else stay text.
+created. Text values take the type of the value they replace (number, boolean); a new key's text
+that is a plain JSON number or `true`/`false` becomes one (`model.maxTurns=50` is a number even
+when the file has no `maxTurns`); anything else, and any secret-looking key, stays text.
 An environment segment matches an existing key ignoring case, `_` and `-` (`MAX_TURNS` is
 `maxTurns`), else becomes camelCase. Interface keys (`params`, `returns`, `role`, `tags`,
 `visibility`, `main`) and `$` annotations cannot be overridden: they are not configuration.
@@ -143,6 +145,18 @@ def _coerce(current: Any, text: str, where: str) -> Any:
     return text
 
 
+def _literal(text: str, key: str) -> Any:
+    """A new key's value: a number or boolean when the text is exactly one as JSON writes it
+    (`50`, `0.5`, `true`; not `050` or `1e3`), else the text."""
+    if SECRET_WORDS.search(key):
+        return text
+    if text in ("true", "false"):
+        return text == "true"
+    if re.fullmatch(r"-?(0|[1-9][0-9]{0,17})(\.[0-9]+)?", text):
+        return float(text) if "." in text else int(text)
+    return text
+
+
 def _step(node: Any, raw: str, override: Override, walked: list[str], where: str
           ) -> tuple[Any, Any]:
     """The key or index `raw` names in `node`, and the value there now (None when absent)."""
@@ -181,7 +195,10 @@ def _set(meta: dict[str, Any], override: Override) -> str:
         node = current
     index, current = _step(node, parts[-1], override, walked, where)
     walked.append(str(index))
-    _put(node, index, _coerce(current, override.value, where) if override.text else override.value)
+    value = override.value
+    if override.text:
+        value = _coerce(current, value, where) if current is not None else _literal(value, str(index))
+    _put(node, index, value)
     return ".".join(walked)
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agentapps.cascade.local import Override, apply, from_environment
+from agentapps.cascade.local import Override, apply, from_environment, parse_option
 from agentapps.errors import UsageError
 from agentapps.types import ToolDef
 
@@ -136,7 +136,7 @@ def test_environment_segments_match_existing_keys_or_become_camel_case():
         apply(main, from_environment(env))
     del env["AGENTAPPS_LOCAL_MODEL"]
     patched, applied = apply(main, from_environment(env))
-    assert patched is not None and patched.metadata["model"] == {"maxTurns": 2, "snippetTimeout": "3"}
+    assert patched is not None and patched.metadata["model"] == {"maxTurns": 2, "snippetTimeout": 3}
     assert [o.path for o in applied] == ["model.maxTurns", "model.snippetTimeout"]
     assert main.metadata["model"] == {"maxTurns": 1}  # the loaded skill is never changed
 
@@ -148,3 +148,26 @@ def test_an_override_can_create_objects_and_append_to_lists():
     assert patched is not None
     assert patched.metadata["mcp"] == {"github": {"url": "https://x"}}
     assert patched.metadata["tags-like"] == [{"a": 1}]
+
+
+@pytest.mark.parametrize(("text", "value"), [("50", 50), ("-2", -2), ("0.5", 0.5), ("true", True), ("false", False),
+                                             ("050", "050"), ("1e3", "1e3"), ("us.model-1", "us.model-1"),
+                                             ("True", "True"), ("", "")])
+def test_a_new_keys_text_becomes_a_number_or_boolean_only_when_it_is_exactly_one(text, value):
+    main = ToolDef("app", "markdown", {"name": "app", "metadata": {}})
+    patched, _ = apply(main, [parse_option(f"model.maxTurns={text}", as_json=False)])
+    assert patched is not None and patched.metadata["model"]["maxTurns"] == value
+
+
+def test_a_new_secret_looking_key_stays_text_even_when_it_is_digits():
+    main = ToolDef("app", "markdown", {"name": "app", "metadata": {}})
+    patched, _ = apply(main, [parse_option("webhook.apiKey=12345", as_json=False)])
+    assert patched is not None and patched.metadata["webhook"]["apiKey"] == "12345"
+
+
+def test_local_max_turns_works_in_a_project_whose_main_skill_never_set_it(project):
+    project.write("main.skill.md", "---\nname: main\nmetadata:\n  role: main\n---\n")
+    project.write("ask.skill.md", "---\nname: ask\n---\nSay hi.\n")
+    project.write("run.json", '{"turns": [{"text": "hi"}]}')
+    result = project.cli("run", "--local", "model.maxTurns=50", "--replay", "run.json", "ask")
+    assert (result.returncode, result.stdout.strip()) == (0, "hi"), result.stderr
