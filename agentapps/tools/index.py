@@ -14,6 +14,9 @@ from agentapps.tools.names import is_skill_file, name_from_file
 from agentapps.types import PathEntry, ToolDef
 
 SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "dist", "build", "venv", "site-packages"})
+# A folder below a root holding one of these is not part of it: `.agent-apps/` makes it a project
+# of its own (run there, it is one), and the marker file is in the bundled skills folder.
+BOUNDARIES = frozenset({".agent-apps", ".agentapps-bundled"})
 
 
 @dataclass
@@ -74,6 +77,8 @@ class RootIndex:
                     entries = sorted(it, key=lambda e: e.name)
             except OSError:
                 continue
+            if depth and any(e.name in BOUNDARIES for e in entries):
+                continue  # a project of its own, or the bundled skills (a source checkout's skills/)
             for e in entries:
                 try:
                     if e.is_dir(follow_symlinks=False):

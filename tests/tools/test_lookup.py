@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
@@ -147,3 +148,25 @@ def test_main_skill_marks_the_project_root_from_a_subfolder(project):
     sub = project.root / "deep" / "er"
     result = project.cli("run", "thing", cwd=sub)
     assert result.stdout == "found\n"
+
+
+def test_a_nested_project_is_not_part_of_the_outer_one(project):
+    code_skill(project, "skills/outer.skill.py", "outer", "outer")
+    code_skill(project, "myproj/skills/inner.skill.py", "inner", "inner")
+    assert project.cli("which", "inner").returncode == 0  # a plain subfolder is scanned
+    (project.root / "myproj" / ".agent-apps").mkdir()  # now it is a project of its own
+    listed = project.cli("list", "--json")
+    names = {s["name"] for s in json.loads(listed.stdout)["skills"]}
+    assert "outer" in names and "inner" not in names
+    assert project.cli("which", "inner").returncode != 0
+    inside = project.cli("run", "inner", cwd=project.root / "myproj")  # run there, it is its own project
+    assert (inside.returncode, inside.stdout) == (0, "inner\n")
+
+
+def test_a_folder_marked_as_the_bundled_skills_is_never_scanned_as_project_skills(project):
+    # a source checkout with a non-editable install: its skills/ is the bundled set, not the project's
+    code_skill(project, "skills/hello.skill.py", "hello", "checkout copy")
+    project.write("skills/.agentapps-bundled", "marker\n")
+    rows = project.cli("which", "hello").stdout.splitlines()
+    assert "(bundled)" in rows[0] and str(project.root) not in rows[0]
+    assert project.cli("run", "hello", "--name", "Ada").stdout == "Hello, Ada!\n"
