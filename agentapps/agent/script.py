@@ -41,7 +41,7 @@ class Turn:
 
 
 def _bad(path: Path, where: str, why: str) -> ConfigError:
-    return ConfigError(f"Script {path}: {where} {why}.", file=path)
+    return ConfigError(f"In the script, {where} {why}.", file=path)
 
 
 def _turn(raw: Any, path: Path, n: int) -> Turn:
@@ -74,13 +74,13 @@ def load_script(path: Path) -> list[Turn]:
         with path.open("rb") as handle:
             raw = handle.read(MAX_SCRIPT_BYTES + 1)
     except OSError as exc:
-        raise ConfigError(f"Cannot read script {path}: {exc.strerror or exc}.", file=path) from None
+        raise ConfigError(f"Cannot read the script: {exc.strerror or exc}.", file=path) from None
     if len(raw) > MAX_SCRIPT_BYTES:
-        raise ConfigError(f"Script {path} is larger than {MAX_SCRIPT_BYTES // 2**20} MiB.", file=path)
+        raise ConfigError(f"The script is larger than {MAX_SCRIPT_BYTES // 2**20} MiB.", file=path)
     try:
         raw_text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"Script {path} is not UTF-8 text (invalid byte at offset {exc.start}).",
+        raise ConfigError(f"The script is not UTF-8 text (invalid byte at offset {exc.start}).",
                           file=path) from None
     try:
         if path.suffix in (".yaml", ".yml"):
@@ -90,14 +90,14 @@ def load_script(path: Path) -> list[Turn]:
         else:
             data = json.loads(raw_text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"Script {path} is not valid JSON: {exc.msg}.", file=path,
+        raise ConfigError(f"The script is not valid JSON: {exc.msg}.", file=path,
                           line=exc.lineno) from None
     except RecursionError:
-        raise ConfigError(f"Script {path} is nested too deeply to read.", file=path) from None
+        raise ConfigError("The script is nested too deeply to read.", file=path) from None
     except Exception as exc:  # noqa: BLE001 - yaml.YAMLError and friends
-        raise ConfigError(f"Script {path} is not valid YAML: {exc}.", file=path) from None
+        raise ConfigError(f"The script is not valid YAML: {exc}.", file=path) from None
     if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
-        raise ConfigError(f"Script {path} must be an object with a `turns` list.", file=path)
+        raise ConfigError("The script must be an object with a `turns` list.", file=path)
     return [_turn(raw, path, n) for n, raw in enumerate(data["turns"], 1)]
 
 

@@ -69,7 +69,8 @@ def _typer(args: list[str]) -> int:
 
     try:
         code = app(args=args, prog_name="agentapps", standalone_mode=False)
-    except click.exceptions.NoArgsIsHelpError:  # `agentapps` alone: typer has printed the help already
+    except click.exceptions.NoArgsIsHelpError as exc:  # a command group alone (`agentapps runs`)
+        sys.stdout.write(exc.format_message().rstrip("\n") + "\n")
         return 0
     except click.exceptions.UsageError as exc:
         path = exc.ctx.command_path if exc.ctx else "agentapps"  # e.g. "agentapps sessions clear"

@@ -8,6 +8,10 @@ from typing import Any
 from agentapps.cli.skillargs import kebab
 from agentapps.types import ToolDef
 
+_BOUNDS = (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<"),
+           ("minLength", "length >="), ("maxLength", "length <="), ("minItems", "items >="),
+           ("maxItems", "items <="), ("pattern", "matching"))
+
 
 def _type_label(schema: dict[str, Any]) -> str:
     t = schema.get("type")
@@ -43,9 +47,10 @@ def skill_help(tool: ToolDef, params: dict[str, Any] | None) -> str:
                 notes.append("required")
             if "default" in schema:
                 notes.append(f"default: {json.dumps(schema['default'])}")
-            desc = str(schema.get("description") or "")
-            tail = f" [{', '.join(notes)}]" if notes else ""
-            lines.append(f"  {flag:<28} {desc}{tail}".rstrip())
+            notes += [f"{word} {json.dumps(schema[key])}" for key, word in _BOUNDS if key in schema]
+            text = " ".join(part for part in (str(schema.get("description") or ""),
+                                              f"[{', '.join(notes)}]" if notes else "") if part)
+            lines.append(f"  {flag:<28} {text}".rstrip())
         if params.get("additionalProperties") is not False:
             lines.append("  (other --key value pairs are passed through as strings)")
     lines += ["", "Also: --arg KEY=VALUE, --arg-json JSON; before the skill name: --args-file FILE|-, --json, --dry-run."]

@@ -141,8 +141,9 @@ def parse(tokens: list[str]) -> RunOptions | None:
         option = _BY_NAME.get(token) or (_BY_NAME.get(name) if eq else None)
         if option is None:
             if token.startswith("-") and token != "-":
-                raise UsageError(f"Unknown runner option {name!r}; see 'agentapps run --help'. "
-                                 "Skill params go after the skill name.")
+                raise UsageError(f"Unknown runner option {name!r}; see 'agentapps run --help'. Skill params "
+                                 "go after the skill name (for the main skill, name it too, or give "
+                                 f"--arg {name.lstrip('-')}=VALUE).")
             opts.ref, opts.rest = token, tokens[i + 1:]
             return opts
         if option.dest == "help":

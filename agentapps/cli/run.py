@@ -68,6 +68,10 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         from agentapps.context.manager import invoke_root
         from agentapps.hosting import agent_extras, register_secrets
 
+        if opts.replay:  # a missing or broken script fails before anything starts
+            from agentapps.agent.script import load_script
+
+            load_script(Path(opts.replay))
         root = bootstrap(local=opts.local)
         g = root.globals
         internals = g.internals
@@ -112,6 +116,10 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
                 progress.close()
             extras = agent_extras(g.internals.agent_totals)
         result = _printable(result, skill_name)
+        if opts.record and g.internals.agent_recorder is None:
+            render.warn(f"--record {opts.record}: nothing was recorded (no agent ran: '{skill_name}' "
+                        f"{'is a code skill' if tool.kind == 'code' else 'made no model call'}); the file "
+                        "was not written.")
     except (KeyboardInterrupt, _Terminated) as exc:
         number = 15 if isinstance(exc, _Terminated) else 2
         stop = InterruptedError_("Interrupted.", signal_number=number)

@@ -94,6 +94,18 @@ def coerce(raw: str, schema: dict[str, Any], *, skill: str, flag: str) -> Any:
     raise ArgsError(f"--{flag} for skill '{skill}' expects {expected}, got {raw!r}.", skill=skill)
 
 
+def _other_type(text: str, schema: dict[str, Any], types: list[str], skill: str, flag: str) -> bool:
+    """Whether `text` is a value of the param's other, non-boolean type."""
+    others = [t for t in types if t != "boolean"]
+    if not others:
+        return False
+    try:
+        coerce(text, {**schema, "type": others}, skill=skill, flag=flag)
+    except ArgsError:
+        return False
+    return True
+
+
 def _split_kv(text: str, *, skill: str) -> tuple[str, str]:
     if "=" not in text:
         raise ArgsError(f"--arg expects key=value, got {text!r} (skill '{skill}').", skill=skill)
@@ -165,6 +177,8 @@ def parse_skill_args(tokens: list[str], params: dict[str, Any] | None, *, skill:
             nxt = tokens[i] if i < len(tokens) else None
             if nxt is not None and nxt.lower() in ("true", "false"):
                 value, i = nxt, i + 1
+            elif nxt is not None and not nxt.startswith("--") and _other_type(nxt, schema, types, skill, flag):
+                value, i = nxt, i + 1  # `boolean|integer`: `--replay 10` is the number, `--replay` alone true
             else:
                 args[prop] = True
                 continue

@@ -184,7 +184,7 @@ class Rule:
             raise _bad(text, f"longer than {MAX_PATTERN} characters")
         head, paren, spec = text.partition("(")
         if paren and not spec.endswith(")"):
-            raise _bad(text, "text after the specifier's ')'")
+            raise _bad(text, "text after the specifier's ')'" if ")" in spec else "missing ')'")
         selector = "".join(head.split())  # names never hold spaces: `{a, b}` means `{a,b}`
         tag = selector.startswith("#")
         selector = selector[1:] if tag else selector

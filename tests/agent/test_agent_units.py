@@ -159,7 +159,7 @@ def test_script_files_are_checked_with_clear_errors(tmp_path: Path):
         bad.write_text(body)
         with pytest.raises(ConfigError, match=why):
             load_script(bad)
-    with pytest.raises(ConfigError, match="Cannot read script"):
+    with pytest.raises(ConfigError, match="Cannot read the script"):
         load_script(tmp_path / "missing.json")
 
 

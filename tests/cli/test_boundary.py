@@ -81,3 +81,38 @@ def test_the_command_table_lists_exactly_the_commands_there_are(project):
     assert set(COMMANDS) == typer_commands | {"run"}
     top = project.cli("--help")
     assert top.returncode == 0 and all(f"  {name}" in top.stdout for name in COMMANDS)
+
+
+@pytest.mark.parametrize("group", ["runs", "sessions"])
+def test_a_command_group_alone_shows_its_help(project, group):
+    result = project.cli(group)
+    assert result.returncode == 0
+    assert result.stdout.startswith(f"Usage: agentapps {group} [OPTIONS] COMMAND")
+
+
+def test_an_unknown_runner_option_says_how_to_give_the_main_skill_a_param(project):
+    result = project.cli("run", "--question", "hi")
+    assert result.returncode == 2
+    assert "--arg question=VALUE" in result.stderr
+
+
+def test_a_missing_replay_script_fails_before_the_agent_starts_and_names_the_file_once(project):
+    project.write("ask.skill.md", "---\nname: ask\n---\nSay hi.\n")
+    result = project.cli("run", "--replay", "nothere.json", "ask")
+    assert result.returncode == 2
+    assert result.stderr == f"error: {project.root / 'nothere.json'}: Cannot read the script: No such file or directory.\n"
+
+
+def test_recording_a_run_with_no_agent_warns_that_nothing_was_written(project):
+    project.write("plain.skill.py", 'frontmatter = {"name": "plain"}\n\ndef run(ctx, args):\n    return "ok"\n')
+    result = project.cli("run", "--record", "rec.json", "plain")
+    assert result.returncode == 0 and result.stdout == "ok\n"
+    assert "nothing was recorded" in result.stderr and not (project.root / "rec.json").exists()
+
+
+@pytest.mark.parametrize("typo", ["nonexist", "helo"])
+def test_suggestions_for_an_unknown_skill_are_close_names_only(project, typo):
+    result = project.cli("run", typo)
+    assert result.returncode == 2
+    assert "'context'" not in result.stderr and "'shell'" not in result.stderr
+    assert ("Did you mean 'hello'?" in result.stderr) == (typo == "helo")

@@ -363,3 +363,31 @@ def test_sys_exit_in_a_skill_fails_the_skill_not_the_process(project, body):
     assert "Skill 'quits' called sys.exit(" in result.stderr
     listed = project.cli("runs", "list", "--json")
     assert [(r["skill"], r["exit_code"]) for r in json.loads(listed.stdout)["runs"]] == [("quits", 1)]
+
+
+UNION = '''
+frontmatter = {"name": "union", "metadata": {"params": {"type": "object", "properties": {
+    "replay": {"type": ["boolean", "integer"]}, "topic": {"type": "string"}}, "additionalProperties": False}}}
+
+def run(ctx, args):
+    return args
+'''
+
+
+@pytest.mark.parametrize(("argv", "args"), [
+    (["--replay", "10", "--topic", "t"], {"replay": 10, "topic": "t"}),
+    (["--replay", "--topic", "t"], {"replay": True, "topic": "t"}),
+    (["--replay"], {"replay": True}),
+    (["--replay", "false"], {"replay": False}),
+])
+def test_a_boolean_or_integer_param_takes_a_following_number(project, argv, args):
+    project.write("union.skill.py", UNION)
+    result = project.cli("run", "union", *argv)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == args
+
+
+def test_a_param_without_a_description_shows_its_bounds_in_help(project):
+    project.write("typed.skill.py", TYPED)
+    out = project.cli("run", "typed", "--help").stdout
+    assert "  --times INTEGER              [>= 1]\n" in out

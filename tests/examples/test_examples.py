@@ -202,7 +202,7 @@ def test_the_ci_gate_fails_on_a_blocker_and_passes_a_clean_diff(example):
 def test_the_ci_gate_exits_with_the_code_of_agentapps_when_the_run_fails(example):
     ex = example("review-diff")
     failed = ex.sh(f"{REVIEW_JSON.replace('review-diff.turns', 'missing.turns')} | {GATE}")
-    assert failed.returncode == 2 and "Cannot read script" in failed.stderr
+    assert failed.returncode == 2 and "Cannot read the script" in failed.stderr
     empty = ex.sh(f"{REVIEW_JSON.replace('change.diff', '/dev/null')} | {GATE}")
     assert empty.returncode == 2 and "input" in empty.stderr  # no diff: a required param is missing
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -413,3 +414,9 @@ def test_no_wildcard_ever_admits_a_hidden_skill_or_the_caller_itself(
     named = any(Rule.parse(p).literal and Rule.parse(p).selector == callee.name for p in patterns)
     if (callee.hidden or callee.name == "agent") and not named:
         assert not policy.decide(callee, args).allowed
+
+
+@pytest.mark.parametrize(("text", "why"), [("bad(((", "missing ')'"), ("bad(x)y", "text after the specifier's ')'")])
+def test_a_malformed_specifier_says_what_is_wrong_with_it(text, why):
+    with pytest.raises(UsageError, match=re.escape(f"Malformed pattern '{text}': {why}")):
+        Rule.parse(text)
