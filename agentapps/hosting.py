@@ -92,6 +92,8 @@ def prepare_server(g: Globals, approve: list[str], *, detach_stdin: bool = True)
 
 @dataclasses.dataclass
 class ServedRun:
+    """One run inside a long-lived host (serve, worker, MCP server): its globals and root context."""
+
     g: Globals  # this run's own: shared caches and lookup, its own signal and per-run internals
     root: Context
     started: float = dataclasses.field(default_factory=time.perf_counter)

@@ -110,6 +110,8 @@ class HistoryFrame(NamedTuple):
 
 @dataclass(frozen=True)
 class Event:
+    """One event on a topic: what emit delivers to each subscriber."""
+
     id: str
     topic: str
     type: str

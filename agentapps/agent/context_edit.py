@@ -44,6 +44,8 @@ Summarize = Callable[[str], Awaitable[tuple[str, dict[str, int], str | None]]]
 
 @dataclass(frozen=True)
 class EditSettings:
+    """How the agent clears old tool results from a long conversation (model.contextEdit)."""
+
     enabled: bool
     window: int
     clear_at: float = 0.5

@@ -29,6 +29,8 @@ PROVIDER_TAG = "agent-provider"
 
 @dataclass
 class Discovered:
+    """What the agent's discovery offers the model: the mode, and the tools and middleware listed."""
+
     mode: str  # "constrained" | "discovery"
     tools: list[dict[str, Any]] = field(default_factory=list)
     middleware: list[dict[str, Any]] = field(default_factory=list)

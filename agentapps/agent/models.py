@@ -27,6 +27,8 @@ class Price:
 
 @dataclass(frozen=True)
 class ModelFacts:
+    """What is known of one model: its context window, its price and its minimum cacheable prompt."""
+
     window: int  # context window, tokens
     price: Price
     cache_min: int = 0  # tokens a cache checkpoint needs; 0 = the model has no prompt caching

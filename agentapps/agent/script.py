@@ -31,6 +31,8 @@ MAX_SCRIPT_BYTES = 64 * 1024 * 1024  # far above any real recording; /dev/zero m
 
 @dataclass(frozen=True)
 class Turn:
+    """One scripted model turn: its text, the code it runs, its usage, or the error it raises."""
+
     text: str = ""
     code: tuple[str, ...] = ()
     usage: dict[str, int] = field(default_factory=dict)

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class ModelSpend:
+    """One model's tokens and cost so far in a run."""
+
     usage: dict[str, int] = field(default_factory=u.empty)
     cost: float | None = 0.0  # None once a report came for a model with no known price
 

@@ -40,6 +40,8 @@ class TurnBuffer:
 
 @dataclass
 class AgentRun:
+    """The state of one agent loop: its skill, limits, answer schema, trace, spend, turns and usage."""
+
     skill: str
     limits: Limits
     returns: dict[str, Any] | None

@@ -23,6 +23,8 @@ ANNOTATIONS = frozenset({"$inherit", "$private", "$merge"})
 
 @dataclass
 class Cascaded:
+    """A tool's cascaded metadata, the tools that contributed to it, and whether it depends on args."""
+
     meta: dict[str, Any]
     contributors: list[ToolDef]
     dynamic: bool

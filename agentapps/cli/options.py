@@ -13,6 +13,8 @@ from agentapps.errors import UsageError
 
 @dataclass(frozen=True)
 class RunnerOption:
+    """One option of `agentapps run` (before the skill ref): its spellings, field and help."""
+
     names: tuple[str, ...]  # spellings, short first: ("-v", "--verbose")
     dest: str  # the RunOptions field it sets
     help: str
@@ -23,6 +25,8 @@ class RunnerOption:
 
 @dataclass
 class RunOptions:
+    """The runner options of one `agentapps run`, and the skill ref and the tokens after it."""
+
     json: bool = False
     dry_run: bool = False
     verbose: bool = False

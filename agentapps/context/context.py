@@ -137,6 +137,8 @@ class Internals:
 
 @dataclass
 class Globals:
+    """What every context of one process's run shares: config, lookup, caches, signal, internals."""
+
     config: Config
     lookup: Lookup
     cache: dict[str, dict[Any, Any]] = field(default_factory=dict)
@@ -175,6 +177,8 @@ class Envelope:
 
 @dataclass(slots=True)
 class Run:
+    """The kernel's own state of one call: its tool, cascaded metadata, chain and policy view."""
+
     tool: ToolDef
     meta: dict[str, Any]
     chain: ChainPlan

@@ -40,6 +40,8 @@ def envelope(event: Event) -> dict[str, Any]:
 
 @dataclass
 class _Waiter:
+    """A pending event-wait: the future the next matching event resolves."""
+
     future: asyncio.Future[Event]
     ack: bool  # False: a peek, which sees the event but leaves it queued
 
@@ -89,6 +91,8 @@ class EventQueue:
 
 @dataclass
 class _Handler:
+    """A subscription that runs a skill (or a function) for each event of a topic."""
+
     ref: str | None
     fn: EventFn | None
     args: dict[str, Any]
@@ -97,6 +101,8 @@ class _Handler:
 
 @dataclass
 class _Topic:
+    """A topic's subscribers' queues, its handlers and its replay buffer."""
+
     queues: dict[str, EventQueue] = field(default_factory=dict)
     handlers: list[_Handler] = field(default_factory=list)
     buffer: deque[Event] = field(default_factory=lambda: deque(maxlen=REPLAY_LIMIT))

@@ -23,6 +23,8 @@ DEAD_LETTER: Final = ".dead-letter"  # topic T's events delivered too often go t
 
 @dataclass(frozen=True)
 class Delivery:
+    """One event read from a consumer group, with how often it has been delivered."""
+
     id: str
     fields: dict[bytes, bytes]
     deliveries: int  # how many times it has been handed out, this time included

@@ -28,6 +28,8 @@ RECLAIM_EVERY = 0.5  # seconds between looks for events other consumers held too
 
 @dataclass
 class Tally:
+    """The counts a worker reports when it stops."""
+
     handled: int = 0  # handler runs that ended (succeeded + failed)
     succeeded: int = 0
     failed: int = 0

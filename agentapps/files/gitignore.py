@@ -16,6 +16,8 @@ MAX_RULES = 2000  # per file: a huge .gitignore must not make every match slow
 
 @dataclass(frozen=True)
 class Rule:
+    """One .gitignore line as a regex, with its negation and directory-only flags."""
+
     regex: re.Pattern[str]
     negate: bool
     dir_only: bool

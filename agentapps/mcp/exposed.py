@@ -25,6 +25,8 @@ NEVER = ("agent", "default")
 
 @dataclass(frozen=True)
 class Offer:
+    """One skill as an MCP tool: its name, input schema and params."""
+
     name: str
     shape: dict[str, Any]  # the MCP Tool: name, description, inputSchema, outputSchema?
     params: dict[str, Any] | None

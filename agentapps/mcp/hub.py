@@ -21,6 +21,8 @@ MAX_FAILURES = 2  # the first failure allows one restart; the second is final fo
 
 @dataclass
 class Hub:
+    """The MCP client connections of one process, started on first use."""
+
     g: Globals
     loop: asyncio.AbstractEventLoop | None = None
     connections: dict[str, Connection] = field(default_factory=dict)

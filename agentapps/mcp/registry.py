@@ -30,6 +30,8 @@ KEY = "mcp.registry"
 
 @dataclass
 class Server:
+    """One declared MCP server: its tool prefix and spec, or why it cannot be used."""
+
     prefix: str
     spec: ServerSpec | None
     error: AgentAppsError | None = None  # a wrong declaration: raised when its tools are wanted

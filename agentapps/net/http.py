@@ -30,6 +30,8 @@ CHUNK = 64 * 1024
 
 @dataclass(frozen=True)
 class HttpResponse:
+    """An HTTP response as the http skills return it."""
+
     status: int
     headers: dict[str, str]  # lowercase names; repeated headers joined with ", "
     body: bytes = field(repr=False)

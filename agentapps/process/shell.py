@@ -25,6 +25,8 @@ STOP_GRACE = 2.0  # seconds the reaper gets to kill the command's tree before it
 
 @dataclass
 class ShellResult:
+    """What a shell command did: its exit code and output."""
+
     exit_code: int
     stdout: str
     stderr: str

@@ -14,6 +14,8 @@ ErrorType = Literal["timeout", "memory", "syntax", "runtime", "limit", "invoke"]
 
 @dataclass(frozen=True)
 class SandboxLimits:
+    """The limits of one sandbox: time, memory, output and invoke counts."""
+
     timeout_s: float = 30.0  # wall clock per snippet, including the invokes it awaits
     heap_bytes: int = 128 * 1024 * 1024  # V8's hard heap limit in the isolate
     # RLIMIT_DATA of the sandbox process: what V8 allocates outside its heap (compiler zones,
@@ -29,6 +31,8 @@ class SandboxLimits:
 
 @dataclass
 class SnippetResult:
+    """What one snippet did: its value or error, and its console output."""
+
     ok: bool
     value: Any  # the JSON value the snippet returned, or None
     logs: str  # captured console output, truncated to head and tail

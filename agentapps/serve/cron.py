@@ -48,6 +48,8 @@ def _field(text: str, low: int, high: int, names: dict[str, int]) -> frozenset[i
 
 @dataclass(frozen=True)
 class Cron:
+    """A parsed cron expression: the seconds, minutes, hours, days, months and weekdays it fires."""
+
     text: str
     seconds: frozenset[int]
     minutes: frozenset[int]

@@ -25,6 +25,8 @@ CLAIM_SECONDS = 3600.0
 
 @dataclass(frozen=True)
 class Plan:
+    """One scheduled skill run: the skill, when, and with which args."""
+
     skill: str
     cron: Cron
     args: dict[str, Any]

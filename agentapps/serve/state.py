@@ -30,6 +30,8 @@ def identity(token: str) -> str:
 
 @dataclass
 class Options:
+    """The options of `agentapps serve`."""
+
     host: str = "127.0.0.1"
     port: int = 8000
     tokens: tuple[str, ...] = ()
@@ -48,6 +50,8 @@ class Options:
 
 @dataclass
 class Server:
+    """The state of a running serve process: globals, exposure, coordination, options and live runs."""
+
     g: Globals
     exposure: Exposure
     coord: Coordinator

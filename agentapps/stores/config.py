@@ -37,6 +37,8 @@ _NAMESPACE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 @dataclass(frozen=True)
 class StoresConfig:
+    """The stores a project chose (file or redis) for state, sessions and events."""
+
     chosen: dict[str, str] = field(default_factory=dict)  # concern -> backend, from `stores:`
     namespace: str | None = None
     visibility: float = 30.0  # seconds

@@ -36,6 +36,8 @@ PREAMBLE = ("## Session history\n\nEarlier calls in this session, oldest first. 
 
 @dataclass(frozen=True)
 class SessionSettings:
+    """A skill's session setting: the key, what to capture and how much to keep."""
+
     key: str  # a path expression into the served context, e.g. `args.sessionId`
     capture: tuple[str, ...] = ("$all",)
     max_entries: int = DEFAULT_MAX_ENTRIES

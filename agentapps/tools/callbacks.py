@@ -23,6 +23,8 @@ MAX_LABEL = 64 - 9  # room for "-" and 8 hex digits
 
 @dataclass
 class _Call:
+    """One call of a remote callback waiting for its answer."""
+
     id: str
     args: dict[str, Any]
     answer: asyncio.Future[Any]

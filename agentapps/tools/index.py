@@ -54,6 +54,8 @@ class Entry:
 
 @dataclass
 class RootIndex:
+    """The index of one search-path root: its skill files by name, and the folders' mtimes."""
+
     entry: PathEntry
     names: dict[str, list[str]] = field(default_factory=dict)  # skill name -> paths, in path order
     dir_mtimes: dict[str, int] = field(default_factory=dict)
