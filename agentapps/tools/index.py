@@ -9,6 +9,7 @@ from pathlib import Path
 
 from agentapps.errors import SkillLoadError
 from agentapps.tools import index_cache
+from agentapps.tools.index_cache import Entry, Summary, entry_of, summary_of
 from agentapps.tools.loader import load_file
 from agentapps.tools.names import is_skill_file, name_from_file
 from agentapps.types import PathEntry, ToolDef
@@ -28,30 +29,6 @@ class Broken:
     error: SkillLoadError
 
 
-@dataclass(slots=True)
-class Entry:
-    """One skill file of a root: what identifies its version, what listing needs of it (name, the
-    environment variables it declares, kind, description, tags, hidden), and its definition (None
-    until asked for: decoded from the cache on demand)."""
-
-    mtime: int
-    size: int
-    name: str
-    env: tuple[str, ...]
-    kind: str
-    description: str
-    tags: tuple[str, ...]
-    hidden: bool
-    item: ToolDef | Broken | None = None
-
-    @classmethod
-    def of(cls, mtime: int, size: int, item: ToolDef | Broken) -> Entry:
-        return cls(mtime, size, *index_cache.facts(item), item)
-
-    def row(self) -> index_cache.Row:
-        return (self.mtime, self.size, self.name, self.env, self.kind, self.description, self.tags, self.hidden)
-
-
 @dataclass
 class RootIndex:
     """The index of one search-path root: its skill files by name, and the folders' mtimes."""
@@ -60,10 +37,12 @@ class RootIndex:
     names: dict[str, list[str]] = field(default_factory=dict)  # skill name -> paths, in path order
     dir_mtimes: dict[str, int] = field(default_factory=dict)
     files: dict[str, Entry] = field(default_factory=dict)
+    defs: dict[str, ToolDef | Broken] = field(default_factory=dict)  # decoded or loaded, by path
     checked_at: float = -1.0
     scanned: bool = False
     generation: int = 0
     _manifest: index_cache.Manifest | None = field(default=None, repr=False)
+    _summaries: dict[str, Summary] | None = field(default=None, repr=False)
     verified: bool = False  # every file was stat-ed by this process (not only trusted from the cache)
 
     def _walk(self) -> tuple[list[str], dict[str, int]]:
@@ -122,12 +101,12 @@ class RootIndex:
         manifest = self._manifest or index_cache.open_manifest(self.entry.directory, self.entry.kind)
         if not verify and not self.files and manifest is not None and manifest.trusted():
             # a new process, nothing changed: no walk, no stat of the files
-            self._adopt(manifest, {p: Entry(*row) for p, row in manifest.rows.items()}, dict(manifest.dirs),
-                        verified=False)
+            self._adopt(manifest, manifest.rows, dict(manifest.dirs), {}, verified=False)
             return
         paths, mtimes = self._walk()
         rows = manifest.rows if manifest is not None else {}
         files: dict[str, Entry] = {}
+        defs: dict[str, ToolDef | Broken] = {}
         changed = set(paths) != set(self.files or rows)
         for path in paths:
             try:
@@ -137,21 +116,24 @@ class RootIndex:
             old = self.files.get(path)
             if old is not None and old.mtime == st.st_mtime_ns and old.size == st.st_size:
                 files[path] = old
+                if path in self.defs:
+                    defs[path] = self.defs[path]
                 continue
             row = rows.get(path)
-            if row is not None and row[0] == st.st_mtime_ns and row[1] == st.st_size:
-                files[path] = Entry(*row)  # decoded when asked for
+            if row is not None and row.mtime == st.st_mtime_ns and row.size == st.st_size:
+                files[path] = row  # decoded when asked for
                 continue
-            files[path] = Entry.of(st.st_mtime_ns, st.st_size, self._load(path))
+            item = defs[path] = self._load(path)
+            files[path] = entry_of(st.st_mtime_ns, st.st_size, item)
             changed = True
-        self._adopt(manifest, files, mtimes, verified=True)
+        self._adopt(manifest, files, mtimes, defs, verified=True)
         if changed:
             self._save()
         elif manifest is not None:  # every file checked and unchanged: the cache is trusted anew
             index_cache.mark_verified(self.entry.directory)
 
     def _adopt(self, manifest: index_cache.Manifest | None, files: dict[str, Entry], mtimes: dict[str, int],
-               *, verified: bool) -> None:
+               defs: dict[str, ToolDef | Broken], *, verified: bool) -> None:
         if manifest is not self._manifest and self._manifest is not None:
             self._manifest.close()
         self._manifest = manifest
@@ -159,39 +141,52 @@ class RootIndex:
         for path, entry in files.items():
             names.setdefault(entry.name, []).append(path)
         self.files, self.dir_mtimes, self.names, self.verified = files, mtimes, names, verified
+        self.defs, self._summaries = defs, None
         self.scanned = True
         self.generation += 1
         self.checked_at = time.monotonic()
 
     def _item(self, path: str) -> ToolDef | Broken:
-        entry = self.files[path]
-        if entry.item is None:
-            cached = self._manifest.item(path) if self._manifest is not None else None
-            if cached is None or cached.name != entry.name:  # a damaged row: read the file itself
-                fresh = Entry.of(entry.mtime, entry.size, self._load(path))
-                self.files[path] = entry = fresh
-            else:
-                entry.item = cached
-        assert entry.item is not None
-        return entry.item
+        found = self.defs.get(path)
+        if found is None:
+            entry = self.files[path]
+            found = self._manifest.item(path) if self._manifest is not None else None
+            if found is None or found.name != entry.name:  # a damaged row: read the file itself
+                found = self._load(path)
+                self.files[path] = entry_of(entry.mtime, entry.size, found)
+            self.defs[path] = found
+        return found
+
+    def summary(self, path: str) -> Summary:
+        """What `list` shows of one file (description, tags, hidden), without decoding it."""
+        if path in self.defs:
+            return summary_of(self.defs[path])
+        if self._summaries is None:
+            self._summaries = self._manifest.summaries() if self._manifest is not None else {}
+        found = self._summaries.get(path)
+        return found if found is not None else summary_of(self._item(path))
 
     def _save(self) -> None:
         raw = self._manifest.raw_all() if self._manifest is not None else {}
+        summaries = self._manifest.summaries() if self._manifest is not None else {}
         rows = []
-        for path, entry in self.files.items():
-            text = raw.get(path) if entry.item is None else index_cache.encode(entry.item)
-            if text is None and entry.item is None:
-                text = index_cache.encode(self._item(path))
+        for path in list(self.files):
+            item = self.defs.get(path)
+            text = raw.get(path) if item is None else index_cache.encode(item)
+            shown = summaries.get(path) if item is None else summary_of(item)
+            if text is None or shown is None:
+                item = self._item(path)
+                text, shown = index_cache.encode(item), summary_of(item)
             if text is not None:
-                rows.append((path, entry.row(), text))
+                rows.append((path, self.files[path], shown, text))
         index_cache.save(self.entry.directory, rows, self.dir_mtimes)
 
     def _decode_all(self) -> None:
-        if self._manifest is not None and any(e.item is None for e in self.files.values()):
+        if self._manifest is not None and len(self.defs) < len(self.files):
             for path, cached in self._manifest.items().items():
                 entry = self.files.get(path)
-                if entry is not None and entry.item is None and cached is not None and cached.name == entry.name:
-                    entry.item = cached
+                if entry is not None and path not in self.defs and cached is not None and cached.name == entry.name:
+                    self.defs[path] = cached
 
     @property
     def by_name(self) -> dict[str, list[ToolDef | Broken]]:
@@ -213,7 +208,7 @@ class RootIndex:
 
     def env_names(self) -> set[str]:
         """Every variable any skill of this root declares in `metadata.env`, decoding nothing."""
-        return {name for entry in self.files.values() for name in entry.env}
+        return {name for entry in self.files.values() if entry.env for name in entry.env.split("\n")}
 
     def stale(self) -> bool:
         for directory, mtime in self.dir_mtimes.items():

@@ -1,11 +1,12 @@
 """A per-root cache of parsed skill files on disk (SQLite), so a new process need not re-read, nor
 even decode, every frontmatter.
 
-It holds each file's path, mtime, size, skill name and declared `metadata.env` names (the manifest:
-one JSON value of parallel lists) and, one row per file, its parsed definition as JSON. A process
-reads the manifest (enough to build the name index and to know every declared secret) and decodes
-a definition only when that skill is asked for, so
-a project of 10 000 skills costs about what one of 1 000 does. Anything that does not round-trip
+It holds each file's path, mtime, size, skill name, kind and declared `metadata.env` names (the
+manifest: one JSON value of parallel lists), what `list` shows of it (the summaries: another such
+value, read only by listing) and, one row per file, its parsed definition as JSON. A process reads
+the manifest (enough to build the name index and to know every declared secret) and decodes a
+definition only when that skill is asked for, so a project of 10 000 skills costs about what one of
+1 000 does. Anything that does not round-trip
 through JSON exactly is not cached. The cache is an optimisation only: a file that is missing,
 unreadable, not a database of this version and root, or holding a row not in the shape this module
 writes is ignored (a bad row is re-read from its skill file) and rewritten. `AGENTAPPS_CACHE_DIR`
@@ -20,8 +21,9 @@ import json
 import os
 import time
 import zlib
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 try:  # the C module itself: the `sqlite3` package also imports datetime for adapters we never use
     import _sqlite3 as sqlite3
@@ -31,13 +33,33 @@ except ImportError:  # pragma: no cover - an interpreter without the C module
 from agentapps.errors import SkillLoadError
 from agentapps.types import RootKind, ToolDef
 
-VERSION = 7
+VERSION = 8
 SCHEMA = ("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
           "CREATE TABLE files (path TEXT PRIMARY KEY, data TEXT NOT NULL)")
 # The small columns of every file, in one JSON value of parallel lists (`meta.manifest`): a process
 # reads all of them, and one json.loads of five lists is far cheaper than a row object per file.
-COLUMNS = ("paths", "mtimes", "sizes", "names", "env", "kinds", "descriptions", "tags", "hidden")
-Row = tuple[int, int, str, tuple[str, ...], str, str, tuple[str, ...], bool]  # mtime .. hidden
+# What only listing needs is a second such value (`meta.summaries`), read only by listing.
+COLUMNS = ("paths", "mtimes", "sizes", "names", "env", "kinds")
+SUMMARY_COLUMNS = ("descriptions", "tags", "hidden")
+KINDS = frozenset({"markdown", "code", "broken"})
+
+
+class Entry(NamedTuple):
+    """What the index keeps of one skill file without decoding it: what identifies its version
+    (mtime, size), its name, the `metadata.env` names it declares (one per line) and its kind."""
+
+    mtime: int
+    size: int
+    name: str
+    env: str
+    kind: str
+
+    def env_names(self) -> tuple[str, ...]:
+        return tuple(self.env.split("\n")) if self.env else ()
+
+
+Summary = tuple[str, tuple[str, ...], bool]  # what `list` shows: description, tags, hidden
+_entry = partial(tuple.__new__, Entry)  # an Entry from a 5-tuple, called from C (no frame per file)
 
 
 def cache_path(root: Path) -> Path | None:
@@ -50,11 +72,18 @@ def cache_path(root: Path) -> Path | None:
     return base / f"index-{digest:08x}.db"
 
 
-def facts(item: Any) -> tuple[str, tuple[str, ...], str, str, tuple[str, ...], bool]:
-    """What the manifest keeps of a definition: name, env names, kind, description, tags, hidden."""
+def entry_of(mtime: int, size: int, item: Any) -> Entry:
+    """The manifest entry of a definition just loaded from its file."""
     if not isinstance(item, ToolDef):
-        return item.name, (), "broken", "", (), False
-    return item.name, env_names(item), item.kind, item.description, item.tags, item.hidden
+        return Entry(mtime, size, item.name, "", "broken")
+    return Entry(mtime, size, item.name, "\n".join(env_names(item)), item.kind)
+
+
+def summary_of(item: Any) -> Summary:
+    """What `list` shows of a definition."""
+    if not isinstance(item, ToolDef):
+        return "", (), False
+    return item.description, item.tags, item.hidden
 
 
 def env_names(item: Any) -> tuple[str, ...]:
@@ -111,10 +140,28 @@ class Manifest:
     """One root's cache, open for reading: every row's small columns, definitions on demand, the
     folders' mtimes when it was written, and when every file was last stat-ed against it."""
 
-    def __init__(self, conn: Any, root: Path, kind: RootKind, rows: dict[str, Row],
+    def __init__(self, conn: Any, root: Path, kind: RootKind, rows: dict[str, Entry],
                  dirs: dict[str, int], verified_ns: int) -> None:
         self.conn, self.root, self.kind, self.rows = conn, root, kind, rows
         self.dirs, self.verified_ns = dirs, verified_ns
+
+    def summaries(self) -> dict[str, Summary]:
+        """What `list` shows of every file, by path; {} when that value is missing or damaged (the
+        caller then decodes the definitions)."""
+        try:
+            found = self.conn.execute("SELECT value FROM meta WHERE key = 'summaries'").fetchone()
+            data = json.loads(found[0]) if found else None
+            columns = [data[c] for c in ("paths", *SUMMARY_COLUMNS)] if isinstance(data, dict) else None
+        except (sqlite3.Error, ValueError, TypeError, KeyError, RecursionError):
+            return {}
+        if not (columns and all(isinstance(c, list) for c in columns) and len({len(c) for c in columns}) == 1):
+            return {}
+        paths, texts, tags, hidden = columns
+        if not (set(map(type, paths)) <= {str} and set(map(type, texts)) <= {str}
+                and set(map(type, tags)) <= {str} and set(map(type, hidden)) <= {bool}):
+            return {}
+        return dict(zip(paths, zip(texts, [tuple(t.split("\n")) if t else () for t in tags], hidden,
+                                   strict=True), strict=True))
 
     def trusted(self) -> bool:
         """Whether this process may use the rows without walking the folders or a stat of every
@@ -193,7 +240,7 @@ def open_manifest(root: Path, kind: RootKind) -> Manifest | None:
     conn = None
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
-        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        meta = dict(conn.execute("SELECT key, value FROM meta WHERE key != 'summaries'").fetchall())
         if meta.get("version") != str(VERSION) or meta.get("root") != str(root):
             conn.close()
             return None
@@ -202,18 +249,14 @@ def open_manifest(root: Path, kind: RootKind) -> Manifest | None:
         if not (all(isinstance(c, list) for c in columns) and len({len(c) for c in columns}) == 1):
             conn.close()
             return None
-        paths, mtimes, sizes, names, envs, kinds, texts, tags, hidden = columns
-        # every value's type checked by C loops (a row object per file costs far more at 10 000)
+        paths, mtimes, sizes, names, envs, kinds = columns
+        # every value's type checked by C loops, and each Entry made from C (no Python call per file)
         if not (set(map(type, paths)) <= {str} and set(map(type, mtimes)) <= {int}
                 and set(map(type, sizes)) <= {int} and set(map(type, names)) <= {str}
-                and set(map(type, envs)) <= {str} and set(kinds) <= {"markdown", "code", "broken"}
-                and set(map(type, texts)) <= {str} and set(map(type, tags)) <= {str}
-                and set(map(type, hidden)) <= {bool}):
+                and set(map(type, envs)) <= {str} and set(kinds) <= KINDS):
             conn.close()
             return None
-        rows: dict[str, Row] = dict(zip(paths, zip(
-            mtimes, sizes, names, [tuple(e.split("\n")) if e else () for e in envs], kinds, texts,
-            [tuple(t.split("\n")) if t else () for t in tags], hidden, strict=True), strict=True))
+        rows = dict(zip(paths, map(_entry, zip(mtimes, sizes, names, envs, kinds, strict=True)), strict=True))
         dirs = json.loads(meta.get("dirs", "{}"))
         verified = int(meta.get("verified", "0"))
         if not (isinstance(dirs, dict) and all(isinstance(k, str) and _is_int(v) for k, v in dirs.items())):
@@ -226,9 +269,9 @@ def open_manifest(root: Path, kind: RootKind) -> Manifest | None:
     return Manifest(conn, root, kind, rows, dirs, verified)
 
 
-def save(root: Path, rows: list[tuple[str, Row, str]], dirs: dict[str, int]) -> None:
-    """Write `root`'s cache anew: (path, manifest row, encoded definition) per file, and the folders'
-    mtimes, all just checked against the files."""
+def save(root: Path, rows: list[tuple[str, Entry, Summary, str]], dirs: dict[str, int]) -> None:
+    """Write `root`'s cache anew: (path, entry, summary, encoded definition) per file, and the
+    folders' mtimes, all just checked against the files."""
     path = cache_path(root)
     if path is None:
         return
@@ -243,15 +286,15 @@ def save(root: Path, rows: list[tuple[str, Row, str]], dirs: dict[str, int]) -> 
             conn.execute("PRAGMA synchronous=OFF")  # rebuilt from the skill files if ever lost
             for statement in SCHEMA.split(";"):
                 conn.execute(statement)
-            manifest = {"paths": [p for p, _, _ in rows], "mtimes": [r[0] for _, r, _ in rows],
-                        "sizes": [r[1] for _, r, _ in rows], "names": [r[2] for _, r, _ in rows],
-                        "env": ["\n".join(r[3]) for _, r, _ in rows], "kinds": [r[4] for _, r, _ in rows],
-                        "descriptions": [r[5] for _, r, _ in rows], "tags": ["\n".join(r[6]) for _, r, _ in rows],
-                        "hidden": [r[7] for _, r, _ in rows]}
+            paths = [p for p, _, _, _ in rows]
+            entries = [e for _, e, _, _ in rows]
+            manifest = {"paths": paths, **{c: [e[i] for e in entries] for i, c in enumerate(COLUMNS[1:])}}
+            summaries = {"paths": paths, "descriptions": [s[0] for _, _, s, _ in rows],
+                         "tags": ["\n".join(s[1]) for _, _, s, _ in rows], "hidden": [s[2] for _, _, s, _ in rows]}
             conn.executemany("INSERT INTO meta VALUES (?, ?)", [
                 ("version", str(VERSION)), ("root", str(root)), ("manifest", json.dumps(manifest)),
-                ("dirs", json.dumps(dirs)), ("verified", str(time.time_ns()))])
-            conn.executemany("INSERT INTO files VALUES (?, ?)", [(p, text) for p, _, text in rows])
+                ("summaries", json.dumps(summaries)), ("dirs", json.dumps(dirs)), ("verified", str(time.time_ns()))])
+            conn.executemany("INSERT INTO files VALUES (?, ?)", [(p, text) for p, _, _, text in rows])
             conn.commit()
         finally:
             conn.close()

@@ -222,9 +222,9 @@ class Lookup:
                     problems.append(SkillLoadError(f"Two skills are named '{name}': {files}.", file=found[0][0]))
                 path, first = found[0]
                 if name not in rows and name not in taken and first.kind != "broken":
-                    rows[name] = {"name": name, "description": first.description, "kind": first.kind,
-                                  "source": index.entry.kind, "path": path, "tags": list(first.tags),
-                                  "hidden": first.hidden}
+                    description, tags, hidden = index.summary(path)
+                    rows[name] = {"name": name, "description": description, "kind": first.kind,
+                                  "source": index.entry.kind, "path": path, "tags": list(tags), "hidden": hidden}
                 taken.add(name)
         for provider in self.providers:
             problems += [SkillLoadError(text) for text in provider.problems()]

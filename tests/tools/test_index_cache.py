@@ -153,10 +153,11 @@ def test_a_warm_process_decodes_only_the_definitions_it_uses(project):
     lookup = bootstrap(project.root).globals.lookup
     assert lookup.find("s7").name == "s7"
     index = next(i for i in lookup.indexes if i.entry.kind == "project")
-    decoded = [p for p, e in index.files.items() if e.item is not None]
-    assert decoded == [str(project.root / "many" / "s7.skill.md")]
+    assert list(index.defs) == [str(project.root / "many" / "s7.skill.md")]
     assert {f"VAR_{i}" for i in range(50)} <= lookup.declared_env()  # from the index, still decoding none
-    assert len([e for e in index.files.values() if e.item is not None]) == 1
+    assert len(index.defs) == 1
+    rows, _ = lookup.list_summaries()  # what `list` shows comes from the summaries, decoding none
+    assert {r["name"] for r in rows} >= {f"s{i}" for i in range(50)} and len(index.defs) == 1
 
 
 def test_a_new_process_trusts_a_fresh_cache_and_checks_every_file_on_a_miss(project):
@@ -198,3 +199,15 @@ def test_trusting_the_cache_can_be_switched_off(project):
     os.utime(path.parent, ns=(folder, folder))
     out = project.cli("list", "--json", AGENTAPPS_INDEX_TRUST="off")
     assert "second-name" in [s["name"] for s in json.loads(out.stdout)["skills"]]
+
+
+@pytest.mark.parametrize("summaries", ["{", "[]", '{"paths": ["x"], "descriptions": [], "tags": [], "hidden": []}',
+                                       '{"paths": [1], "descriptions": ["d"], "tags": [""], "hidden": [false]}'])
+def test_damaged_summaries_are_ignored_and_listing_reads_the_definitions(project, summaries):
+    _skill(project, "ok")
+    project.cli("list")
+    cache = index_cache.cache_path(project.root)
+    _damage(cache, "UPDATE meta SET value = ? WHERE key = 'summaries'", summaries)
+    result = project.cli("list", "--json")
+    assert result.returncode == 0, result.stderr
+    assert [s["description"] for s in json.loads(result.stdout)["skills"] if s["name"] == "s"] == ["ok"]
