@@ -12,6 +12,9 @@ from typing import Any, TypeAlias
 
 _NEWLINE = re.compile(r"\r\n?|\n")  # markdown-it counts lines the same way
 _SPECIAL = re.compile(r"[\\`<:]")
+# What can open a verbatim block: a code fence or span, raw HTML or a comment, or indented code
+# (four spaces or a tab, at a line's start or after a list or quote marker).
+_BLOCKY = re.compile(r"[`<\t]|~~~| {4}")
 _NAME = re.compile(r"[a-z][a-z0-9-]*")
 _TICKS = re.compile(r"`+")
 _BRACKET = re.compile(r"\\.|[\[\]]", re.DOTALL)
@@ -75,9 +78,23 @@ def _scan(text: str, first_line: int, *, directives: bool) -> list[Segment]:
     def line_at(offset: int) -> int:
         return bisect.bisect_right(starts, offset) - 1 + first_line
 
+    if not _SPECIAL.search(text):
+        return [text] if text else []
+    if not _BLOCKY.search(text):
+        # Nothing markdown could make verbatim (no code, no HTML): the block boundaries only keep a
+        # directive from spanning two blocks, and one that spans no line break cannot. So the
+        # whole text is one unit, with no markdown parse (markdown_it costs ~12 ms to import).
+        out = _scan_units(text, [(0, len(text), False)], directives, line_at)
+        if not any(isinstance(seg, Directive) and ("\n" in seg.raw or "\r" in seg.raw) for seg in out):
+            return out
+    return _scan_units(text, _units(text, starts), directives, line_at)
+
+
+def _scan_units(text: str, units: list[tuple[int, int, bool]], directives: bool,
+                line_at: Callable[[int], int]) -> list[Segment]:
     out: list[Segment] = []
     buf: list[str] = []  # literal text not yet flushed to `out`
-    for begin, end, verbatim in _units(text, starts):
+    for begin, end, verbatim in units:
         if verbatim or not _SPECIAL.search(text, begin, end):
             buf.append(text[begin:end])
         else:

@@ -269,3 +269,37 @@ def test_importing_the_scanner_does_not_import_markdown_it() -> None:
     code = "import sys, agentapps.directives.scanner; print('markdown_it' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+from hypothesis import example, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+PIECES = [":arg[x]", ":a[", "]", "[", "{k=v}", "{", "}", "\n", "\n\n", "# ", "- ", "> ", "   ", "\\:", ":",
+          "text", " ", "=", "\"", "'", ":tone[a b]{q='1 2'}", "***", "1. ", "---\n", "\r\n", "|"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=30).map("".join))
+@example(":arg[x\n\ny]")  # a label across two paragraphs is no directive
+@example(":a[x\n# y]")
+@example("a :b[x\n- y]")
+@example(":a[x]{k=1\n\nz=2}")
+@example(":a[x\ny] in one paragraph")
+def test_text_without_code_or_html_parses_the_same_without_the_markdown_parser(text: str) -> None:
+    from agentapps.directives import scanner
+
+    starts = [0, *(m.end() for m in scanner._NEWLINE.finditer(text))]
+
+    def line_at(offset: int) -> int:
+        return scanner.bisect.bisect_right(starts, offset) - 1 + 1
+
+    with_blocks = scanner._scan_units(text, scanner._units(text, starts), True, line_at)
+    assert parse(text) == with_blocks
+
+
+def test_a_prompt_without_code_or_html_is_scanned_without_importing_markdown_it() -> None:
+    code = ("import sys; from agentapps.directives.scanner import find\n"
+            "found = find('# Task\\n\\nSummarise :arg[path]{required}.\\n\\n- in :arg[words] words\\n')\n"
+            "print(len(found), 'markdown_it' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "2 False"
