@@ -12,9 +12,9 @@ from typing import Any, TypeAlias
 
 _NEWLINE = re.compile(r"\r\n?|\n")  # markdown-it counts lines the same way
 _SPECIAL = re.compile(r"[\\`<:]")
-# What can open a verbatim block: a code fence or span, raw HTML or a comment, or indented code
-# (four spaces or a tab, at a line's start or after a list or quote marker).
-_BLOCKY = re.compile(r"[`<\t]|~~~| {4}")
+# What can open a verbatim block: a code fence, raw HTML or a comment, or indented code (four
+# spaces or a tab, at a line's start or after a list or quote marker).
+_BLOCKY = re.compile(r"[<\t]|```|~~~| {4}")
 _NAME = re.compile(r"[a-z][a-z0-9-]*")
 _TICKS = re.compile(r"`+")
 _BRACKET = re.compile(r"\\.|[\[\]]", re.DOTALL)
@@ -81,26 +81,32 @@ def _scan(text: str, first_line: int, *, directives: bool) -> list[Segment]:
     if not _SPECIAL.search(text):
         return [text] if text else []
     if not _BLOCKY.search(text):
-        # Nothing markdown could make verbatim (no code, no HTML): the block boundaries only keep a
-        # directive from spanning two blocks, and one that spans no line break cannot. So the
-        # whole text is one unit, with no markdown parse (markdown_it costs ~12 ms to import).
-        out = _scan_units(text, [(0, len(text), False)], directives, line_at)
-        if not any(isinstance(seg, Directive) and ("\n" in seg.raw or "\r" in seg.raw) for seg in out):
+        # Nothing markdown could make a verbatim block (no fence, HTML or indented code): block
+        # boundaries then only keep a code span or a directive from spanning two blocks, and one
+        # that spans no line break cannot. So the whole text is one unit, with no markdown parse
+        # (markdown_it costs ~12 ms to import), unless something did span a line break.
+        out, crossed = _scan_units(text, [(0, len(text), False)], directives, line_at)
+        if not crossed:
             return out
-    return _scan_units(text, _units(text, starts), directives, line_at)
+    return _scan_units(text, _units(text, starts), directives, line_at)[0]
 
 
 def _scan_units(text: str, units: list[tuple[int, int, bool]], directives: bool,
-                line_at: Callable[[int], int]) -> list[Segment]:
+                line_at: Callable[[int], int]) -> tuple[list[Segment], bool]:
+    """The segments of `text` cut into `units`, and whether a code span or directive in them spans
+    a line break."""
     out: list[Segment] = []
     buf: list[str] = []  # literal text not yet flushed to `out`
+    crossed = False
     for begin, end, verbatim in units:
         if verbatim or not _SPECIAL.search(text, begin, end):
             buf.append(text[begin:end])
         else:
-            _Prose(text[begin:end], begin, directives, line_at).scan(buf, out)
+            prose = _Prose(text[begin:end], begin, directives, line_at)
+            prose.scan(buf, out)
+            crossed = crossed or prose.crossed
     _flush(buf, out)
-    return out
+    return out, crossed
 
 
 def _flush(buf: list[str], out: list[Segment]) -> None:
@@ -168,6 +174,7 @@ class _Prose:
         self._ticks: dict[int, list[int]] | None = None  # run length -> run starts
         self._comment_end = (len(text) + 1, -1)  # (searched from, first "-->" found)
         self._dead: set[int] = set()  # attribute positions already known to lead nowhere
+        self.crossed = False  # a code span or directive found spans a line break
 
     def scan(self, buf: list[str], out: list[Segment]) -> None:
         text, i = self.text, 0
@@ -190,6 +197,7 @@ class _Prose:
             elif self.directives and (found := self._directive(j)) is not None:
                 _flush(buf, out)
                 out.append(found)
+                self.crossed = self.crossed or "\n" in found.raw or "\r" in found.raw
                 i = j + len(found.raw)
             else:
                 buf.append(":")
@@ -206,7 +214,9 @@ class _Prose:
         candidates = self._ticks.get(width, [])
         k = bisect.bisect_left(candidates, opener_end)
         end = candidates[k] + width if k < len(candidates) else opener_end  # unclosed: literal
-        buf.append(self.text[j:end])
+        span = self.text[j:end]
+        self.crossed = self.crossed or "\n" in span or "\r" in span
+        buf.append(span)
         return end
 
     def _comment(self, j: int, buf: list[str]) -> int:
