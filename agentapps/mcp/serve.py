@@ -70,13 +70,11 @@ class Guard:
 
 
 async def _stdio(server: Any) -> None:
-    from mcp.server.lowlevel.server import NotificationOptions
     from mcp.server.runner import serve_loop
     from mcp.server.stdio import stdio_server
 
-    options = server.create_initialization_options(NotificationOptions(tools_changed=True))
-    async with stdio_server() as (read, write):
-        await serve_loop(server, read, write, lifespan_state={}, init_options=options)
+    async with stdio_server() as (read, write):  # the server's default options advertise listChanged
+        await serve_loop(server, read, write, lifespan_state={})
 
 
 async def _http(server: Any, host: str, port: int, token: str | None, origins: Sequence[str]) -> None:

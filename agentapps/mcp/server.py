@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
-from mcp.server.lowlevel.server import Server
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 
 from agentapps.context.context import Globals
@@ -84,10 +85,24 @@ class Served:
                                 policy=self.exposure.policy, heartbeat=self.heartbeat)
 
 
+class _Server(Server[Any]):
+    """The SDK's server, advertising `tools.listChanged` to every client. The Streamable HTTP session
+    manager starts each session with the server's default options, so the default must say it; each
+    HTTP session then gets the notification on its GET stream (stdio: on the one stream)."""
+
+    def create_initialization_options(
+        self, notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions)
+
+
 def build(served: Served) -> Server[Any]:
     from importlib.metadata import PackageNotFoundError, version
 
     with contextlib.suppress(PackageNotFoundError):
-        return Server("agentapps", version=version("agentapps"), on_list_tools=served.list_tools,
-                      on_call_tool=served.call_tool)
-    return Server("agentapps", on_list_tools=served.list_tools, on_call_tool=served.call_tool)
+        return _Server("agentapps", version=version("agentapps"), on_list_tools=served.list_tools,
+                       on_call_tool=served.call_tool)
+    return _Server("agentapps", on_list_tools=served.list_tools, on_call_tool=served.call_tool)

@@ -137,6 +137,8 @@ def test_a_changed_skill_file_sends_tool_list_changed(served):
                 changed.set()
 
         async with Client(stdio(served), message_handler=on_message) as client:
+            assert client.server_capabilities.tools is not None
+            assert client.server_capabilities.tools.list_changed is True
             await client.list_tools()
             served.write("fresh.skill.py", GREET.replace('"greet"', '"fresh"'))
             await asyncio.wait_for(changed.wait(), 10)
@@ -254,6 +256,30 @@ def test_http_approvals_by_elicitation(http_project):
     assert not run(session(elicitation_callback=approve_once)).is_error
     refused = run(session())
     assert refused.is_error and "needs approval" in text(refused)
+
+
+def test_http_advertises_list_changed_and_a_changed_skill_file_notifies_the_client(http_project):
+    project, url = http_project
+
+    async def session() -> list[str]:
+        changed = asyncio.Event()
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, types.ToolListChangedNotification):
+                changed.set()
+
+        async with Client(url, message_handler=on_message) as client:
+            assert client.server_capabilities.tools is not None
+            assert client.server_capabilities.tools.list_changed is True  # as over stdio
+            await client.list_tools()
+            project.write("fresh.skill.py", GREET.replace('"greet"', '"fresh"'))
+            try:
+                await asyncio.wait_for(changed.wait(), 10)
+                return [t.name for t in (await client.list_tools(cache_mode="refresh")).tools]
+            finally:
+                (project.root / "fresh.skill.py").unlink()
+
+    assert "fresh" in run(session())
 
 
 def test_http_on_another_address_needs_a_token_and_checks_origins(served):
