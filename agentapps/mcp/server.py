@@ -16,9 +16,10 @@ from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 
 from agentapps.context.context import Globals
-from agentapps.errors import AgentAppsError
+from agentapps.errors import AgentAppsError, ArgsError
 from agentapps.mcp.exposed import Exposure
 from agentapps.mcp.served import serve_call
+from agentapps.tools.names import unknown_args_hint
 from agentapps.tools.schema import check_limits, validate
 
 log = logging.getLogger("agentapps.mcp")
@@ -75,7 +76,8 @@ class Served:
             elif args:
                 raise AgentAppsError(f"Skill '{name}' takes no arguments, but got: {', '.join(sorted(args))}.")
         except AgentAppsError as exc:
-            raise MCPError(code=types.INVALID_PARAMS, message=exc.message) from None
+            hint = unknown_args_hint(args, offer.params) if isinstance(exc, ArgsError) else ""
+            raise MCPError(code=types.INVALID_PARAMS, message=exc.message + hint) from None
         return offer
 
     async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:

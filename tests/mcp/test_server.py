@@ -109,6 +109,8 @@ def test_skills_are_tools_and_failures_are_results_over_stdio(served):
             assert text(failed) == f"{served.root / 'boom.skill.py'}:4: Skill 'boom' failed: RuntimeError: the gears are stuck"
             with pytest.raises(MCPError, match="'name' is required"):
                 await client.call_tool("greet", {})
+            with pytest.raises(MCPError, match=r"'name' is required\. Did you mean 'name' instead of 'nmae'\?$"):
+                await client.call_tool("greet", {"nmae": "Ada"})  # as `agentapps run` says --name
             with pytest.raises(MCPError, match="Unknown tool 'secret-helper'"):
                 await client.call_tool("secret-helper", {})
             assert text(await client.call_tool("secretive", {})) .startswith("the secret is [redacted:")
