@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from agentapps.cascade.interface import params_of, returns_of
 from agentapps.errors import AgentAppsError
 from agentapps.tools.foreign import translate
+from agentapps.tools.names import close_names
 from agentapps.tools.policy import Candidate, Policy, Rule, split_patterns
 
 if TYPE_CHECKING:
@@ -95,14 +96,20 @@ class Exposure:
         self.offers, self.signature = offers, signature
         return changed
 
-    def unmatched(self) -> list[str]:
-        """The --allowed-tools patterns, as written, that select none of the skills that could be offered."""
+    def unmatched(self) -> list[tuple[str, str | None]]:
+        """The --allowed-tools patterns, as written, that select none of the skills that could be offered,
+        each with the skill name it most resembles when it is a plain name."""
         if self.policy is None or not self.policy.source:
             return []
         tools, _ = self.lookup.list_all(provided=False)
         candidates = [Candidate(t.name, t.tags, t.hidden) for t in tools if offerable(t)]
-        return [written for written in split_patterns(self.policy.source)
-                if not any(Rule.parse(p).selects(c) for p in translate(written).patterns for c in candidates)]
+        missed: list[tuple[str, str | None]] = []
+        for written in split_patterns(self.policy.source):
+            rules = [Rule.parse(p) for p in translate(written).patterns]
+            if not any(rule.selects(c) for rule in rules for c in candidates):
+                close = [n for r in rules if r.literal for n in close_names(r.selector, [c.name for c in candidates], 1)]
+                missed.append((written, close[0] if close else None))
+        return missed
 
     def warning(self, command: str) -> str | None:
         """One line naming the patterns that select nothing (a skill added later that they select is
@@ -110,10 +117,11 @@ class Exposure:
         missed = self.unmatched()
         if not missed:
             return None
-        quoted = ", ".join(f"'{p}'" for p in missed)
-        verb = "selects" if len(missed) == 1 else "select"
+        quoted = ", ".join(f"'{p}'" for p, _ in missed)
+        verb, they = ("selects", "it") if len(missed) == 1 else ("select", "they")
         count = len(self.offers)
         served = (f"serving {count} skill{'s' if count != 1 else ''}" if count else
-                  "no skill is served until one they select is added")
-        return (f"warning: agentapps {command}: --allowed-tools {quoted} {verb} no skill ({served}; "
-                "`agentapps list` shows the names).")
+                  f"no skill is served until one {they} {verb} is added")
+        close = ", ".join(f"'{c}' for '{p}'" for p, c in missed if c)
+        hint = f" Did you mean {close}?" if close else " `agentapps list` shows the names."
+        return f"warning: agentapps {command}: --allowed-tools {quoted} {verb} no skill ({served}).{hint}"

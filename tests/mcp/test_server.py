@@ -150,12 +150,12 @@ def test_a_changed_skill_file_sends_tool_list_changed(served):
 
 
 def test_allowed_tools_patterns_that_select_no_skill_are_named_in_a_warning(served):
-    proc, _ = _http_server(served, "--allowed-tools", "greet nothing-* #no-such-tag")
+    proc, _ = _http_server(served, "--allowed-tools", "greet nothing-* #no-such-tag bom")
     proc.terminate()
     _, err = proc.communicate(timeout=10)
     [warning] = [line for line in err.decode().splitlines() if line.startswith("warning:")]
-    assert warning.startswith("warning: agentapps mcp-server: --allowed-tools 'nothing-*', '#no-such-tag' "
-                              "select no skill (serving 1 skill;")
+    assert warning == ("warning: agentapps mcp-server: --allowed-tools 'nothing-*', '#no-such-tag', 'bom' "
+                       "select no skill (serving 1 skill). Did you mean 'boom' for 'bom'?")
 
 
 def test_trust_approvals_are_asked_by_elicitation_over_stdio(served):
