@@ -120,7 +120,8 @@ class Group:
         """A handler failed on an event we hold: 'dead' if that was its last allowed try (it is in the
         dead-letter topic now), 'released' if it is deliverable again, 'gone' if we no longer held it."""
         outcome, _ = self.link.call(self._fail, [self.key, self.dead_key], self.name, self.consumer,
-                                    self.visibility_ms, delivery_id, self.max_deliveries, self.topic, STREAM_LIMIT)
+                                    self.visibility_ms, delivery_id, self.max_deliveries, self.topic,
+                                    STREAM_LIMIT)
         return text_of(outcome)
 
     def touch(self, ids: list[str]) -> None:

@@ -7,8 +7,8 @@ that crashes leaves its events pending and another consumer takes them after the
 timeout; a failed event is released at once for another try, and the worker whose try was the
 `maxDeliveries`-th moves it to `TOPIC.dead-letter` itself (one atomic step on the server, so a crash
 leaves it pending or dead-lettered, never neither nor both). Events still being handled have their
-visibility timeout renewed, so a slow handler does not lose its event to another worker. `stop()` (a signal) ends the taking;
-`run` then waits for the events in flight, acknowledges them and returns.
+visibility timeout renewed, so a slow handler does not lose its event to another worker. `stop()`
+(a signal) ends the taking; `run` then waits for the events in flight, acknowledges them and returns.
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ class Worker:
             try:
                 outcome = self.group.fail(delivery.id)
             except StoreUnavailableError:
-                outcome = "pending"  # it comes back after the visibility timeout (or goes to dead-letter then)
+                outcome = "pending"  # back after the visibility timeout (or dead-lettered then)
             if outcome == "dead":
                 self.tally.dead_lettered += 1
             elif outcome == "released":

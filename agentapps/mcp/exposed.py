@@ -103,11 +103,12 @@ class Exposure:
             return []
         tools, _ = self.lookup.list_all(provided=False)
         candidates = [Candidate(t.name, t.tags, t.hidden) for t in tools if offerable(t)]
+        names = [c.name for c in candidates]
         missed: list[tuple[str, str | None]] = []
         for written in split_patterns(self.policy.source):
             rules = [Rule.parse(p) for p in translate(written).patterns]
             if not any(rule.selects(c) for rule in rules for c in candidates):
-                close = [n for r in rules if r.literal for n in close_names(r.selector, [c.name for c in candidates], 1)]
+                close = [n for r in rules if r.literal for n in close_names(r.selector, names, 1)]
                 missed.append((written, close[0] if close else None))
         return missed
 
