@@ -158,8 +158,11 @@ class _Lines:
         if what == "failed":
             error = details["error"]
             text = render.error_line(error) if isinstance(error, AgentAppsError) else f"{type(error).__name__}: {error}"
+            after = {"dead": f"; moved to {details['dead_topic']}", "released": "; to be tried again",
+                     "pending": "; to be tried again after the visibility timeout",
+                     "gone": "; another consumer holds it now"}.get(details["outcome"], "")
             render.warn(f"{self.label}: event {details['id']} failed (delivery {details['deliveries']} of "
-                        f"{details['limit']}): {text}")
+                        f"{details['limit']}{after}): {text}")
         elif details.get("retry") is None:
             render.warn(f"{self.label}: {details['error']} Unacknowledged events will be redelivered.")
         else:

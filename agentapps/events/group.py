@@ -14,7 +14,7 @@ import socket
 from dataclasses import dataclass
 from typing import Any, Final
 
-from agentapps.events.scripts import ACK, CLAIM, RELEASE
+from agentapps.events.scripts import ACK, CLAIM, FAIL, RELEASE
 from agentapps.stores.link import RedisLink
 
 STREAM_LIMIT: Final = 100_000  # entries kept per topic (approximately); older ones are trimmed
@@ -69,6 +69,7 @@ class Group:
         self.visibility_ms = max(1, round(visibility * 1000))
         self.max_deliveries = max_deliveries
         self._claim, self._ack, self._release = link.script(CLAIM), link.script(ACK), link.script(RELEASE)
+        self._fail = link.script(FAIL)
 
     def ensure(self, start: str = "0") -> bool:
         """Create the group (and the stream) if missing, reading from `start`; False if it existed."""
@@ -116,6 +117,14 @@ class Group:
         pairs = [x for i, n in deliveries for x in (i, "" if n is None else n)]
         found = self.link.call(self._release, [self.key], self.name, self.consumer, self.visibility_ms, *pairs)
         return [text_of(i) for i in found]
+
+    def fail(self, delivery_id: str) -> str:
+        """A handler failed on an event we hold: 'dead' if that was its last allowed try (it is in the
+        dead-letter topic now), 'released' if it is deliverable again, 'gone' if we no longer held it."""
+        outcome, _ = self.link.call(self._fail, [self.key, self.dead_key], self.name, self.consumer,
+                                    self.visibility_ms, delivery_id, self.max_deliveries, self.topic,
+                                    STREAM_LIMIT)
+        return text_of(outcome)
 
     def touch(self, ids: list[str]) -> None:
         """Restart the visibility timeout of events still being handled (without counting a delivery)."""

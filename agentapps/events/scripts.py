@@ -4,33 +4,41 @@ from __future__ import annotations
 
 from typing import Final
 
+# Move pending event `id` (delivered `times` times) to the dead-letter stream and acknowledge it,
+# in the same atomic step, so a crash leaves it either pending or dead-lettered. The dead-letter
+# topic's queue `default` is created with it, so `event-wait {topic: T.dead-letter}` sees every
+# dead letter. A trimmed-away entry is only acknowledged.
+BURY: Final = """
+local function bury(stream, dead, group, id, times, topic, limit)
+  local found = redis.call('XRANGE', stream, id, id)
+  if #found > 0 then
+    local fields, body = found[1][2], nil
+    for i = 1, #fields, 2 do
+      if fields[i] == 'e' then body = fields[i + 1] end
+    end
+    if body then
+      redis.pcall('XGROUP', 'CREATE', dead, 'default', '0', 'MKSTREAM')
+      local why = cjson.encode({topic = topic, group = group, deliveries = times, id = id})
+      redis.call('XADD', dead, 'MAXLEN', '~', limit, '*', 'e', body, 'dl', why)
+    end
+  end
+  redis.call('XACK', stream, group, id)
+end
+"""
+
 # Take back events whose consumer has held them past the visibility timeout: an event delivered
 # `maxDeliveries` times already goes to the dead-letter stream instead (and leaves the group);
-# the others are claimed by `consumer`, oldest first. The dead-letter topic's queue `default` is
-# created with it, so `event-wait {topic: T.dead-letter}` sees every dead letter.
+# the others are claimed by `consumer`, oldest first.
 # KEYS: stream, dead-letter stream.
 # ARGV: group, consumer, min idle ms, count, max deliveries, topic, dead-letter stream length.
 # Returns {{{id, fields, deliveries}, ...}, number dead-lettered}.
-CLAIM: Final = """
+CLAIM: Final = BURY + """
 local pending = redis.call('XPENDING', KEYS[1], ARGV[1], 'IDLE', ARGV[3], '-', '+', ARGV[4])
 local claimed, dead = {}, 0
 for _, entry in ipairs(pending) do
   local id, times = entry[1], entry[4]
   if times >= tonumber(ARGV[5]) then
-    local found = redis.call('XRANGE', KEYS[1], id, id)
-    if #found > 0 then
-      local fields, body = found[1][2], nil
-      for i = 1, #fields, 2 do
-        if fields[i] == 'e' then body = fields[i + 1] end
-      end
-      if body then
-        -- its queue `default` holds every dead letter until someone takes it
-        redis.pcall('XGROUP', 'CREATE', KEYS[2], 'default', '0', 'MKSTREAM')
-        local why = cjson.encode({topic = ARGV[6], group = ARGV[1], deliveries = times, id = id})
-        redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[7], '*', 'e', body, 'dl', why)
-      end
-    end
-    redis.call('XACK', KEYS[1], ARGV[1], id)
+    bury(KEYS[1], KEYS[2], ARGV[1], id, times, ARGV[6], ARGV[7])
     dead = dead + 1
   else
     local got = redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], id)
@@ -42,6 +50,25 @@ for _, entry in ipairs(pending) do
   end
 end
 return {claimed, dead}
+"""
+
+# A handler failed on an event `consumer` holds: if that was its `maxDeliveries`-th delivery it goes
+# to the dead-letter stream now (by the worker that made the last try, not by a later claim);
+# otherwise it is made deliverable again at once. An event no longer pending for `consumer` (taken
+# over by another consumer, or acknowledged) is left alone.
+# KEYS: stream, dead-letter stream.
+# ARGV: group, consumer, idle ms, id, max deliveries, topic, dead-letter stream length.
+# Returns {outcome, deliveries}: outcome 'dead', 'released' or 'gone'.
+FAIL: Final = BURY + """
+local entry = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[4], ARGV[4], 1, ARGV[2])
+if #entry == 0 then return {'gone', 0} end
+local times = entry[1][4]
+if times >= tonumber(ARGV[5]) then
+  bury(KEYS[1], KEYS[2], ARGV[1], ARGV[4], times, ARGV[6], ARGV[7])
+  return {'dead', times}
+end
+redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[4], 'IDLE', ARGV[3], 'JUSTID')
+return {'released', times}
 """
 
 # Acknowledge each id on its own, so the caller learns which ones were pending.

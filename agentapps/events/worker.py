@@ -4,10 +4,11 @@ failed, and keep going through a Redis restart.
 
 Delivery is at least once. An event is acknowledged only after its handler returned, so a worker
 that crashes leaves its events pending and another consumer takes them after the visibility
-timeout; a failed event is released at once for another try, and after `maxDeliveries` tries it
-goes to `TOPIC.dead-letter`. Events still being handled have their visibility timeout renewed, so a
-slow handler does not lose its event to another worker. `stop()` (a signal) ends the taking;
-`run` then waits for the events in flight, acknowledges them and returns.
+timeout; a failed event is released at once for another try, and the worker whose try was the
+`maxDeliveries`-th moves it to `TOPIC.dead-letter` itself (one atomic step on the server, so a crash
+leaves it pending or dead-lettered, never neither nor both). Events still being handled have their
+visibility timeout renewed, so a slow handler does not lose its event to another worker. `stop()`
+(a signal) ends the taking; `run` then waits for the events in flight, acknowledges them and returns.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentapps.errors import StoreUnavailableError
-from agentapps.events.group import Delivery, Group, envelope_of
+from agentapps.events.group import DEAD_LETTER, Delivery, Group, envelope_of
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 Report = Callable[[str, dict[str, Any]], None]  # ("failed" | "lost" | "back", details)
@@ -135,13 +136,17 @@ class Worker:
             await self.handler(event)
         except Exception as exc:  # noqa: BLE001 - a handler's failure is reported and retried
             self.tally.failed += 1
-            self.report("failed", {"id": delivery.id, "deliveries": delivery.deliveries,
-                                   "limit": self.group.max_deliveries, "error": exc})
             try:
-                self.group.release([(delivery.id, None)])
-                self._next_reclaim = 0.0  # try it again (or dead-letter it) soon
+                outcome = self.group.fail(delivery.id)
             except StoreUnavailableError:
-                pass  # it comes back after the visibility timeout
+                outcome = "pending"  # back after the visibility timeout (or dead-lettered then)
+            if outcome == "dead":
+                self.tally.dead_lettered += 1
+            elif outcome == "released":
+                self._next_reclaim = 0.0  # try it again soon
+            self.report("failed", {"id": delivery.id, "deliveries": delivery.deliveries,
+                                   "limit": self.group.max_deliveries, "error": exc, "outcome": outcome,
+                                   "dead_topic": self.group.topic + DEAD_LETTER})
         else:
             self.tally.succeeded += 1
             self._to_ack.append(delivery.id)

@@ -2,7 +2,8 @@
 
 Offered: the project's visible skills (its roots and AGENTAPPS_PATH, and the user's own), never a
 hidden skill, pipeline middleware, the agent and its providers, callbacks or other servers' MCP
-tools. `--allowed-tools` narrows that set, and may name bundled skills to add them.
+tools. `--allowed-tools` narrows that set, and may name bundled skills to add them; a pattern that
+selects none of the skills that could be offered is most likely a typo, so the servers warn about it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from agentapps.cascade.interface import params_of, returns_of
 from agentapps.errors import AgentAppsError
-from agentapps.tools.policy import Candidate, Policy
+from agentapps.tools.foreign import translate
+from agentapps.tools.names import close_names
+from agentapps.tools.policy import Candidate, Policy, Rule, split_patterns
 
 if TYPE_CHECKING:
     from agentapps.tools.lookup import Lookup
@@ -41,10 +44,15 @@ def selected(policy: Policy, tool: ToolDef) -> bool:
     return any(not r.deny and r.selects(candidate) for r in rules)
 
 
-def offered(tool: ToolDef, policy: Policy | None) -> bool:
+def offerable(tool: ToolDef) -> bool:
+    """Whether some --allowed-tools could offer it (never a hidden skill, middleware, a provider...)."""
     if tool.hidden or tool.kind == "memory" or tool.name in NEVER:
         return False
-    if tool.metadata.get("role") in ("middleware", "pipeline") or "agent-provider" in tool.tags:
+    return tool.metadata.get("role") not in ("middleware", "pipeline") and "agent-provider" not in tool.tags
+
+
+def offered(tool: ToolDef, policy: Policy | None) -> bool:
+    if not offerable(tool):
         return False
     if policy is not None and policy.rules is not None:
         return selected(policy, tool)
@@ -89,3 +97,34 @@ class Exposure:
         changed = signature != self.signature
         self.offers, self.signature = offers, signature
         return changed
+
+    def unmatched(self) -> list[tuple[str, str | None]]:
+        """The --allowed-tools patterns, as written, that select none of the skills that could be offered,
+        each with the skill name it most resembles when it is a plain name."""
+        if self.policy is None or not self.policy.source:
+            return []
+        tools, _ = self.lookup.list_all(provided=False)
+        candidates = [Candidate(t.name, t.tags, t.hidden) for t in tools if offerable(t)]
+        names = [c.name for c in candidates]
+        missed: list[tuple[str, str | None]] = []
+        for written in split_patterns(self.policy.source):
+            rules = [Rule.parse(p) for p in translate(written).patterns]
+            if not any(rule.selects(c) for rule in rules for c in candidates):
+                close = [n for r in rules if r.literal for n in close_names(r.selector, names, 1)]
+                missed.append((written, close[0] if close else None))
+        return missed
+
+    def warning(self, command: str) -> str | None:
+        """One line naming the patterns that select nothing (a skill added later that they select is
+        still served: the servers re-read the skill files), or None when every pattern selects one."""
+        missed = self.unmatched()
+        if not missed:
+            return None
+        quoted = ", ".join(f"'{p}'" for p, _ in missed)
+        verb, they = ("selects", "it") if len(missed) == 1 else ("select", "they")
+        count = len(self.offers)
+        served = (f"serving {count} skill{'s' if count != 1 else ''}" if count else
+                  f"no skill is served until one {they} {verb} is added")
+        close = ", ".join(f"'{c}' for '{p}'" for p, c in missed if c)
+        hint = f" Did you mean {close}?" if close else " `agentapps list` shows the names."
+        return f"warning: agentapps {command}: --allowed-tools {quoted} {verb} no skill ({served}).{hint}"

@@ -70,13 +70,11 @@ class Guard:
 
 
 async def _stdio(server: Any) -> None:
-    from mcp.server.lowlevel.server import NotificationOptions
     from mcp.server.runner import serve_loop
     from mcp.server.stdio import stdio_server
 
-    options = server.create_initialization_options(NotificationOptions(tools_changed=True))
-    async with stdio_server() as (read, write):
-        await serve_loop(server, read, write, lifespan_state={}, init_options=options)
+    async with stdio_server() as (read, write):  # the server's default options advertise listChanged
+        await serve_loop(server, read, write, lifespan_state={})
 
 
 async def _http(server: Any, host: str, port: int, token: str | None, origins: Sequence[str]) -> None:
@@ -152,6 +150,10 @@ def serve(*, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8080
     prepare_server(g, list(approve), detach_stdin=transport == "http")  # stdio: stdin is the transport
     exposure = Exposure(g.lookup, Policy.parse(allowed_tools, "mcp-server") if allowed_tools else None)
     exposure.refresh()
+    warning = exposure.warning("mcp-server")
+    if warning:  # it still starts: the pattern may select a skill added later (clients hear list_changed)
+        sys.stderr.write(warning + "\n")
+        sys.stderr.flush()
     served = Served(g, exposure, heartbeat)
     asyncio.run(_main(g, served, build(served), transport, host, port, token, origins))
     return 0

@@ -11,13 +11,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
-from mcp.server.lowlevel.server import Server
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 
 from agentapps.context.context import Globals
-from agentapps.errors import AgentAppsError
+from agentapps.errors import AgentAppsError, ArgsError
 from agentapps.mcp.exposed import Exposure
 from agentapps.mcp.served import serve_call
+from agentapps.tools.names import unknown_args_hint
 from agentapps.tools.schema import check_limits, validate
 
 log = logging.getLogger("agentapps.mcp")
@@ -74,7 +76,8 @@ class Served:
             elif args:
                 raise AgentAppsError(f"Skill '{name}' takes no arguments, but got: {', '.join(sorted(args))}.")
         except AgentAppsError as exc:
-            raise MCPError(code=types.INVALID_PARAMS, message=exc.message) from None
+            hint = unknown_args_hint(args, offer.params) if isinstance(exc, ArgsError) else ""
+            raise MCPError(code=types.INVALID_PARAMS, message=exc.message + hint) from None
         return offer
 
     async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -84,10 +87,24 @@ class Served:
                                 policy=self.exposure.policy, heartbeat=self.heartbeat)
 
 
+class _Server(Server[Any]):
+    """The SDK's server, advertising `tools.listChanged` to every client. The Streamable HTTP session
+    manager starts each session with the server's default options, so the default must say it; each
+    HTTP session then gets the notification on its GET stream (stdio: on the one stream)."""
+
+    def create_initialization_options(
+        self, notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions)
+
+
 def build(served: Served) -> Server[Any]:
     from importlib.metadata import PackageNotFoundError, version
 
     with contextlib.suppress(PackageNotFoundError):
-        return Server("agentapps", version=version("agentapps"), on_list_tools=served.list_tools,
-                      on_call_tool=served.call_tool)
-    return Server("agentapps", on_list_tools=served.list_tools, on_call_tool=served.call_tool)
+        return _Server("agentapps", version=version("agentapps"), on_list_tools=served.list_tools,
+                       on_call_tool=served.call_tool)
+    return _Server("agentapps", on_list_tools=served.list_tools, on_call_tool=served.call_tool)

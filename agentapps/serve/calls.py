@@ -36,6 +36,7 @@ def offered(server: Server, name: Any) -> ToolDef:
 def checked_args(server: Server, tool: ToolDef, args: Any) -> dict[str, Any]:
     """The args, refused (400) unless an object within the limits that the skill's `params` accept."""
     from agentapps.cascade.interface import params_of
+    from agentapps.tools.names import unknown_args_hint
     from agentapps.tools.schema import check_limits, validate
 
     if args is None:
@@ -51,7 +52,8 @@ def checked_args(server: Server, tool: ToolDef, args: Any) -> dict[str, Any]:
             raise ArgsError(f"Skill '{tool.name}' takes no arguments, but got: {', '.join(sorted(args))}.",
                             skill=tool.name)
     except AgentAppsError as exc:
-        raise Refused(400, exc) from None
+        hint = unknown_args_hint(args, params) if isinstance(exc, ArgsError) else ""  # as `run` says --name
+        raise Refused(400, ArgsError(exc.message + hint, skill=tool.name) if hint else exc) from None
     return dict(args)
 
 

@@ -117,6 +117,10 @@ def serve(options: Options, *, allowed_tools: str | None = None, approve: list[s
     exposure.refresh()
     coord = coordinator(g, redis_url)
     sock = listen(options.host, options.port)
+    warning = exposure.warning("serve")
+    if warning:  # it still starts: the pattern may select a skill added later
+        sys.stderr.write(warning + "\n")
+        sys.stderr.flush()
     prepare_server(g, list(approve or []))
     server = Server(g, exposure, coord, options)
     asyncio.run(_main(server, build(server), sock))

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import Literal
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
 
 NAME_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,63})$")
 URI_RE = re.compile(r"^[a-z][a-z0-9+.-]*://")
@@ -52,3 +52,18 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     if not close:
         return ""
     return " Did you mean " + " or ".join(f"'{c}'" for c in close) + "?"
+
+
+def unknown_args_hint(args: Iterable[str], params: Mapping[str, Any] | None) -> str:
+    """' Did you mean 'name' instead of 'nmae'?' for argument names that `params` does not declare
+    but that resemble a declared param not given; '' when there is none (or patterns may match)."""
+    props = (params or {}).get("properties")
+    if not isinstance(props, dict) or not props or (params or {}).get("patternProperties"):
+        return ""
+    given = list(args)
+    free = [p for p in props if p not in given]
+    pairs = [(close[0], key) for key in given if key not in props
+             for close in [close_names(str(key), free, limit=1)] if close]
+    if not pairs:
+        return ""
+    return " Did you mean " + ", ".join(f"'{want}' instead of '{got}'" for want, got in pairs) + "?"

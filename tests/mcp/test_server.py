@@ -109,6 +109,8 @@ def test_skills_are_tools_and_failures_are_results_over_stdio(served):
             assert text(failed) == f"{served.root / 'boom.skill.py'}:4: Skill 'boom' failed: RuntimeError: the gears are stuck"
             with pytest.raises(MCPError, match="'name' is required"):
                 await client.call_tool("greet", {})
+            with pytest.raises(MCPError, match=r"'name' is required\. Did you mean 'name' instead of 'nmae'\?$"):
+                await client.call_tool("greet", {"nmae": "Ada"})  # as `agentapps run` says --name
             with pytest.raises(MCPError, match="Unknown tool 'secret-helper'"):
                 await client.call_tool("secret-helper", {})
             assert text(await client.call_tool("secretive", {})) .startswith("the secret is [redacted:")
@@ -137,12 +139,23 @@ def test_a_changed_skill_file_sends_tool_list_changed(served):
                 changed.set()
 
         async with Client(stdio(served), message_handler=on_message) as client:
+            assert client.server_capabilities.tools is not None
+            assert client.server_capabilities.tools.list_changed is True
             await client.list_tools()
             served.write("fresh.skill.py", GREET.replace('"greet"', '"fresh"'))
             await asyncio.wait_for(changed.wait(), 10)
             assert "fresh" in [t.name for t in (await client.list_tools(cache_mode="refresh")).tools]
 
     run(session())
+
+
+def test_allowed_tools_patterns_that_select_no_skill_are_named_in_a_warning(served):
+    proc, _ = _http_server(served, "--allowed-tools", "greet nothing-* #no-such-tag bom")
+    proc.terminate()
+    _, err = proc.communicate(timeout=10)
+    [warning] = [line for line in err.decode().splitlines() if line.startswith("warning:")]
+    assert warning == ("warning: agentapps mcp-server: --allowed-tools 'nothing-*', '#no-such-tag', 'bom' "
+                       "select no skill (serving 1 skill). Did you mean 'boom' for 'bom'?")
 
 
 def test_trust_approvals_are_asked_by_elicitation_over_stdio(served):
@@ -254,6 +267,30 @@ def test_http_approvals_by_elicitation(http_project):
     assert not run(session(elicitation_callback=approve_once)).is_error
     refused = run(session())
     assert refused.is_error and "needs approval" in text(refused)
+
+
+def test_http_advertises_list_changed_and_a_changed_skill_file_notifies_the_client(http_project):
+    project, url = http_project
+
+    async def session() -> list[str]:
+        changed = asyncio.Event()
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, types.ToolListChangedNotification):
+                changed.set()
+
+        async with Client(url, message_handler=on_message) as client:
+            assert client.server_capabilities.tools is not None
+            assert client.server_capabilities.tools.list_changed is True  # as over stdio
+            await client.list_tools()
+            project.write("fresh.skill.py", GREET.replace('"greet"', '"fresh"'))
+            try:
+                await asyncio.wait_for(changed.wait(), 10)
+                return [t.name for t in (await client.list_tools(cache_mode="refresh")).tools]
+            finally:
+                (project.root / "fresh.skill.py").unlink()
+
+    assert "fresh" in run(session())
 
 
 def test_http_on_another_address_needs_a_token_and_checks_origins(served):

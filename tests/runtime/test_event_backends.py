@@ -214,3 +214,29 @@ def test_an_event_delivered_too_often_goes_to_the_dead_letter_topic(project, on_
     assert [d["type"] for d in dead] == ["dead-letter"]
     assert dead[0]["data"]["event"]["id"] == event_id and dead[0]["data"]["event"]["data"] == "poison"
     assert dead[0]["data"]["deliveries"] == 2 and dead[0]["data"]["group"] == "w"
+
+
+def test_a_failed_try_releases_the_event_and_the_last_allowed_one_dead_letters_it_at_once(project, on_redis):
+    async def scenario(root: Context) -> Any:
+        from agentapps.events.group import Group
+        from agentapps.events.streams import streams_for
+
+        await call(root, "event-subscribe", topic="jobs", queue="w")
+        await emit(root, "jobs", "poison")
+        bus = streams_for(root.globals)
+        worker = Group(bus.link, "jobs", "w", "worker", visibility=30, max_deliveries=2)
+        [first], _ = worker.take(1)
+        outcomes = [worker.fail(first.id)]  # released: due again at once, no visibility wait
+        [second], _ = worker.take(1)
+        other = Group(bus.link, "jobs", "w", "other", visibility=30, max_deliveries=2)
+        outcomes.append(other.fail(second.id))  # not the holder: left alone
+        outcomes.append(worker.fail(second.id))  # the second (last) try: dead-lettered by this call
+        outcomes.append(worker.fail(second.id))  # already settled
+        left = await call(root, "event-wait", topic="jobs", queue="w", timeout=0)
+        dead = await call(root, "event-wait", topic="jobs.dead-letter", timeout=0)
+        return [first.deliveries, second.deliveries], outcomes, left, dead
+
+    deliveries, outcomes, left, dead = run(project, scenario)
+    assert deliveries == [1, 2] and outcomes == ["released", "gone", "dead", "gone"]
+    assert left == [] and datas([d["data"]["event"] for d in dead]) == ["poison"]
+    assert dead[0]["data"]["deliveries"] == 2

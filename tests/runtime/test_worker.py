@@ -238,3 +238,18 @@ def test_a_worker_recreates_its_group_when_a_restart_without_persistence_lost_ev
         assert json.loads(out)["acked"] == 3 and sorted(i for _, i in handled(jobs)) == sorted(ids)
     finally:
         server.stop()
+
+
+def test_the_worker_whose_try_reaches_the_limit_dead_letters_the_event_itself(jobs):
+    emit(jobs, "jobs", ["a", "b", "poison"])  # the failing try is the worker's last one
+    result = jobs.cli("worker", "jobs", "--group", "g", "--handler", "record", "--max-events", "3",
+                      "--max-deliveries", "1", "--json", timeout=60)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert (summary["succeeded"], summary["failed"], summary["acked"], summary["deadLettered"]) == (2, 1, 2, 1)
+    assert "failed (delivery 1 of 1; moved to jobs.dead-letter): " in result.stderr and "poison event" in result.stderr
+    assert pending(jobs, "jobs", "g") == 0  # nothing left for a next run to find
+    dead = jobs.cli("run", "event-wait", "--topic", "jobs.dead-letter", "--timeout", "2000")
+    [letter] = json.loads(dead.stdout)
+    assert letter["data"]["event"]["data"] == "poison" and letter["data"]["deliveries"] == 1
+    assert letter["data"]["group"] == "g" and letter["data"]["event"]["topic"] == "jobs"

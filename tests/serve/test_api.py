@@ -97,6 +97,8 @@ def test_a_markdown_skill_reports_usage_like_run_json(served):
 @pytest.mark.parametrize(("skill", "args", "status", "kind", "says"), [
     ("greet", {}, 400, "ArgsError", "'name' is required"),
     ("greet", {"name": 3}, 400, "ArgsError", "is not of type 'string'"),
+    ("greet", {"nmae": "Ada"}, 400, "ArgsError", "'name' is required. Did you mean 'name' instead of 'nmae'?"),
+    ("chatty", {"txet": "hi"}, 400, "ArgsError", "('txet' is not accepted). Did you mean 'text' instead of 'txet'?"),
     ("nope", {}, 404, "SkillNotFoundError", "No skill 'nope'"),
     ("secret-helper", {}, 404, "SkillNotFoundError", "No skill"),
     ("boom", {}, 500, "SkillError", "RuntimeError: the gears are stuck"),

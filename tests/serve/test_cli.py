@@ -76,3 +76,29 @@ def test_unreachable_after_stop(project):
     served.stop()
     with pytest.raises(httpx2.ConnectError), served.client() as client:
         client.get("/healthz")
+
+
+@pytest.mark.parametrize(("patterns", "served_names", "unmatched"), [
+    ("nothing-*", [], ["'nothing-*'"]),
+    ("greet nothing-* #no-such-tag greet(name=Z*,$deny)", ["greet"], ["'nothing-*'", "'#no-such-tag'"]),
+])
+def test_allowed_tools_patterns_that_select_no_skill_are_named_in_a_warning(project, patterns, served_names,
+                                                                            unmatched):
+    project.write("greet.skill.py", GREET)
+    served = start(project, "--allowed-tools", patterns)  # it still starts: a skill added later may match
+    try:
+        with served.client() as client:
+            assert [s["name"] for s in client.get("/skills").json()["skills"]] == served_names
+    finally:
+        _, err = served.stop()
+    [warning] = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert warning.startswith("warning: agentapps serve: --allowed-tools ")
+    assert all(pattern in warning for pattern in unmatched) and "'greet" not in warning
+    assert ("no skill is served" in warning) == (not served_names)
+
+
+def test_allowed_tools_that_all_select_a_skill_print_no_warning(project):
+    project.write("greet.skill.py", GREET)
+    served = start(project, "--allowed-tools", "gr* hello")
+    _, err = served.stop()
+    assert "warning" not in err
