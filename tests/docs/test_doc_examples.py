@@ -78,3 +78,33 @@ def test_nested_quantifiers_pass_check_and_lookahead_does_not(project):
     project.write("skills/p.skill.md", (project.root / "skills/p.skill.md").read_text().replace("(a+)+$", "(?=a)a"))
     result = project.cli("check", "--json")
     assert [f["code"] for f in json.loads(result.stdout)["findings"]] == ["unsafe-pattern"]
+
+
+# -- agents.md: record and replay ---------------------------------------------------------------
+
+def readme_summarize() -> str:
+    return fenced((REPO / "README.md").read_text(), "## A skill in one minute", "markdown")
+
+
+def test_the_replay_script_runs_the_readme_summarize_skill(project):
+    project.write("skills/summarize.skill.md", readme_summarize())
+    project.write("notes.md", "# Notes\n\nShip the release on Friday.\n")
+    project.write("run.json", block_after((DOCS / "agents.md").read_text(), "replay-script"))
+    result = project.cli("run", "--replay", "run.json", "summarize", "--path", "notes.md")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"bullets": ["First point.", "Second point.", "Third point."]}
+
+
+def test_a_script_ending_on_text_fails_a_skill_with_returns_as_the_page_says(project):
+    project.write("skills/summarize.skill.md", readme_summarize())
+    project.write("notes.md", "# Notes\n")
+    script = json.loads(block_after((DOCS / "agents.md").read_text(), "replay-script"))
+    script["turns"][-1] = {"text": "Three bullets: ..."}
+    project.write("run.json", json.dumps(script))
+    result = project.cli("run", "--replay", "run.json", "summarize", "--path", "notes.md")
+    assert result.returncode == 1
+    said = f"error: Script {project.root / 'run.json'} has no turn left for 'summarize' (turn 3); " \
+           "the agent wanted another model reply: "
+    assert said in result.stderr
+    quoted = said.replace(str(project.root), "/…") + "…"
+    assert quoted in " ".join((DOCS / "agents.md").read_text().split())
