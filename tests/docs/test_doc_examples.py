@@ -224,3 +224,30 @@ def test_every_quoted_message_is_what_agentapps_prints_with_the_exit_code_given(
     for where, quote in quotes:
         if not quote.startswith(UNREPRODUCED):
             assert any(said(quote, line) for line in printed), f"{where} quotes a message agentapps does not print: {quote}"
+
+
+# -- compatibility.md: how foreign tool names map -------------------------------------------------
+
+# token -> what compatibility.md says it becomes (None: nothing)
+BASH_RULE = {"Bash": ["shell"], "Bash(*)": ["shell"], "Bash()": ["shell"], "Bash(git:*)": ["shell(command={git,git *})"],
+             "Bash(npm run *)": ["shell(command=npm run *)"], "Bash(*test)": None, "Bash(* --help)": None,
+             "Bash(git status; id)": None, "Bash(ls $HOME)": None, "Read(~/.ssh/*)": None, "Read(/etc/*)": None,
+             "Read(../x)": None, "WebSearch": None, "TodoWrite": None}
+
+
+def test_foreign_names_map_as_compatibility_says(project):
+    page = (DOCS / "compatibility.md").read_text()
+    assert "1. SPEC empty or exactly `*`: unrestricted `shell`" in page
+    for token in BASH_RULE:
+        assert f"`{token}`" in page, token
+    project.write("tools/SKILL.md", f"""
+        ---
+        name: tools
+        description: Foreign names.
+        allowed-tools: {' '.join(BASH_RULE)}
+        ---
+        Hi.
+        """)
+    result = project.cli("describe", "tools", "--json")
+    mapped = {m["name"]: m["mapsTo"] or None for m in json.loads(result.stdout)["foreignTools"]}
+    assert mapped == BASH_RULE
