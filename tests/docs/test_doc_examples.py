@@ -251,3 +251,33 @@ def test_foreign_names_map_as_compatibility_says(project):
     result = project.cli("describe", "tools", "--json")
     mapped = {m["name"]: m["mapsTo"] or None for m in json.loads(result.stdout)["foreignTools"]}
     assert mapped == BASH_RULE
+
+
+FOLDER_SKILL = """
+---
+name: pdf-tool
+description: Fill PDF forms.
+allowed-tools: Read
+---
+Read references/forms.md first.
+"""
+READS_ITS_FOLDER = {"turns": [{"text": "Reading.", "code": [
+    "return await ctx.manager.invoke('skill-file', {path: 'references/forms.md'})",
+    "return await ctx.manager.invoke('file-list', {glob: '*'})"]}, {"text": "Done."}]}
+
+
+def test_a_folder_skill_agent_may_call_skill_file_though_describe_shows_allowed_tools_as_written(project):
+    page = " ".join((DOCS / "compatibility.md").read_text().split())
+    assert "`agentapps describe` and `agentapps check` do not show `skill-file`" in page
+    project.write("pdf-tool/SKILL.md", FOLDER_SKILL)
+    project.write("pdf-tool/references/forms.md", "# Forms\n")
+    project.write("run.json", json.dumps(READS_ITS_FOLDER))
+    described = json.loads(project.cli("describe", "pdf-tool", "--json").stdout)
+    assert described["allowed_tools"] == "Read"
+    assert "skill-file" not in project.cli("check", "--json").stdout
+    ran = project.cli("run", "--replay", "run.json", "pdf-tool")
+    assert ran.returncode == 0, ran.stderr
+    outcome = {line.split()[0]: line for line in ran.stderr.splitlines() if " invoke " in line}
+    assert "skill-file" in outcome["ok"] and "file-list" in outcome["error"]  # only skill-file is added
+    assert 'invoke("skill-file", {path: "references/forms.md"})' in project.cli("run", "--dry-run", "pdf-tool").stdout
+    assert project.cli("run", "skill-file").returncode == 2
