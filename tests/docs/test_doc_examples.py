@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -281,3 +282,51 @@ def test_a_folder_skill_agent_may_call_skill_file_though_describe_shows_allowed_
     assert "skill-file" in outcome["ok"] and "file-list" in outcome["error"]  # only skill-file is added
     assert 'invoke("skill-file", {path: "references/forms.md"})' in project.cli("run", "--dry-run", "pdf-tool").stdout
     assert project.cli("run", "skill-file").returncode == 2
+
+
+# -- prompts.md: what a dry run runs ------------------------------------------------------------
+
+AUDIT = '''
+import sys
+
+frontmatter = {"name": "audit", "description": "Middleware that records the calls it wraps.",
+               "allowed-tools": "state-set",
+               "metadata": {"role": "middleware", "after": ["$pre-execute", "validate-args"], "before": ["$execute"]}}
+
+async def run(ctx, args):
+    await ctx.manager.invoke("state-set", {"key": "audited", "value": ctx.target.tool.name, "store": "file"})
+    sys.stderr.write("audit: ran\\n")
+    await ctx.manager.next()
+'''
+AUDITED = '''
+frontmatter = {"name": "w", "description": "Writes a file.", "metadata": {"audit": True,
+               "params": {"type": "object", "properties": {"n": {"type": "integer"}}}}}
+
+def run(ctx, args):
+    open("ran.txt", "w").write("ran")
+    return args["n"]
+'''
+
+
+def test_a_dry_run_runs_the_middleware_for_real_but_not_the_skill(project):
+    page = " ".join((DOCS / "prompts.md").read_text().split())
+    assert "The `custom-directive-and-middleware` example's dry run still prints `timing: standup ok in N ms`." in page
+    shutil.copytree(REPO / "examples" / "custom-directive-and-middleware", project.root / "standup",
+                    ignore=shutil.ignore_patterns("sessions", "state", "runs", "cache", "__pycache__"))
+    standup = project.cli("run", "--dry-run", "standup", cwd=project.root / "standup")
+    assert standup.returncode == 0, standup.stderr
+    assert re.search(r"^timing: standup ok in \d+ ms$", standup.stderr, re.MULTILINE)
+    assert "Today is " in standup.stdout  # the :today[] directive skill ran
+
+    project.write("skills/audit.skill.py", AUDIT)
+    project.write("skills/w.skill.py", AUDITED)
+    dry = project.cli("run", "--dry-run", "w", "--n", "3")
+    assert dry.returncode == 0, dry.stderr
+    assert json.loads(dry.stdout)["chain"] == ["validate-allowed-tools", "validate-args", "audit", "trust",
+                                               "validate-returns", "execute"]
+    assert "audit: ran" in dry.stderr  # the middleware ran, and so did the skill it called:
+    assert project.cli("run", "state-get", "--key", "audited", "--store", "file").stdout == "w\n"
+    assert not (project.root / "ran.txt").exists()
+    assert project.cli("run", "--dry-run", "w", "--n", "x").returncode == 2
+    logged = json.loads(project.cli("runs", "list", "--json").stdout)["runs"]
+    assert [run["skill"] for run in logged] == ["state-get"]  # dry runs are not logged
