@@ -330,3 +330,22 @@ def test_a_dry_run_runs_the_middleware_for_real_but_not_the_skill(project):
     assert project.cli("run", "--dry-run", "w", "--n", "x").returncode == 2
     logged = json.loads(project.cli("runs", "list", "--json").stdout)["runs"]
     assert [run["skill"] for run in logged] == ["state-get"]  # dry runs are not logged
+
+
+def test_env_of_an_unset_or_empty_declared_variable_is_its_default_or_nothing(project):
+    page = " ".join((DOCS / "prompts.md").read_text().split())
+    assert "A declared variable that is unset **or empty** gives `default`, and with no `default` the empty string" in page
+    project.write("envs.skill.md", """
+        ---
+        name: envs
+        description: Reads variables.
+        metadata:
+          env: [DOC_UNSET, DOC_SET]
+        ---
+        A=[:env[DOC_UNSET]] B=[:env[DOC_UNSET]{default=d}] C=[:env[DOC_SET]] D=[:env[DOC_SET]{default=d}]
+        """)
+    empty = project.cli("run", "--dry-run", "envs", DOC_SET="")
+    assert empty.returncode == 0, empty.stderr
+    assert "A=[] B=[d] C=[] D=[d]" in empty.stdout
+    shown = project.cli("run", "--dry-run", "envs", DOC_SET="value-v").stdout  # printed, so redacted
+    assert "A=[] B=[d] C=[[redacted:DOC_SET]] D=[[redacted:DOC_SET]]" in shown
