@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
 from pathlib import Path
 
@@ -349,3 +350,34 @@ def test_env_of_an_unset_or_empty_declared_variable_is_its_default_or_nothing(pr
     assert "A=[] B=[d] C=[] D=[d]" in empty.stdout
     shown = project.cli("run", "--dry-run", "envs", DOC_SET="value-v").stdout  # printed, so redacted
     assert "A=[] B=[d] C=[[redacted:DOC_SET]] D=[[redacted:DOC_SET]]" in shown
+
+
+# -- running.md: the main skill's params ------------------------------------------------------------
+
+MAIN = """
+---
+name: main
+description: The project's main skill.
+metadata:
+  role: main
+  params: { type: object, properties: { question: { type: string } }, required: [question] }
+---
+Answer :arg[question]
+"""
+
+
+def test_the_main_skill_takes_its_params_as_running_md_shows(project):
+    project.write("main.skill.md", MAIN)
+    lines = block_after((DOCS / "running.md").read_text(), "main-skill-args").splitlines()
+    assert len(lines) == 4
+    for line in lines:
+        command, _, comment = line.partition("#")
+        words = shlex.split(command)
+        assert words[:2] == ["agentapps", "run"]
+        result = project.cli("run", "--dry-run", *words[2:])  # the prompt, without calling a model
+        if "exit 2" in comment:
+            assert result.returncode == 2
+            assert "error: Unknown runner option '--question'" in result.stderr
+        else:
+            assert result.returncode == 0, (line, result.stderr)
+            assert "Answer What changed?" in result.stdout
