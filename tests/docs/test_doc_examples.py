@@ -6,7 +6,14 @@ import json
 import re
 import shlex
 import shutil
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
@@ -381,3 +388,66 @@ def test_the_main_skill_takes_its_params_as_running_md_shows(project):
         else:
             assert result.returncode == 0, (line, result.stderr)
             assert "Answer What changed?" in result.stdout
+
+
+# -- mcp.md: what the server advertises, and sends, per transport ----------------------------------
+
+def _list_changed(project: Any, target: Any, name: str) -> tuple[bool, bool]:
+    """(the server's advertised tools.listChanged, whether a skill added after listing was notified)."""
+    import asyncio
+
+    import mcp_types as types
+    from mcp import Client
+
+    async def session() -> tuple[bool, bool]:
+        notified = asyncio.Event()
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, types.ToolListChangedNotification):
+                notified.set()
+
+        async with Client(target, message_handler=on_message) as client:
+            advertised = bool(client.server_capabilities.tools.list_changed)
+            await client.list_tools()
+            project.write(f"{name}.skill.py", f'frontmatter = {{"name": "{name}", "description": "New."}}\n\n'
+                                              "def run(ctx, args):\n    return 1\n")
+            try:
+                await asyncio.wait_for(notified.wait(), 8)
+            except TimeoutError:
+                return advertised, False
+            return advertised, True
+
+    return asyncio.run(session())
+
+
+@pytest.mark.slow
+def test_mcp_page_says_what_each_transport_advertises_and_sends(project):
+    pytest.importorskip("mcp")
+    from mcp import StdioServerParameters
+
+    page = " ".join((DOCS / "mcp.md").read_text().split())
+    stdio = StdioServerParameters(command=sys.executable, args=["-m", "agentapps", "mcp-server"],
+                                  cwd=str(project.root), env=project.env())
+    assert _list_changed(project, stdio, "fresh") == (True, True)
+    assert "**stdio**: `capabilities.tools.listChanged: true`." in page
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "agentapps", "mcp-server", "--transport", "http", "--port",
+                               str(port)], cwd=project.root, env=project.env(), stdin=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the HTTP server did not come up"
+                time.sleep(0.05)
+        advertised, notified = _list_changed(project, f"http://127.0.0.1:{port}/mcp", "fresher")
+    finally:
+        server.terminate()
+        server.communicate(timeout=10)
+    said = "**`--transport http`**: `listChanged: false`, although the notification is still sent"
+    assert (advertised, notified) == (False, True) and said in page
