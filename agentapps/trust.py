@@ -39,14 +39,22 @@ def question(text: str, *, caller: str, callee: str, rule: str, args: Any) -> Qu
 
 
 def rules_of(meta: dict[str, Any], owner: str = "") -> list[str]:
-    """The rule texts of one `metadata.trust` (`"a b"`, `{rules: "a b"}` or `{rules: [a, b]}`)."""
+    """The rule texts of one `metadata.trust` (`"a b"`, `[a, b]`, `{rules: "a b"}` or
+    `{rules: [a, b]}`; `false` or nothing: none). Any other value is refused: ignoring it would run
+    without asking what its author meant to gate."""
     trust = meta.get("trust")
-    if isinstance(trust, str):
+    if isinstance(trust, (str, list)):
         text: Any = trust
     elif isinstance(trust, dict):
         text = trust.get("rules") or ""
-    else:
+    elif trust is None or trust is False:
         return []
+    else:
+        raise ConfigError(f"Skill '{owner}' has `trust: {trust!r}`; give rules as text (\"file-write shell\"), "
+                          "a list of rules, or {rules: ...}.", skill=owner or None)
+    if not isinstance(text, (str, list)):
+        raise ConfigError(f"Skill '{owner}' has `trust.rules: {text!r}`; give rules as text or a list.",
+                          skill=owner or None)
     if isinstance(text, list):
         return [str(t).strip() for t in text if str(t).strip()]
     try:

@@ -185,3 +185,21 @@ def test_the_approval_prompt_shows_every_argument_in_full_and_escapes_terminal_c
     assert "PWNED > marker" in out  # nothing is cut
     assert "\x1b[2K" not in out and "\u202e" not in out
     assert "\\u001b[2K" in out and "\\u202e" in out
+
+
+@pytest.mark.parametrize("trust", ['["file-write", "shell"]', '"file-write shell"', '{"rules": ["file-write"]}'])
+def test_every_spelling_of_trust_rules_gates_the_call(project, trust):
+    project.write("writer.skill.py", CALLER.replace('{"rules": "file-write shell"}', trust))
+    result = project.cli("run", "writer")
+    assert result.returncode == 3 and "needs approval (trust rule 'file-write')" in result.stderr
+    assert not (project.root / "out.txt").exists()
+
+
+@pytest.mark.parametrize("trust", ["5", "True", '{"rules": 3}'])
+def test_a_trust_value_that_is_not_rules_is_refused_not_ignored(project, trust):
+    project.write("writer.skill.py", CALLER.replace('{"rules": "file-write shell"}', trust))
+    result = project.cli("run", "writer")
+    assert result.returncode == 2 and "give rules as text" in result.stderr
+    assert not (project.root / "out.txt").exists()
+    checked = project.cli("check", "writer.skill.py")
+    assert checked.returncode == 2 and "give rules as text" in checked.stdout + checked.stderr
