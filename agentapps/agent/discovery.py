@@ -45,13 +45,13 @@ def _reachable(policy: Policy, c: Candidate) -> tuple[bool, str | None]:
         return not special, None
     if any(r.deny and not r.constraints and r.selects(c) for r in policy.rules):
         return False, None
-    for rule in policy.rules:
-        if rule.deny or not rule.selects(c):
-            continue
-        if special and not (rule.literal and rule.selector == c.name):
-            continue
-        return True, rule.text if rule.constraints else None
-    return False, None
+    allowing = [r for r in policy.rules if not r.deny and r.selects(c)
+                and (not special or (r.literal and r.selector == c.name))]
+    if not allowing:
+        return False, None
+    if any(not r.constraints for r in allowing):  # `Bash(*)` beside `Bash(git:*)`: unrestricted
+        return True, None
+    return True, allowing[0].text
 
 
 def is_constrained(allowed_tools: str | None) -> bool:

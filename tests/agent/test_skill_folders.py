@@ -158,3 +158,12 @@ def test_denied_calls_are_refused_in_process(project):
     with pytest.raises(DeniedError):
         project.invoke("caller")
     assert (folder / "SKILL.md").exists()
+
+
+def test_an_unrestricted_grant_beside_a_constrained_one_is_shown_unrestricted(project):
+    project.write("both.skill.md", "---\nname: both\nallowed-tools: Read, Bash(python3:*), Bash(*)\n---\nDo it.\n")
+    system = json.loads(project.cli("run", "--json", "--dry-run", "both").stdout)["result"]["system"]
+    assert "## shell" in system and "only allowed as `shell(" not in system
+    project.write("one.skill.md", "---\nname: one\nallowed-tools: Read, Bash(python3:*)\n---\nDo it.\n")
+    system = json.loads(project.cli("run", "--json", "--dry-run", "one").stdout)["result"]["system"]
+    assert "only allowed as `shell(command={python3,python3 *})`" in system
