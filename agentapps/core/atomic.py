@@ -34,7 +34,24 @@ def _make_dirs(directory: Path) -> None:
 
 def make_private_dirs(directory: Path) -> None:
     """Create `directory` and any missing ancestors, each with mode 0o700 (umask ignored)."""
+    require_folder(directory)
     _make_dirs(directory)
+
+
+def require_folder(directory: Path) -> None:
+    """Refuse, with a clear error naming it, a file standing where `directory` or one of its
+    ancestors must be a folder (`.agent-apps/state` made by hand as a file)."""
+    current = Path(directory)
+    while True:
+        try:
+            if not current.is_dir() and current.exists():
+                raise StoreCorruptError(f"is a file where agentapps keeps a folder ({directory}); it was left "
+                                        "untouched — move or remove it.", file=current)
+        except OSError:
+            return  # unreadable: the operation itself reports it
+        if current.parent == current or current.exists():
+            return
+        current = current.parent
 
 
 def _fsync_fd(fd: int) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentapps.core.atomic import FileLock, cleanup_temp_files, write_atomic
+from agentapps.core.atomic import FileLock, cleanup_temp_files, require_folder, write_atomic
 from agentapps.core.paths import path_get
 from agentapps.errors import ConfigError, StoreCorruptError, StoreWriteError, UsageError
 from agentapps.secrets import Redactor, refuse_secret_name
@@ -132,6 +132,7 @@ class FileSessionStore:
     def __init__(self, root: Path, *, lock_timeout: float = 30.0) -> None:
         self.root = Path(root)
         self.lock_timeout = lock_timeout
+        require_folder(self.root)
         cleanup_temp_files(self.root)
 
     def load(self, key: str) -> list[Entry]:

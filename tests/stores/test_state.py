@@ -446,3 +446,23 @@ def test_file_values_are_written_with_declared_secrets_redacted(root: Path) -> N
     text = (root / "k.json").read_text()
     assert "s3cr3t-value" not in text
     assert store.get("k") == {"note": "token [redacted:TOKEN]", "[redacted:TOKEN]": [1]}
+
+
+@pytest.mark.parametrize("where", [".agent-apps/state", ".agent-apps"])
+def test_a_file_where_the_state_folder_belongs_is_named_not_a_traceback(project, where):
+    import shutil
+
+    shutil.rmtree(project.root / ".agent-apps", ignore_errors=True)
+    (project.root / where).parent.mkdir(parents=True, exist_ok=True)
+    (project.root / where).write_text("mine\n")
+    result = project.cli("run", "state-set", "--key", "k", "--value", "1")
+    assert result.returncode == 1
+    assert f"{project.root / where}: is a file where agentapps keeps a folder" in result.stderr
+    assert "NotADirectoryError" not in result.stderr and (project.root / where).read_text() == "mine\n"
+
+
+def test_a_file_where_the_sessions_folder_belongs_is_named(project):
+    (project.root / ".agent-apps").mkdir(exist_ok=True)
+    (project.root / ".agent-apps" / "sessions").write_text("mine\n")
+    result = project.cli("sessions", "list")
+    assert result.returncode == 1 and "is a file where agentapps keeps a folder" in result.stderr
