@@ -44,35 +44,64 @@ class SessionSettings:
 
 def settings(value: Any, *, skill: str, file: Path | None = None) -> SessionSettings | None:
     """Read `metadata.session`: `args.sessionId` (shorthand) or `{key, capture, maxEntries, store}`."""
-    if value is None or value is False:
-        return None
+    found, problems = _parse(value, skill, file)
+    if problems:
+        raise problems[0]
+    return found
 
-    def bad(why: str) -> ConfigError:
-        return ConfigError(f"Skill '{skill}' has an invalid `session` setting: {why}.", skill=skill, file=file)
+
+def settings_problems(value: Any, *, skill: str, file: Path | None = None) -> list[ConfigError]:
+    """Every problem of a `metadata.session` value (settings() raises the first): for `check`."""
+    return _parse(value, skill, file)[1]
+
+
+def settings_of(served: Context) -> SessionSettings | None:
+    """The served skill's session settings; a refused one names the file and line that set it."""
+    try:
+        return settings(served.meta.get("session"), skill=served.tool.name, file=served.tool.path)
+    except ConfigError as exc:
+        from agentapps.check.origin import place
+
+        place(exc, served)
+        raise
+
+
+def _parse(value: Any, skill: str, file: Path | None) -> tuple[SessionSettings | None, list[ConfigError]]:
+    if value is None or value is False:
+        return None, []
+    problems: list[ConfigError] = []
+
+    def bad(why: str, field: str | None = None) -> None:
+        problems.append(ConfigError(f"Skill '{skill}' has an invalid `session` setting: {why}.", skill=skill,
+                                    file=file, setting=("session", field) if field else ("session",)))
 
     if isinstance(value, str):
         value = {"key": value}
     if not isinstance(value, dict):
-        raise bad("use a path like args.sessionId, or {key, capture, maxEntries, store}")
-    unknown = sorted(set(value) - {"key", "capture", "maxEntries", "store"})
-    if unknown:
-        raise bad(f"unknown field {unknown[0]!r} (fields: key, capture, maxEntries, store)")
+        bad("use a path like args.sessionId, or {key, capture, maxEntries, store}")
+        return None, problems
+    for unknown in sorted(str(k) for k in set(value) - {"key", "capture", "maxEntries", "store"}):
+        bad(f"unknown field {unknown!r} (fields: key, capture, maxEntries, store)", unknown)
     key, capture = value.get("key"), value.get("capture", ["$all"])
     if not isinstance(key, str) or not key.strip():
-        raise bad("`key` must be a path into the context, e.g. args.sessionId")
+        bad("`key` must be a path into the context, e.g. args.sessionId", "key")
     capture = [capture] if isinstance(capture, str) else capture
     if not isinstance(capture, list) or not capture or not all(isinstance(c, str) and c for c in capture):
-        raise bad("`capture` must be a list of $all, $args, $result, $agent or dotted paths")
-    odd = [c for c in capture if c.startswith("$") and c not in SENTINELS]
-    if odd:
-        raise bad(f"`capture` has {odd[0]!r}; the $ entries are {', '.join(SENTINELS)}")
+        bad("`capture` must be a list of $all, $args, $result, $agent or dotted paths", "capture")
+    else:
+        odd = [c for c in capture if c.startswith("$") and c not in SENTINELS]
+        if odd:
+            bad(f"`capture` has {odd[0]!r}; the $ entries are {', '.join(SENTINELS)}", "capture")
     most = value.get("maxEntries", DEFAULT_MAX_ENTRIES)
     if not isinstance(most, int) or isinstance(most, bool) or most < 1:
-        raise bad("`maxEntries` must be a whole number of at least 1")
+        bad("`maxEntries` must be a whole number of at least 1", "maxEntries")
     store = value.get("store")
     if store is not None and store not in STORES:
-        raise bad("`store` must be memory, file or redis")
-    return SessionSettings(key.strip(), tuple(capture), most, store)
+        bad("`store` must be memory, file or redis", "store")
+    if problems:
+        return None, problems
+    assert isinstance(key, str)
+    return SessionSettings(key.strip(), tuple(capture), most, store), []
 
 
 def session_key(served: Context, found: SessionSettings) -> str | None:
@@ -239,7 +268,7 @@ def history_for(served: Context) -> list[Entry] | None:
 
     The session middleware and the `session-history` directive both read history through this.
     """
-    found = settings(served.meta.get("session"), skill=served.tool.name, file=served.tool.path)
+    found = settings_of(served)
     key = session_key(served, found) if found is not None else None
     if found is None or key is None:
         return None
