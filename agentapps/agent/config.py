@@ -102,6 +102,16 @@ def persistent_problem(config: Mapping[str, Any], returns: Any, skill: str) -> C
     return None
 
 
+def model_settings(value: Any, skill: str) -> dict[str, Any]:
+    """A skill's cascaded `model` metadata as the agent's config (absent: none)."""
+    if value is None or value is False:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"Skill '{skill}' model must be a mapping of settings such as "
+                          f"{{id: ..., maxTurns: 10}}, not {value!r:.60}.", skill=skill, setting=("model",))
+    return dict(value)
+
+
 def effective_config(config: Mapping[str, Any] | None, overrides: Mapping[str, Any],
                      environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The cascaded `model` config with `--model`/AGENTAPPS_MODEL and `--replay` applied.

@@ -14,6 +14,7 @@ from agentapps.agent.config import (
     effective_config,
     limit,
     limit_problems,
+    model_settings,
     persistent_problem,
 )
 from agentapps.errors import AgentAppsError, ConfigError, SkillNotFoundError
@@ -69,7 +70,7 @@ def _tried(problems: list[ConfigError], check: Callable[[], object]) -> None:
         problems.append(exc)
 
 
-def model_problems(config: Mapping[str, Any] | None, skill: str, *, returns: Any, names: Names,
+def model_problems(config: Any, skill: str, *, returns: Any, names: Names,
                    overrides: Mapping[str, Any] | None = None,
                    environ: Mapping[str, str] | None = None) -> list[ConfigError]:
     """Every problem of a skill's cascaded `model` settings, as the agent run would meet them.
@@ -78,8 +79,8 @@ def model_problems(config: Mapping[str, Any] | None, skill: str, *, returns: Any
     and judges the files alone."""
     from agentapps.agent import bedrock_config, context_edit, models, usage
 
-    raw = dict(config or {})
     try:
+        raw = model_settings(config, skill)
         effective = effective_config(raw, overrides or {}, environ if environ is not None else {})
     except ConfigError as exc:
         return [exc]  # no provider: nothing else can be judged

@@ -1,0 +1,76 @@
+"""Settings a run refuses: `model` (markdown skills) and `session`, judged by the run's own validators
+on the cascaded metadata, and reported at the file and line that write the refused value."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentapps.cascade.interface import interface_key
+from agentapps.cascade.resolve import Cascaded
+from agentapps.check.findings import Finding
+from agentapps.check.locate import KeyLines
+from agentapps.check.origin import origin, value_at
+from agentapps.check.scope import Scope, Site
+from agentapps.errors import ConfigError
+
+CODE = "invalid-setting"
+
+
+@dataclass
+class SettingsMemo:
+    """One finding per place: a main skill's bad setting is reported once, not once per skill that
+    inherits it (preferring the wording of the skill whose own file it is)."""
+
+    found: dict[tuple[str, int, str, str], Finding] = field(default_factory=dict)
+    lines: dict[Path, KeyLines] = field(default_factory=dict)
+
+    def lines_of(self, path: Path) -> KeyLines:
+        if path not in self.lines:
+            self.lines[path] = KeyLines(path)
+        return self.lines[path]
+
+    def add(self, finding: Finding, skill: str, own: bool) -> None:
+        key = (finding.path, finding.line, finding.code, finding.message.replace(f"'{skill}'", "'*'"))
+        if own or key not in self.found:
+            self.found[key] = finding
+
+    def findings(self) -> list[Finding]:
+        return list(self.found.values())
+
+
+def _names(scope: Scope) -> Any:
+    from agentapps.agent.validate import Names
+
+    return Names(exists=lambda name: name in scope.names(), names=scope.names,
+                 tagged=lambda tag: scope.tags().get(tag, set()))
+
+
+def problems(site: Site, cascaded: Cascaded) -> list[ConfigError]:
+    """Every setting of this skill the run would refuse."""
+    from agentapps.stores.sessions import settings_problems
+
+    tool, scope, meta = site.tool, site.scope, cascaded.meta
+    found = settings_problems(meta.get("session"), skill=tool.name, file=tool.path)
+    if tool.kind == "markdown" and meta.get("model") is not None:
+        from agentapps.agent.validate import model_problems
+
+        returns = interface_key(tool, scope.lookup, "returns", scope.main)
+        found += model_problems(meta.get("model"), tool.name, returns=returns, names=_names(scope))
+    return found
+
+
+def settings(site: Site, cascaded: Cascaded, memo: SettingsMemo) -> None:
+    """Add this skill's refused settings to `memo`, each at the file and line that writes it."""
+    tool = site.tool
+    for exc in problems(site, cascaded):
+        where = origin(cascaded.contributors, exc.setting, value_at(cascaded.meta, exc.setting),
+                       memo.lines_of) if exc.setting else None
+        if where is None:
+            memo.add(site.at(["metadata", *exc.setting], "error", CODE, exc.message), tool.name, own=True)
+            continue
+        path, line = where
+        own = tool.path is not None and path == tool.path
+        memo.add(Finding(site.scope.shown(path), line, "error", CODE, exc.message), tool.name, own)
+
