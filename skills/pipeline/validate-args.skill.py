@@ -25,5 +25,6 @@ def run(ctx, args):
                 file=tool.path,
             )
         return
-    validate(target.args, params, ctx.globals.cache_for("schema"), skill=tool.name, where="params")
+    validate(target.args, params, ctx.globals.cache_for("schema"), skill=tool.name, where="params",
+             file=tool.path)
     return

@@ -72,3 +72,34 @@ def test_json_error_carries_the_file_and_line(project):
     result = project.cli("run", "--json", "t")
     error = json.loads(result.stdout)["error"]
     assert (error["type"], error["file"], error["line"]) == ("ConfigError", str(path), 5)
+
+
+PATTERN_SKILL = '''frontmatter = {
+    "name": "pat",
+    "metadata": {"params": {"type": "object",
+                            "properties": {"s": {"type": "string", "pattern": "a(?=b)"}}}},
+}
+
+
+def run(ctx, args):
+    return args
+'''
+
+
+def test_an_unusable_pattern_fails_the_run_at_the_line_check_names(project):
+    path = project.write("pat.skill.py", PATTERN_SKILL)
+    checked = project.cli("check", "pat.skill.py")
+    assert checked.stdout.startswith("pat.skill.py:4: error: Skill 'pat' params schema has a 'pattern'")
+    result = project.cli("run", "pat", "--s", "ab")
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: {path}:4: Skill 'pat' params schema has a 'pattern' that cannot")
+
+
+def test_json_args_error_carries_the_skill_file(project):
+    path = project.write("num.skill.py", 'frontmatter = {"name": "num", "metadata": {"params": {"type": "object", '
+                                         '"properties": {"n": {"type": "integer"}}, "required": ["n"]}}}\n\n\n'
+                                         "def run(ctx, args):\n    return args\n")
+    result = project.cli("run", "--json", "num", "--arg-json", '{"n": "x"}')
+    error = json.loads(result.stdout)["error"]
+    assert (error["type"], error["file"], error["line"]) == ("ArgsError", str(path), None)
+    assert result.returncode == 2
