@@ -1,5 +1,5 @@
-"""Settings a run refuses: `model` (markdown skills) and `session`, judged by the run's own validators
-on the cascaded metadata, and reported at the file and line that write the refused value."""
+"""Settings a run refuses: `model` (markdown skills), `session` and a main skill's `stores`, judged by
+the run's own validators on the cascaded metadata, and reported at the file and line that write them."""
 
 from __future__ import annotations
 
@@ -53,6 +53,10 @@ def problems(site: Site, cascaded: Cascaded) -> list[ConfigError]:
 
     tool, scope, meta = site.tool, site.scope, cascaded.meta
     found = settings_problems(meta.get("session"), skill=tool.name, file=tool.path)
+    if tool.is_main:  # read from the main skill's own metadata, by every run of its project
+        from agentapps.stores.config import problems as stores_problems
+
+        found += stores_problems(tool.metadata.get("stores"), skill=tool.name)
     if tool.kind == "markdown" and meta.get("model") is not None:
         from agentapps.agent.validate import model_problems
 

@@ -103,3 +103,18 @@ def test_json_args_error_carries_the_skill_file(project):
     error = json.loads(result.stdout)["error"]
     assert (error["type"], error["file"], error["line"]) == ("ArgsError", str(path), None)
     assert result.returncode == 2
+
+
+def test_a_refused_stores_setting_names_the_main_skill_line(project):
+    main = project.write("proj.skill.md", MAIN.format(meta="  stores:\n    state: redsi\n"))
+    result = project.cli("run", "state-get", "--key", "x")
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: {main}:7: Main skill 'proj' has an invalid `stores` setting: `state`")
+
+
+def test_a_refused_paths_entry_names_its_line_for_run_and_check(project):
+    main = project.write("proj.skill.md", MAIN.format(meta="  paths:\n    - tools\n    - 5\n"))
+    for command in (("run", "proj"), ("check",)):
+        result = project.cli(*command)
+        assert result.returncode == 2
+        assert result.stderr.startswith(f"error: {main}:8: Main skill 'proj' has a `paths` entry 5")

@@ -136,3 +136,10 @@ def test_valid_settings_and_code_skills_give_no_findings(project):
     project.write("c.skill.py", 'frontmatter = {"name": "c", "metadata": {"model": {"maxTurns": -1}}}\n\n\n'
                                 "def run(ctx, args):\n    return 1\n")  # a code skill runs no agent
     assert check(project.root).findings == []
+
+
+def test_a_main_skill_s_stores_settings_are_all_reported(project):
+    project.write("proj.skill.md", MAIN.format(meta="  stores:\n    default: redsi\n    maxDeliveries: 0\n"))
+    found = sorted((f.line, f.code, f.message) for f in check(project.root).findings)
+    assert [(line, code) for line, code, _ in found] == [(7, "invalid-setting"), (8, "invalid-setting")]
+    assert "Main skill 'proj' has an invalid `stores` setting: `default` must be memory, file or redis" in found[0][2]
