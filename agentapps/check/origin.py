@@ -56,8 +56,6 @@ def place(exc: ConfigError, served: Context, used: Mapping[str, Any] | None = No
     None when it read the served skill's metadata itself). Anything else is left as it is."""
     if not exc.setting or exc.line is not None:
         return
-    from agentapps.context.plan import cascaded
-
     meta = served.meta
     for n in range(len(exc.setting), 0, -1):  # a missing key is pointed at by its enclosing one
         keys = exc.setting[:n]
@@ -66,10 +64,17 @@ def place(exc: ConfigError, served: Context, used: Mapping[str, Any] | None = No
             return  # the run was given another value (an override, a sub-agent's own config)
         if mine is not MISSING:
             break
-    try:
-        found = origin(cascaded(served.tool, served.globals).contributors, exc.setting,
-                       value_at(meta, exc.setting))
-    except AgentAppsError:  # locating is best effort: the error itself must still surface
-        return
+    found = written_at(served, exc.setting)
     if found is not None:
         exc.file, exc.line = str(found[0]), found[1]
+
+
+def written_at(served: Context, setting: Sequence[str]) -> tuple[Path, int] | None:
+    """(file, line) that writes `setting` of the served skill's cascaded metadata, if a file does."""
+    from agentapps.context.plan import cascaded
+
+    try:
+        contributors = cascaded(served.tool, served.globals).contributors
+    except AgentAppsError:  # locating is best effort: the error itself must still surface
+        return None
+    return origin(contributors, setting, value_at(served.meta, setting))

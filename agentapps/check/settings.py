@@ -13,7 +13,7 @@ from agentapps.check.findings import Finding
 from agentapps.check.locate import KeyLines
 from agentapps.check.origin import origin, value_at
 from agentapps.check.scope import Scope, Site
-from agentapps.errors import ConfigError
+from agentapps.errors import AgentAppsError, ConfigError
 
 CODE = "invalid-setting"
 
@@ -25,6 +25,7 @@ class SettingsMemo:
 
     found: dict[tuple[str, int, str, str], Finding] = field(default_factory=dict)
     lines: dict[Path, KeyLines] = field(default_factory=dict)
+    schemas: dict[Any, Any] = field(default_factory=dict)  # validators of middleware params
 
     def lines_of(self, path: Path) -> KeyLines:
         if path not in self.lines:
@@ -47,16 +48,44 @@ def _names(scope: Scope) -> Any:
                  tagged=lambda tag: scope.tags().get(tag, set()))
 
 
-def problems(site: Site, cascaded: Cascaded) -> list[ConfigError]:
+def _middleware_config(site: Site, meta: dict[str, Any], cache: dict[Any, Any]) -> list[ConfigError]:
+    """A metadata key naming a middleware that declares params is that middleware's args in every
+    call: the run validates them with the middleware's own params, and so does this."""
+    from agentapps.tools.schema import refused_config, validate
+
+    scope, found = site.scope, list[ConfigError]()
+    for key, value in meta.items():
+        if key.startswith("$") or value is None or value is False or key not in scope.names():
+            continue
+        try:
+            middleware = scope.lookup.find(key)
+            params = interface_key(middleware, scope.lookup, "params", scope.main)
+        except AgentAppsError:
+            continue  # reported at its own file
+        if middleware.metadata.get("role") != "middleware" or middleware.params is None or params is None:
+            continue
+        try:
+            validate(dict(value) if isinstance(value, dict) else {}, params, cache, skill=key, where="params")
+        except ConfigError:
+            continue  # the middleware's own schema is broken: reported at its file
+        except AgentAppsError as exc:
+            refused = refused_config(site.tool.name, key, exc)
+            found.append(ConfigError(refused.message, skill=site.tool.name, setting=(key,)))
+    return found
+
+
+def problems(site: Site, cascaded: Cascaded, cache: dict[Any, Any] | None = None) -> list[ConfigError]:
     """Every setting of this skill the run would refuse."""
     from agentapps.stores.sessions import settings_problems
 
     tool, scope, meta = site.tool, site.scope, cascaded.meta
+    cache = {} if cache is None else cache
     found = settings_problems(meta.get("session"), skill=tool.name, file=tool.path)
     if tool.is_main:  # read from the main skill's own metadata, by every run of its project
         from agentapps.stores.config import problems as stores_problems
 
         found += stores_problems(tool.metadata.get("stores"), skill=tool.name)
+    found += _middleware_config(site, meta, cache)
     if tool.kind == "markdown" and meta.get("model") is not None:
         from agentapps.agent.validate import model_problems
 
@@ -68,7 +97,7 @@ def problems(site: Site, cascaded: Cascaded) -> list[ConfigError]:
 def settings(site: Site, cascaded: Cascaded, memo: SettingsMemo) -> None:
     """Add this skill's refused settings to `memo`, each at the file and line that writes it."""
     tool = site.tool
-    for exc in problems(site, cascaded):
+    for exc in problems(site, cascaded, memo.schemas):
         where = origin(cascaded.contributors, exc.setting, value_at(cascaded.meta, exc.setting),
                        memo.lines_of) if exc.setting else None
         if where is None:

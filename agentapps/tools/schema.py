@@ -182,3 +182,10 @@ def validate(
         more = f" (+{len(messages) - 3} more)" if len(messages) > 3 else ""
         noun = "arguments" if where == "params" else "result"
         raise error_cls(f"Invalid {noun} for skill '{skill}': {details}{more}.", skill=skill, file=file)
+
+
+def refused_config(skill: str, middleware: str, exc: AgentAppsError, file: str | FilePath | None = None,
+                   line: int | None = None) -> ArgsError:
+    """A skill's metadata key configures the middleware of that name, whose params refuse the value."""
+    return ArgsError(f"Skill '{skill}' configures middleware '{middleware}' with values it refuses: {exc.message}",
+                     skill=skill, file=file, line=line)

@@ -143,3 +143,36 @@ def test_a_main_skill_s_stores_settings_are_all_reported(project):
     found = sorted((f.line, f.code, f.message) for f in check(project.root).findings)
     assert [(line, code) for line, code, _ in found] == [(7, "invalid-setting"), (8, "invalid-setting")]
     assert "Main skill 'proj' has an invalid `stores` setting: `default` must be memory, file or redis" in found[0][2]
+
+
+AUDIT = '''frontmatter = {
+    "name": "audit",
+    "metadata": {"role": "middleware", "params": {"type": "object", "required": ["level"],
+                                                  "properties": {"level": {"type": "integer"}}}},
+}
+
+
+async def run(ctx, args):
+    await ctx.manager.next()
+'''
+
+
+@pytest.mark.parametrize(("value", "refusal"), [("{level: high}", "'level': 'high' is not of type 'integer'"),
+                                                ("true", "'level' is required")])
+def test_a_middleware_configured_with_values_its_params_refuse(project, value, refusal):
+    """`audit: {...}` in a skill's metadata is the args of the `audit` middleware in every call."""
+    project.write("audit.skill.py", AUDIT)
+    path = project.write("t.skill.md", md(f"  audit: {value}\n"))
+    (finding,) = check(project.root).findings
+    assert (finding.path, finding.line, finding.code) == ("t.skill.md", 5, "invalid-setting")
+    assert finding.message.startswith("Skill 't' configures middleware 'audit' with values it refuses: ")
+    assert refusal in finding.message
+    run = project.cli("run", "t")
+    assert run.returncode == 2
+    assert run.stderr == f"error: {path}:5: {finding.message}\n"
+
+
+def test_a_valid_middleware_configuration_gives_no_finding(project):
+    project.write("audit.skill.py", AUDIT)
+    project.write("t.skill.md", md("  audit: {level: 2}\n"))
+    assert check(project.root).findings == []
