@@ -107,3 +107,15 @@ def settings(site: Site, cascaded: Cascaded, memo: SettingsMemo) -> None:
         own = tool.path is not None and path == tool.path
         memo.add(Finding(site.scope.shown(path), line, "error", CODE, exc.message), tool.name, own)
 
+
+def merge_strategies(site: Site) -> list[Finding]:
+    """Each `$merge` strategy a skill declares must be one the cascade knows (a run fails on it as
+    soon as two levels set that key)."""
+    from agentapps.cascade.merge import STRATEGIES, unknown_strategy
+
+    declared = site.tool.metadata.get("$merge")
+    if not isinstance(declared, dict):
+        return []
+    return [site.at(["metadata", "$merge", str(key)], "error", CODE,
+                    f"Skill '{site.tool.name}' $merge.{key}: {unknown_strategy(strategy).message}")
+            for key, strategy in declared.items() if strategy not in STRATEGIES]

@@ -176,3 +176,11 @@ def test_a_valid_middleware_configuration_gives_no_finding(project):
     project.write("audit.skill.py", AUDIT)
     project.write("t.skill.md", md("  audit: {level: 2}\n"))
     assert check(project.root).findings == []
+
+
+def test_an_unknown_merge_strategy_is_reported_at_its_line(project):
+    project.write("t.skill.md", md("  $merge: {env: append, model: dep}\n  model: {id: x}\n"))
+    (finding,) = check(project.root).findings
+    assert (finding.line, finding.code) == (5, "invalid-setting")
+    assert finding.message == ("Skill 't' $merge.model: Unknown $merge strategy 'dep'; use one of replace, "
+                               "prepend, append, shallow, deep.")
