@@ -28,7 +28,7 @@ def _check_skill(site: Site, memos: _Memos) -> list[Finding]:
     found += allowed.trust_rules(site, memos.patterns)
     found += mcp.declarations(site)
     found += roots.shadowing(site)
-    found += settings.merge_strategies(site)
+    found += settings.merge_strategies(site) + settings.schedule(site)
     chain = inherit.inherit(site)
     found += chain
     cascaded = None if chain else inherit.cascaded(site)

@@ -119,3 +119,19 @@ def merge_strategies(site: Site) -> list[Finding]:
     return [site.at(["metadata", "$merge", str(key)], "error", CODE,
                     f"Skill '{site.tool.name}' $merge.{key}: {unknown_strategy(strategy).message}")
             for key, strategy in declared.items() if strategy not in STRATEGIES]
+
+
+def schedule(site: Site) -> list[Finding]:
+    """`metadata.schedule` must be cron syntax `agentapps serve` can parse (it skips the skill otherwise)."""
+    spec = site.tool.metadata.get("schedule")
+    if not spec:
+        return []
+    from agentapps.serve.cron import Cron
+
+    text = spec.get("cron") if isinstance(spec, dict) else spec
+    try:
+        Cron.parse(str(text), skill=site.tool.name)
+    except ConfigError as exc:
+        keys = ["metadata", "schedule", "cron"] if isinstance(spec, dict) else ["metadata", "schedule"]
+        return [site.at(keys, "error", CODE, exc.message)]
+    return []

@@ -184,3 +184,17 @@ def test_an_unknown_merge_strategy_is_reported_at_its_line(project):
     assert (finding.line, finding.code) == (5, "invalid-setting")
     assert finding.message == ("Skill 't' $merge.model: Unknown $merge strategy 'dep'; use one of replace, "
                                "prepend, append, shallow, deep.")
+
+
+@pytest.mark.parametrize(("meta", "line"), [("  schedule: '0 25 * * *'\n", 5),
+                                            ("  schedule:\n    cron: every day\n", 6)])
+def test_a_schedule_serve_cannot_parse_is_reported(project, meta, line):
+    project.write("t.skill.md", md(meta))
+    (finding,) = check(project.root).findings
+    assert (finding.line, finding.code) == (line, "invalid-setting")
+    assert "Skill 't' has an invalid `schedule`" in finding.message
+
+
+def test_a_valid_schedule_gives_no_finding(project):
+    project.write("t.skill.md", md("  schedule: {cron: '0 9 * * mon-fri', args: {}}\n"))
+    assert check(project.root).findings == []
