@@ -76,7 +76,7 @@ def _middleware_config(site: Site, meta: dict[str, Any], cache: dict[Any, Any]) 
 
 def problems(site: Site, cascaded: Cascaded, cache: dict[Any, Any] | None = None) -> list[ConfigError]:
     """Every setting of this skill the run would refuse."""
-    from agentapps.stores.sessions import settings_problems
+    from agentapps.stores.session_settings import settings_problems
 
     tool, scope, meta = site.tool, site.scope, cascaded.meta
     cache = {} if cache is None else cache
