@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentapps.agent.validate import Names, model_problems
 from agentapps.cascade.interface import interface_key
 from agentapps.cascade.resolve import Cascaded
 from agentapps.check.findings import Finding
@@ -41,9 +42,7 @@ class SettingsMemo:
         return list(self.found.values())
 
 
-def _names(scope: Scope) -> Any:
-    from agentapps.agent.validate import Names
-
+def _names(scope: Scope) -> Names:
     return Names(exists=lambda name: name in scope.names(), names=scope.names,
                  tagged=lambda tag: scope.tags().get(tag, set()))
 
@@ -87,8 +86,6 @@ def problems(site: Site, cascaded: Cascaded, cache: dict[Any, Any] | None = None
         found += stores_problems(tool.metadata.get("stores"), skill=tool.name)
     found += _middleware_config(site, meta, cache)
     if tool.kind == "markdown" and meta.get("model") is not None:
-        from agentapps.agent.validate import model_problems
-
         returns = interface_key(tool, scope.lookup, "returns", scope.main)
         found += model_problems(meta.get("model"), tool.name, returns=returns, names=_names(scope))
     return found
