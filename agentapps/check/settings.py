@@ -43,8 +43,10 @@ class SettingsMemo:
 
 
 def _names(scope: Scope) -> Names:
-    return Names(exists=lambda name: name in scope.names(), names=scope.names,
-                 tagged=lambda tag: scope.tags().get(tag, set()))
+    def exists(name: str) -> bool:  # a declared MCP server whose tool list is not cached may offer it
+        return name in scope.names() or any(name.startswith(f"{p}-") for p in scope.unlisted_servers())
+
+    return Names(exists=exists, names=scope.names, tagged=lambda tag: scope.tags().get(tag, set()))
 
 
 def _middleware_config(site: Site, meta: dict[str, Any], cache: dict[Any, Any]) -> list[ConfigError]:

@@ -198,3 +198,10 @@ def test_a_schedule_serve_cannot_parse_is_reported(project, meta, line):
 def test_a_valid_schedule_gives_no_finding(project):
     project.write("t.skill.md", md("  schedule: {cron: '0 9 * * mon-fri', args: {}}\n"))
     assert check(project.root).findings == []
+
+
+def test_a_guard_served_by_a_declared_mcp_server_is_not_reported(project):
+    """The tool list of a server that was never started is unknown: its tools may be the guard."""
+    project.write("proj.skill.md", MAIN.format(meta="  mcp:\n    policy: {command: policy-server}\n"))
+    project.write("t.skill.md", md("  model:\n    guard: policy-check\n"))
+    assert check(project.root).findings == []
