@@ -95,7 +95,7 @@ def _project_entries(project: Path, main: ToolDef | None, bundled: Path) -> list
     extra: list[PathEntry] = []
     ignore: list[str] = []
     paths: Any = main.metadata.get("paths") if main else None
-    for item in paths if isinstance(paths, list) else []:
+    for i, item in enumerate(paths if isinstance(paths, list) else []):
         if isinstance(item, str):
             extra.append(PathEntry((project / item).resolve(), "project"))
         elif isinstance(item, dict) and isinstance(item.get("ignore"), str):
@@ -106,7 +106,8 @@ def _project_entries(project: Path, main: ToolDef | None, bundled: Path) -> list
             raise ConfigError(
                 f"Main skill '{main.name if main else ''}' has a `paths` entry {item!r}; use a folder, "
                 "{ignore: pattern} or {external: folder}.",
-                file=main.path if main else None,
+                file=main.path if main else None, setting=("paths", str(i)),
+                line=_line_of(main, ["metadata", "paths", i]),
             )
     if bundled.is_relative_to(project):
         ignore.append(str(bundled.relative_to(project)))
@@ -114,6 +115,14 @@ def _project_entries(project: Path, main: ToolDef | None, bundled: Path) -> list
     entries += extra
     entries.append(PathEntry(project, "project", ignore=tuple(ignore)))
     return entries
+
+
+def _line_of(tool: ToolDef | None, keys: list[str | int]) -> int | None:
+    if tool is None or tool.path is None:
+        return None
+    from agentapps.check.locate import KeyLines  # only for the error
+
+    return KeyLines(tool.path).written(keys)
 
 
 def search_path(cwd: Path, project: Path | None, main: ToolDef | None) -> list[PathEntry]:

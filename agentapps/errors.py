@@ -84,7 +84,20 @@ class SkillLoadError(UsageError):
 
 
 class ConfigError(UsageError):
-    pass
+    """`setting` is the metadata path of the refused value, e.g. ("model", "maxTurns"): it lets the
+    run and `check` find the file and line where that value is written."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        skill: str | None = None,
+        file: str | Path | None = None,
+        line: int | None = None,
+        setting: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__(message, skill=skill, file=file, line=line)
+        self.setting = setting
 
 
 class SkillError(AgentAppsError):

@@ -47,33 +47,69 @@ class Limits:
     @classmethod
     def from_config(cls, config: Mapping[str, Any], skill: str) -> Limits:
         persistent = config.get("persistent") is True
+        values = {field: limit(config, key, skill) for key, field, *_ in LIMITS}
+        return cls(**values, persistent=persistent)
 
-        def number(key: str, default: float, *, minimum: float = 0, integer: bool = False) -> Any:
-            value = config.get(key)
-            if value is None:  # persistent runs loop until stopped unless bounded explicitly
-                return math.inf if persistent and key in UNBOUNDED_WHEN_PERSISTENT else default
-            if value == "Infinity" or value == math.inf:
-                return math.inf
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
-                raise ConfigError(
-                    f"Skill '{skill}' model.{key} must be a number >= {minimum:g}, not {value!r}.",
-                    skill=skill)
-            return int(value) if integer else value
 
-        return cls(
-            max_turns=number("maxTurns", 30, minimum=1),
-            max_steps=number("maxSteps", 30),
-            snippet_timeout=number("snippetTimeout", 30.0, minimum=0.05),
-            max_result_chars=number("maxResultChars", 30_000, minimum=200, integer=True),
-            loop_guard=number("loopGuard", 3, minimum=2, integer=True),
-            max_reminders=number("maxReminders", 3, integer=True),
-            deadline=number("deadline", 1800.0, minimum=0.05),
-            max_tokens=number("maxTokens", math.inf, minimum=1),
-            max_cost=number("maxCost", math.inf),
-            persistent=persistent,
-            retry_base=number("retryBase", 1.0),
-            retry_cap=number("retryCap", 30.0),
-        )
+# model key, Limits field, default, minimum, whole number
+LIMITS: tuple[tuple[str, str, float, float, bool], ...] = (
+    ("maxTurns", "max_turns", 30, 1, False),
+    ("maxSteps", "max_steps", 30, 0, False),
+    ("snippetTimeout", "snippet_timeout", 30.0, 0.05, False),
+    ("maxResultChars", "max_result_chars", 30_000, 200, True),
+    ("loopGuard", "loop_guard", 3, 2, True),
+    ("maxReminders", "max_reminders", 3, 0, True),
+    ("deadline", "deadline", 1800.0, 0.05, False),
+    ("maxTokens", "max_tokens", math.inf, 1, False),
+    ("maxCost", "max_cost", math.inf, 0, False),
+    ("retryBase", "retry_base", 1.0, 0, False),
+    ("retryCap", "retry_cap", 30.0, 0, False),
+)
+_SPECS = {key: (default, minimum, integer) for key, _, default, minimum, integer in LIMITS}
+
+
+def limit(config: Mapping[str, Any], key: str, skill: str) -> Any:
+    """The value of one limit (`model.<key>`), or a ConfigError naming it."""
+    default, minimum, integer = _SPECS[key]
+    value = config.get(key)
+    if value is None:  # persistent runs loop until stopped unless bounded explicitly
+        persistent = config.get("persistent") is True
+        return math.inf if persistent and key in UNBOUNDED_WHEN_PERSISTENT else default
+    if value == "Infinity" or value == math.inf:
+        return math.inf
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= minimum:
+        raise ConfigError(f"Skill '{skill}' model.{key} must be a number >= {minimum:g}, not {value!r}.",
+                          skill=skill, setting=("model", key))
+    return int(value) if integer else value
+
+
+def limit_problems(config: Mapping[str, Any], skill: str) -> list[ConfigError]:
+    """Every limit the run would refuse (Limits.from_config stops at the first)."""
+    problems: list[ConfigError] = []
+    for key, *_ in LIMITS:
+        try:
+            limit(config, key, skill)
+        except ConfigError as exc:
+            problems.append(exc)
+    return problems
+
+
+def persistent_problem(config: Mapping[str, Any], returns: Any, skill: str) -> ConfigError | None:
+    """A persistent agent never returns, so it cannot have a `returns` schema."""
+    if config.get("persistent") is True and returns is not None:
+        return ConfigError(f"Skill '{skill}' sets model.persistent and `returns`; a persistent agent "
+                           "never returns, so drop one of them.", skill=skill, setting=("model", "persistent"))
+    return None
+
+
+def model_settings(value: Any, skill: str) -> dict[str, Any]:
+    """A skill's cascaded `model` metadata as the agent's config (absent: none)."""
+    if value is None or value is False:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"Skill '{skill}' model must be a mapping of settings such as "
+                          f"{{id: ..., maxTurns: 10}}, not {value!r:.60}.", skill=skill, setting=("model",))
+    return dict(value)
 
 
 def effective_config(config: Mapping[str, Any] | None, overrides: Mapping[str, Any],
@@ -91,7 +127,8 @@ def effective_config(config: Mapping[str, Any] | None, overrides: Mapping[str, A
         out["script"] = str(overrides["replay"])
     out.setdefault("agent", DEFAULT_PROVIDER)
     if not isinstance(out["agent"], str) or not out["agent"]:
-        raise ConfigError(f"model.agent must name a provider skill, not {out['agent']!r}.")
+        raise ConfigError(f"model.agent must name a provider skill, not {out['agent']!r}.",
+                          setting=("model", "agent"))
     return out
 
 

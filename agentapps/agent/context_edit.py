@@ -63,7 +63,8 @@ def window_of(config: Mapping[str, Any], model_id: str, skill: str | None = None
         return found.window if found else DEFAULT_WINDOW
     if isinstance(value, bool) or not isinstance(value, int) or value < 1000:
         raise ConfigError(f"Skill '{skill}' model.contextWindow must be a whole number of tokens "
-                          f">= 1000, not {value!r}.", skill=skill)
+                          f">= 1000, not {value!r}.", skill=skill,
+                          setting=("model", "contextWindow"))
     return value
 
 
@@ -74,7 +75,8 @@ def settings(config: Mapping[str, Any], model_id: str, skill: str | None = None)
         return EditSettings(raw, window)
     if not isinstance(raw, Mapping):
         raise ConfigError(f"Skill '{skill}' model.contextEdit must be true, false or an object "
-                          "like {clearAt: 0.5, compactAt: 0.8}.", skill=skill)
+                          "like {clearAt: 0.5, compactAt: 0.8}.", skill=skill,
+                          setting=("model", "contextEdit"))
     defaults = EditSettings(True, window)
     values: dict[str, Any] = {}
     for key, attr, low, high in (("clearAt", "clear_at", 0.05, 1.0), ("compactAt", "compact_at", 0.05, 1.0),
@@ -86,7 +88,8 @@ def settings(config: Mapping[str, Any], model_id: str, skill: str | None = None)
                 or not low <= value <= high:
             kind = "a whole number" if whole else "a fraction"
             raise ConfigError(f"Skill '{skill}' model.contextEdit.{key} must be {kind} from {low:g} "
-                              f"to {high:g}, not {value!r}.", skill=skill)
+                              f"to {high:g}, not {value!r}.", skill=skill,
+                              setting=("model", "contextEdit", key))
         values[attr] = value
     return EditSettings(True, window, **values)
 

@@ -20,10 +20,13 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from agentapps.agent.bedrock_config import attempts as max_attempts
+from agentapps.agent.bedrock_config import inference as inference_of
+from agentapps.agent.bedrock_config import model_ids
 from agentapps.agent.context_edit import SUMMARY_SYSTEM, fit, settings
 from agentapps.agent.context_view import View
 from agentapps.agent.models import cache_mode
-from agentapps.errors import AgentAppsError, ConfigError, LimitError
+from agentapps.errors import AgentAppsError, LimitError
 from agentapps.tools.schema import MAX_STRING
 
 if TYPE_CHECKING:
@@ -50,24 +53,6 @@ def _client(ctx: Context, config: dict[str, Any], attempts: int) -> Any:
     if key not in cache:
         cache[key] = make_client(region, endpoint_url=endpoint, max_attempts=attempts)
     return cache[key]
-
-
-def _models(config: dict[str, Any], skill: str) -> list[str]:
-    """The model id, then `model.fallback` in order."""
-    fallback = config.get("fallback") or []
-    if isinstance(fallback, str):
-        fallback = [fallback]
-    if not isinstance(fallback, list) or not all(isinstance(m, str) and m for m in fallback):
-        raise ConfigError(f"Skill '{skill}' model.fallback must be a list of model ids.", skill=skill)
-    return [str(config["id"]), *fallback]
-
-
-def _attempts(config: dict[str, Any], skill: str) -> int:
-    value = config.get("maxAttempts", 5)
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 20:
-        raise ConfigError(f"Skill '{skill}' model.maxAttempts must be a whole number from 1 to 20, "
-                          f"not {value!r}.", skill=skill)
-    return value
 
 
 async def _quiet(event: dict[str, Any]) -> Any:
@@ -113,7 +98,9 @@ async def run_bedrock(ctx: Context, args: dict[str, Any]) -> Any:
     config = args.get("config") or {}
     skill = str(args.get("skillName") or "agent")
     invoke_ref, hook_ref = args["invokeRef"], args["hookRef"]
-    models, attempts = _models(config, skill), _attempts(config, skill)
+    models, attempts = model_ids(config, skill), max_attempts(config, skill)
+    inference = inference_of(config, skill)
+    output_cap = inference["maxTokens"]
     system = str(args.get("prompt") or "")
 
     async def hook(event: dict[str, Any]) -> dict[str, Any]:
@@ -121,8 +108,6 @@ async def run_bedrock(ctx: Context, args: dict[str, Any]) -> Any:
         return answer if isinstance(answer, dict) else {}
 
     client = await asyncio.to_thread(_client, ctx, config, attempts)
-    output_cap = config.get("maxOutputTokens", 4096)
-    inference = {"maxTokens": output_cap, "temperature": config.get("temperature")}
     view = View([{"role": "user", "content": [{"text": args.get("userMessage") or "Carry out the task."}]}],
                 len(system) + len(json.dumps(INVOKE_TOOL)))
     current = 0

@@ -88,4 +88,4 @@ def cache_mode(setting: object, model_id: str, skill: str | None = None) -> str 
     if setting is False:
         return None
     raise ConfigError(f"Skill '{skill}' model.cache must be true, false or \"conversation\", not "
-                      f"{setting!r}.", skill=skill)
+                      f"{setting!r}.", skill=skill, setting=("model", "cache"))

@@ -34,6 +34,7 @@ from agentapps.agent.script import recorder_for
 from agentapps.agent.spend import Spend, process_spend
 from agentapps.agent.state import AgentRun
 from agentapps.agent.trace import Trace
+from agentapps.agent.validate import lookup_names, model_problems
 from agentapps.context.context import Namespace
 from agentapps.errors import ConfigError, DeniedError, LimitError, ReturnsError
 from agentapps.files.skillfolder import folder_files, skill_folder
@@ -67,10 +68,10 @@ def plan(ctx: Context, args: dict[str, Any], template: Path) -> Plan:
     if started_by_agent_code(ctx) and parent:  # the model chose these args: stay within its limits
         parent_config = parent.get("config") or {}
         config = confine(config, parent_config, Limits.from_config(parent_config, skill))
+    problems = model_problems(config, skill, returns=args.get("returns"), names=lookup_names(ctx.globals.lookup))
+    if problems:  # before any model call: the same checks `agentapps check` makes
+        raise problems[0]
     limits = Limits.from_config(config, skill)
-    if limits.persistent and args.get("returns") is not None:
-        raise ConfigError(f"Skill '{skill}' sets model.persistent and `returns`; a persistent agent "
-                          "never returns, so drop one of them.", skill=skill)
     allowed = args.get("allowedTools")
     served = served_context(ctx)
     folder = skill_folder(served.tool)
@@ -95,7 +96,20 @@ def plan(ctx: Context, args: dict[str, Any], template: Path) -> Plan:
 
 
 async def run_agent(ctx: Context, args: dict[str, Any], template: Path) -> Any:
-    """Run the agent for `args` (the `agent` skill's args) and return its result."""
+    """Run the agent for `args` (the `agent` skill's args) and return its result; a refused
+    `model` setting of the served skill names the file and line that set it."""
+    try:
+        return await _run_agent(ctx, args, template)
+    except ConfigError as exc:
+        served = served_context(ctx)
+        if served is not ctx and exc.setting[:1] == ("model",):
+            from agentapps.check.origin import place
+
+            place(exc, served, {"model": args.get("config") or {}})
+        raise
+
+
+async def _run_agent(ctx: Context, args: dict[str, Any], template: Path) -> Any:
     if args.get("dryRun"):
         p = plan(ctx, args, template)
         return {"dryRun": True, "skill": p.skill, "provider": p.config.get("agent"), "model": p.config.get("id"),

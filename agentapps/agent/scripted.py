@@ -39,7 +39,8 @@ def _cursor(ctx: Context, config: dict[str, Any], skill: str) -> Cursor:
     if not isinstance(script, str) or not script:
         raise ConfigError(
             f"Skill '{skill}' uses the agent-scripted provider but names no script: set "
-            "model.script (a path relative to the skill file) or pass --replay FILE.", skill=skill)
+            "model.script (a path relative to the skill file) or pass --replay FILE.", skill=skill,
+            setting=("model", "script"))
     cursor = cursor_for(ctx.globals, Path(script))
     cursor.begin_run()
     return cursor

@@ -18,7 +18,7 @@ from agentapps.agent.context_edit import window_of
 from agentapps.agent.script import Recorder
 from agentapps.agent.spend import Spend, next_turn
 from agentapps.agent.trace import Trace
-from agentapps.errors import ConfigError, LimitError, ReturnsError
+from agentapps.errors import LimitError, ReturnsError
 from agentapps.tools.schema import validate
 
 CONTINUE = "Continue with the task."
@@ -196,10 +196,7 @@ class AgentRun:
             return
         price = u.price_for(self.model, self.config.get("pricing"), self.skill)
         if price is None and any(level.max_cost < float("inf") for level in self.spend.chain()):
-            raise ConfigError(f"Model '{self.model}' has no known price, so the cost budget of "
-                              f"'{self.skill}' cannot be kept: add it to model.pricing "
-                              "(USD per million tokens: {input, output, cacheRead, cacheWrite}).",
-                              skill=self.skill)
+            raise u.unpriced(self.model, self.skill)
         try:
             self.spend.admit(next_turn(self.turns_usage, context_tokens), price, skill=self.skill,
                              number=self.turn + 1)

@@ -61,20 +61,31 @@ def price_for(model_id: str, pricing: Any, skill: str | None = None) -> Price | 
     """The price of `model_id`: `model.pricing` first, then the built-in table, else None."""
     if pricing is not None and not isinstance(pricing, Mapping):
         raise ConfigError(f"Skill '{skill}' model.pricing must map model ids to prices, like "
-                          "{\"my-model\": {\"input\": 3, \"output\": 15}}.", skill=skill)
-    entry = (pricing or {}).get(model_id) or (pricing or {}).get(base_id(model_id))
+                          "{\"my-model\": {\"input\": 3, \"output\": 15}}.", skill=skill,
+                          setting=("model", "pricing"))
+    named = model_id if (pricing or {}).get(model_id) else base_id(model_id)  # the key it is under
+    entry = (pricing or {}).get(named)
     if entry is None:
         found = facts(model_id)
         return found.price if found else None
     if not isinstance(entry, Mapping) or "input" not in entry or "output" not in entry:
         raise ConfigError(f"Skill '{skill}' model.pricing for '{model_id}' needs `input` and `output` "
-                          "(USD per million tokens).", skill=skill)
+                          "(USD per million tokens).", skill=skill,
+                          setting=("model", "pricing", named))
     values: dict[str, float] = {}
     for key, field in PRICE_KEYS.items():
         value = entry.get(key, entry["input"] if key.startswith("cache") else None)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 \
                 or math.isinf(value):
             raise ConfigError(f"Skill '{skill}' model.pricing['{model_id}'].{key} must be a number "
-                              f">= 0 (USD per million tokens), not {value!r}.", skill=skill)
+                              f">= 0 (USD per million tokens), not {value!r}.", skill=skill,
+                              setting=("model", "pricing", named, key))
         values[field] = float(value)
     return Price(**values)
+
+
+def unpriced(model_id: str, skill: str) -> ConfigError:
+    """A cost budget cannot be kept for a model without a price."""
+    return ConfigError(f"Model '{model_id}' has no known price, so the cost budget of '{skill}' cannot be "
+                       "kept: add it to model.pricing (USD per million tokens: {input, output, cacheRead, "
+                       "cacheWrite}).", skill=skill, setting=("model", "maxCost"))

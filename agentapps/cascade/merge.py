@@ -41,7 +41,11 @@ def combine(lower: Any, higher: Any, strategy: str) -> Any:
         return higher
     if strategy == "deep":
         return deep_merge(lower, higher)
-    raise ConfigError(f"Unknown $merge strategy '{strategy}'; use one of {', '.join(STRATEGIES)}.")
+    raise unknown_strategy(strategy)
+
+
+def unknown_strategy(strategy: Any) -> ConfigError:
+    return ConfigError(f"Unknown $merge strategy '{strategy}'; use one of {', '.join(STRATEGIES)}.")
 
 
 def merge_levels(levels: list[dict[str, Any]], strategies: dict[str, str]) -> dict[str, Any]:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from agentapps.cascade.resolve import cascade, inherit_chain, parents_of
+from agentapps.cascade.resolve import Cascaded, cascade, inherit_chain, parents_of
 from agentapps.check.findings import Finding
 from agentapps.check.scope import Site
 from agentapps.errors import AgentAppsError, ConfigError
@@ -46,10 +44,11 @@ def inherit(site: Site) -> list[Finding]:
     return [] if problem is None else [problem]
 
 
-def cascaded_meta(site: Site) -> dict[str, Any] | None:
-    """The skill's effective metadata (authority, $inherit chain, default), as a run computes it."""
+def cascaded(site: Site) -> Cascaded | None:
+    """The skill's effective metadata (authority, $inherit chain, default) and the skills that
+    contributed it, as a run computes them."""
     scope = site.scope
     try:
-        return cascade(site.tool, scope.lookup, scope.main, scope.project).meta
+        return cascade(site.tool, scope.lookup, scope.main, scope.project)
     except AgentAppsError:
         return None  # a broken chain is reported by `inherit`, broken files at their own paths

@@ -29,12 +29,23 @@ class KeyLines:
         self.start = 1  # where the frontmatter starts: the fallback line
 
     def line(self, keys: Sequence[Key]) -> int:
+        return self._mark(keys)[0]
+
+    def written(self, keys: Sequence[Key]) -> int | None:
+        """The line of the last key of `keys` when the file writes the whole path, else None (the
+        value came from elsewhere, e.g. a `--local` override of the main skill)."""
+        line, depth = self._mark(keys)
+        return line if depth == len(keys) else None
+
+    def _mark(self, keys: Sequence[Key]) -> tuple[int, int]:
+        """(line, how many of `keys` were found)."""
         self._parse()
         if self._yaml is not None:
-            return self._yaml_line + _yaml_mark(self._yaml, keys, self.start - self._yaml_line)
+            line, depth = _yaml_mark(self._yaml, keys, self.start - self._yaml_line)
+            return self._yaml_line + line, depth
         if self._py is not None:
             return _ast_line(self._py, keys, self.start)
-        return self.start
+        return self.start, 0
 
     def _parse(self) -> None:
         if self._parsed or self.path is None:
@@ -77,9 +88,10 @@ class KeyLines:
                 self._py, self.start = node.value, node.lineno
 
 
-def _yaml_mark(node: Any, keys: Sequence[Key], fallback: int) -> int:
-    """The 0-based line (within the YAML text) of the deepest key of `keys` found under `node`."""
-    line = fallback
+def _yaml_mark(node: Any, keys: Sequence[Key], fallback: int) -> tuple[int, int]:
+    """The 0-based line (within the YAML text) of the deepest key of `keys` found under `node`,
+    and how many keys were found."""
+    line, depth = fallback, 0
     for key in keys:
         child = None
         if node.id == "mapping" and isinstance(key, str):
@@ -92,12 +104,12 @@ def _yaml_mark(node: Any, keys: Sequence[Key], fallback: int) -> int:
             line = child.start_mark.line
         if child is None:
             break
-        node = child
-    return int(line)
+        node, depth = child, depth + 1
+    return int(line), depth
 
 
-def _ast_line(node: ast.expr | None, keys: Sequence[Key], fallback: int) -> int:
-    line = fallback
+def _ast_line(node: ast.expr | None, keys: Sequence[Key], fallback: int) -> tuple[int, int]:
+    line, depth = fallback, 0
     for key in keys:
         child: ast.expr | None = None
         if isinstance(node, ast.Dict) and isinstance(key, str):
@@ -110,5 +122,5 @@ def _ast_line(node: ast.expr | None, keys: Sequence[Key], fallback: int) -> int:
             line = child.lineno
         if child is None:
             break
-        node = child
-    return line
+        node, depth = child, depth + 1
+    return line, depth

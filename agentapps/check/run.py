@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from agentapps.check import allowed, body, inherit, keys, mcp, roots, schemas
+from agentapps.check import allowed, body, inherit, keys, mcp, roots, schemas, settings
 from agentapps.check.findings import Finding, Report
 from agentapps.check.locate import KeyLines
 from agentapps.check.scope import Scope, Site, build_scope
@@ -13,11 +13,12 @@ from agentapps.types import ToolDef
 
 
 class _Memos:
-    """Results shared across skills: many skills repeat the same schemas and patterns."""
+    """Results shared across skills: many skills repeat the same schemas, patterns and settings."""
 
     def __init__(self) -> None:
         self.schemas: dict[str, schemas.Problem | None] = {}
         self.patterns = allowed.PatternMemo()
+        self.settings = settings.SettingsMemo()
 
 
 def _check_skill(site: Site, memos: _Memos) -> list[Finding]:
@@ -27,15 +28,19 @@ def _check_skill(site: Site, memos: _Memos) -> list[Finding]:
     found += allowed.trust_rules(site, memos.patterns)
     found += mcp.declarations(site)
     found += roots.shadowing(site)
+    found += settings.merge_strategies(site) + settings.schedule(site)
     chain = inherit.inherit(site)
     found += chain
-    if site.tool.kind == "markdown" and not chain:
-        meta = inherit.cascaded_meta(site)
-        if meta is not None:
-            found += body.template(site, meta)
-            directives = body.directives_of(site, meta)
-            found += body.directives(site, directives)
-            found += body.env_declared(site, meta, directives)
+    cascaded = None if chain else inherit.cascaded(site)
+    if cascaded is None:
+        return found
+    settings.settings(site, cascaded, memos.settings)
+    if site.tool.kind == "markdown":
+        meta = cascaded.meta
+        found += body.template(site, meta)
+        directives = body.directives_of(site, meta)
+        found += body.directives(site, directives)
+        found += body.env_declared(site, meta, directives)
     return found
 
 
@@ -49,6 +54,7 @@ def check_scope(scope: Scope) -> Report:
     for item in items:
         if isinstance(item, ToolDef):
             report.findings += _check_skill(Site(item, scope, KeyLines(item.path)), memos)
+    report.findings += memos.settings.findings()
     report.findings = list(dict.fromkeys(report.findings))  # overlapping PATHs find things twice
     return report
 

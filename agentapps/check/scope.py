@@ -93,9 +93,14 @@ class Site:
         return Finding(self.scope.shown(self.tool.path), line, severity, code, message)
 
 
-def _load_one(path: Path) -> ToolDef | Broken:
+def _load_one(path: Path, entries: Sequence[PathEntry]) -> ToolDef | Broken:
+    """A single file, loaded as a run loads it by path: a file inside a search-path root is one of
+    that root's skills (so its project's main skill configures it)."""
+    root = next((e for e in entries if path.is_relative_to(e.directory)), None)
     try:
-        return load_file(path)
+        if root is None:
+            return load_file(path)
+        return load_file(path, root=root.directory, root_kind=root.kind)
     except SkillLoadError as exc:
         return Broken(name_from_file(path.name, path.parent.name), path, exc)
 
@@ -112,7 +117,7 @@ def build_scope(cwd: Path, paths: Sequence[Path] = ()) -> Scope:
         if path.is_dir():
             targets.append(PathEntry(path, "project"))
         elif path.is_file() and is_skill_file(path.name):
-            files.append(_load_one(path))
+            files.append(_load_one(path, entries))
         elif path.exists():
             raise UsageError(
                 f"'{raw}' is not a skill file: use NAME.skill.md, NAME.skill.py or NAME/SKILL.md.")

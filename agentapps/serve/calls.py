@@ -68,7 +68,7 @@ def needs_approval(server: Server, tool: ToolDef, meta: dict[str, Any]) -> bool:
 def session_arg(tool: ToolDef, meta: dict[str, Any]) -> tuple[str, str | None] | None:
     """(arg name, store; None for the project's default) when the skill keeps a session keyed by one
     of its args: its threads."""
-    from agentapps.stores.sessions import settings
+    from agentapps.stores.session_settings import settings
 
     found = settings(meta.get("session"), skill=tool.name, file=tool.path)
     if found is None or not found.key.startswith("args.") or "." in found.key[5:]:

@@ -47,38 +47,54 @@ class StoresConfig:
 
 def parse(value: Any, *, skill: str, main_name: str | None) -> StoresConfig:
     """Read a main skill's `stores:` (absent: every built-in default)."""
-    def bad(why: str) -> ConfigError:
-        return ConfigError(f"Main skill '{skill}' has an invalid `stores` setting: {why}.", skill=skill)
+    found, problems = _parse(value, skill, main_name)
+    if problems:
+        raise problems[0]
+    return found
+
+
+def problems(value: Any, *, skill: str) -> list[ConfigError]:
+    """Every problem of a main skill's `stores:` (parse() raises the first): for `check`."""
+    return _parse(value, skill, skill)[1]
+
+
+def _parse(value: Any, skill: str, main_name: str | None) -> tuple[StoresConfig, list[ConfigError]]:
+    found: list[ConfigError] = []
+
+    def bad(why: str, key: str | None = None) -> None:
+        found.append(ConfigError(f"Main skill '{skill}' has an invalid `stores` setting: {why}.", skill=skill,
+                                 setting=("stores", key) if key else ("stores",)))
 
     if value is None:
-        return StoresConfig(namespace=main_name)
+        return StoresConfig(namespace=main_name), found
     if not isinstance(value, dict):
-        raise bad("use a mapping like {default: redis}")
-    unknown = sorted(str(k) for k in value if k not in FIELDS)
-    if unknown:
-        raise bad(f"unknown field {unknown[0]!r} (fields: {', '.join(FIELDS)})")
+        bad("use a mapping like {default: redis}")
+        return StoresConfig(namespace=main_name), found
+    for unknown in sorted(str(k) for k in value if k not in FIELDS):
+        bad(f"unknown field {unknown!r} (fields: {', '.join(FIELDS)})", unknown)
     chosen: dict[str, str] = {}
     default = value.get("default")
     if default is not None and default not in ("memory", "file", "redis"):
-        raise bad("`default` must be memory, file or redis")
+        bad("`default` must be memory, file or redis", "default")
     for concern, allowed in BACKENDS.items():
         own = value.get(concern)
         if own is not None and own not in allowed:
-            raise bad(f"`{concern}` must be {' or '.join(allowed)}")
-        if own is not None:
+            bad(f"`{concern}` must be {' or '.join(allowed)}", concern)
+        elif own is not None:
             chosen[concern] = own
         elif default in allowed:
             chosen[concern] = default
     namespace = value.get("namespace", main_name)
     if namespace is not None and (not isinstance(namespace, str) or not _NAMESPACE.fullmatch(namespace)):
-        raise bad("`namespace` must be 1-64 characters of letters, digits, '.', '_' and '-'")
+        bad("`namespace` must be 1-64 characters of letters, digits, '.', '_' and '-'", "namespace")
     visibility = value.get("visibilityTimeout", 30_000)
     if isinstance(visibility, bool) or not isinstance(visibility, int | float) or not 100 <= visibility <= 86_400_000:
-        raise bad("`visibilityTimeout` must be milliseconds from 100 to 86400000")
+        bad("`visibilityTimeout` must be milliseconds from 100 to 86400000", "visibilityTimeout")
+        visibility = 30_000
     most = value.get("maxDeliveries", 5)
     if isinstance(most, bool) or not isinstance(most, int) or not 1 <= most <= 1000:
-        raise bad("`maxDeliveries` must be a whole number from 1 to 1000")
-    return StoresConfig(chosen, namespace, visibility / 1000, most)
+        bad("`maxDeliveries` must be a whole number from 1 to 1000", "maxDeliveries")
+    return StoresConfig(chosen, namespace, visibility / 1000, most), found
 
 
 def stores_config(g: Globals) -> StoresConfig:
@@ -87,9 +103,18 @@ def stores_config(g: Globals) -> StoresConfig:
     found = cache.get("config")
     if found is None:
         main = g.config.main_tool
-        found = cache["config"] = parse(main.metadata.get("stores") if main else None,
-                                        skill=main.name if main else "main",
-                                        main_name=main.name if main else None)
+        try:
+            found = cache["config"] = parse(main.metadata.get("stores") if main else None,
+                                            skill=main.name if main else "main",
+                                            main_name=main.name if main else None)
+        except ConfigError as exc:
+            if main is not None:
+                from agentapps.check.origin import origin, value_at
+
+                where = origin([main], exc.setting, value_at(main.metadata, exc.setting))
+                if where is not None:
+                    exc.file, exc.line = str(where[0]), where[1]
+            raise
     return found
 
 

@@ -18,7 +18,8 @@ LOOP_FREE_AGENTAPPS = ("agentapps.errors", "agentapps.types", "agentapps.tools.c
                        "agentapps.tools.names", "agentapps.tools.patterns", "agentapps.context.plan",
                        "agentapps.context.calls", "agentapps.cascade", "agentapps.trust", "agentapps.core.driver",
                        "agentapps.core.confine", "agentapps.core.paths", "agentapps.files.ops",
-                       "agentapps.files.text", "agentapps.directives.expand", "agentapps.secrets")
+                       "agentapps.files.text", "agentapps.directives.expand", "agentapps.secrets",
+                       "agentapps.agent.config", "agentapps.check.origin")
 PUBLIC_LOOP_FREE = frozenset({"AgentAppsError", "ArgsError", "ChainError", "ConfigError", "ConflictError", "Context",
                               "DeniedError", "InterruptedError_", "LimitError", "LockTimeoutError", "ProviderError",
                               "ReturnsError", "SkillError", "SkillLoadError", "SkillNotFoundError",

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import cache
+from pathlib import Path as FilePath
 from typing import Any
 
 from agentapps.errors import AgentAppsError, ArgsError, ConfigError
@@ -83,12 +84,21 @@ def unusable_patterns(schema: Any, path: Path = ()) -> Iterator[tuple[str, str, 
             yield from unusable_patterns(value, (*path, i))
 
 
-def _check_patterns(schema: Any, skill: str, where: str) -> None:
-    for pattern, why, _ in unusable_patterns(schema):
+def _line(file: str | FilePath | None, where: str, path: Sequence[str | int]) -> int | None:
+    """The line of `metadata.<where>.<path>` when the file itself writes it (not an inherited schema)."""
+    if file is None:
+        return None
+    from agentapps.check.locate import KeyLines
+
+    return KeyLines(FilePath(file)).written(["metadata", where, *path])
+
+
+def _check_patterns(schema: Any, skill: str, where: str, file: str | FilePath | None = None) -> None:
+    for pattern, why, path in unusable_patterns(schema):
         raise ConfigError(
             f"Skill '{skill}' {where} schema has a 'pattern' that cannot be matched in linear time "
             f"({pattern[:40]!r}): {why}. Rewrite it with plain RE2 syntax.",
-            skill=skill,
+            skill=skill, file=file, line=_line(file, where, path),
         )
 
 
@@ -115,7 +125,8 @@ def _validator_class() -> Any:
     return cls, checker
 
 
-def validator_for(schema: dict[str, Any], cache: dict[Any, Any], *, skill: str, where: str) -> Any:
+def validator_for(schema: dict[str, Any], cache: dict[Any, Any], *, skill: str, where: str,
+                  file: str | FilePath | None = None) -> Any:
     hit = cache.get(id(schema))
     if hit is not None and hit[0] is schema:  # the schema object itself is kept, so ids cannot be recycled
         return hit[1]
@@ -123,11 +134,12 @@ def validator_for(schema: dict[str, Any], cache: dict[Any, Any], *, skill: str, 
     from referencing import Registry
 
     cls, checker = _validator_class()
-    _check_patterns(schema, skill, where)
+    _check_patterns(schema, skill, where, file)
     try:
         cls.check_schema(schema, format_checker=checker)
     except SchemaError as exc:
-        raise ConfigError(f"Skill '{skill}' has an invalid {where} schema: {exc.message}.", skill=skill) from None
+        raise ConfigError(f"Skill '{skill}' has an invalid {where} schema: {exc.message}.", skill=skill,
+                          file=file, line=_line(file, where, list(exc.path))) from None
     validator = cls(schema, registry=Registry())  # empty registry: never fetch a $ref
     cache[id(schema)] = (schema, validator)
     return validator
@@ -148,8 +160,9 @@ def describe_error(error: Any) -> str:
 
 def validate(
     value: Any, schema: dict[str, Any], cache: dict[Any, Any], *, skill: str, where: str,
-    error_cls: type[AgentAppsError] = ArgsError,
+    error_cls: type[AgentAppsError] = ArgsError, file: str | FilePath | None = None,
 ) -> None:
+    """Refuse `value` unless `schema` admits it; `file` (the skill's) goes on every error."""
     hit = cache.get(("fast", id(schema)))
     if hit is None or hit[0] is not schema:
         fast = supports(schema)  # refuses patterns RE2 cannot run: jsonschema's path then reports them
@@ -157,14 +170,22 @@ def validate(
     if hit[1]:  # plain schema: checked without importing jsonschema (same verdicts, tested)
         messages = errors(value, schema)
     else:
-        validator = validator_for(schema, cache, skill=skill, where=where)
+        validator = validator_for(schema, cache, skill=skill, where=where, file=file)
         try:
             found = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
         except Exception as exc:  # noqa: BLE001 - a $ref we refuse to fetch, and similar schema-time failures
-            raise ConfigError(f"Skill '{skill}' {where} schema cannot be applied: {exc}", skill=skill) from None
+            raise ConfigError(f"Skill '{skill}' {where} schema cannot be applied: {exc}", skill=skill,
+                              file=file) from None
         messages = [describe_error(e) for e in found]
     if messages:
         details = "; ".join(messages[:3])
         more = f" (+{len(messages) - 3} more)" if len(messages) > 3 else ""
         noun = "arguments" if where == "params" else "result"
-        raise error_cls(f"Invalid {noun} for skill '{skill}': {details}{more}.", skill=skill)
+        raise error_cls(f"Invalid {noun} for skill '{skill}': {details}{more}.", skill=skill, file=file)
+
+
+def refused_config(skill: str, middleware: str, exc: AgentAppsError, file: str | FilePath | None = None,
+                   line: int | None = None) -> ArgsError:
+    """A skill's metadata key configures the middleware of that name, whose params refuse the value."""
+    return ArgsError(f"Skill '{skill}' configures middleware '{middleware}' with values it refuses: {exc.message}",
+                     skill=skill, file=file, line=line)

@@ -6,6 +6,7 @@ skill's own code would be. A relative `model.script` is resolved against
 the skill file's folder. The agent reaches the served context as `ctx.envelope.parent.target`.
 """
 
+from agentapps.agent.config import model_settings
 from agentapps.context.plan import interface
 from agentapps.errors import ConfigError, SkillNotFoundError
 
@@ -30,7 +31,13 @@ async def run(ctx, args):
             skill=target.tool.name,
             file=target.tool.path,
         )
-    config = dict(target.meta.get("model") or {})
+    try:
+        config = model_settings(target.meta.get("model"), target.tool.name)
+    except ConfigError as exc:
+        from agentapps.check.origin import place
+
+        place(exc, target)  # at the line that sets it
+        raise
     script = config.get("script")
     if isinstance(script, str) and target.tool.path is not None:
         config["script"] = str(target.tool.path.parent / script)

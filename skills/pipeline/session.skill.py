@@ -13,7 +13,7 @@ run loads but never saves. When saving fails after the skill finished, the error
 """
 
 from agentapps.errors import AgentAppsError, InterruptedError_, StoreWriteError
-from agentapps.stores.sessions import capture, open_store, render_history, session_key, settings
+from agentapps.stores.sessions import capture, open_store, render_history, session_key, settings_of
 
 frontmatter = {
     "name": "session",
@@ -24,7 +24,7 @@ frontmatter = {
 
 async def run(ctx, args):
     target = ctx.target
-    found = settings(target.meta.get("session"), skill=target.tool.name, file=target.tool.path)
+    found = settings_of(target)
     key = session_key(target, found) if found is not None else None
     if found is None or key is None:
         return  # no session for this call: the chain continues

@@ -1,7 +1,8 @@
 """validate-args: check the served skill's args against its `params` JSON Schema (2020-12)."""
 
 from agentapps.context.plan import interface
-from agentapps.tools.schema import validate
+from agentapps.errors import ArgsError
+from agentapps.tools.schema import refused_config, validate
 
 frontmatter = {
     "name": "validate-args",
@@ -16,8 +17,6 @@ def run(ctx, args):
     params = interface(target, "params")
     if params is None:
         if target.args:
-            from agentapps.errors import ArgsError
-
             names = ", ".join(sorted(target.args))
             raise ArgsError(
                 f"Skill '{tool.name}' takes no arguments (it declares no `params`), but got: {names}.",
@@ -25,5 +24,16 @@ def run(ctx, args):
                 file=tool.path,
             )
         return
-    validate(target.args, params, ctx.globals.cache_for("schema"), skill=tool.name, where="params")
+    try:
+        validate(target.args, params, ctx.globals.cache_for("schema"), skill=tool.name, where="params",
+                 file=tool.path)
+    except ArgsError as exc:
+        owner = target.envelope.target
+        if owner is not target and owner.meta.get(tool.name) not in (None, False):
+            # a middleware's args are the served skill's metadata key of its name: point at that key
+            from agentapps.check.origin import written_at
+
+            where = written_at(owner, (tool.name,)) or (owner.tool.path, None)
+            raise refused_config(owner.tool.name, tool.name, exc, *where) from None
+        raise
     return

@@ -20,5 +20,5 @@ async def run(ctx, args):
     if isinstance(schema, dict):
         validate(
             target.locals.result, schema, ctx.globals.cache_for("schema"),
-            skill=target.tool.name, where="returns", error_cls=ReturnsError,
+            skill=target.tool.name, where="returns", error_cls=ReturnsError, file=target.tool.path,
         )

@@ -82,7 +82,8 @@ def test_patterns_re2_cannot_run_are_a_configuration_error(project, pattern, why
     result, _ = _run(project, "slow", "--s", "a")
     assert result.returncode == 2 and result.stdout == ""
     (line,) = result.stderr.splitlines()
-    assert line.startswith("error: Skill 'slow' params schema has a 'pattern' that cannot be matched in linear time")
+    assert line.startswith(f"error: {project.root / 'slow.skill.py'}:1: Skill 'slow' params schema has a 'pattern' "
+                           "that cannot be matched in linear time")
     assert why in line
 
 
