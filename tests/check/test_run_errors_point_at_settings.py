@@ -22,7 +22,7 @@ REFUSED = [
                  id="maxTokens-nested-key-line"),
     pytest.param("  model:\n    agent: agent-nope\n", 6,
                  "Skill 't' model.agent names 'agent-nope', which is not a skill on the search path. "
-                 "Did you mean", id="unknown-provider"),
+                 "Providers: agent-bedrock, agent-scripted.", id="unknown-provider"),
     pytest.param("  model:\n    guard: no-such-guard\n", 6,
                  "model.guard names 'no-such-guard', which is not a skill on the search path", id="unknown-guard"),
     pytest.param("  model:\n    temperature: 3\n", 6, "model.temperature must be a number from 0 to 1, not 3",

@@ -44,7 +44,7 @@ REFUSED = [
                  "Model 'my-model' has no known price, so the cost budget of 't' cannot be kept",
                  id="cost-budget-without-price"),
     pytest.param("  model:\n    agent: agent-nope\n", 6,
-                 "model.agent names 'agent-nope', which is not a skill on the search path. Did you mean",
+                 "model.agent names 'agent-nope', which is not a skill on the search path. Providers:",
                  id="unknown-provider"),
     pytest.param("  model:\n    guard: no-guard\n", 6, "model.guard names 'no-guard', which is not a skill",
                  id="unknown-guard"),

@@ -46,6 +46,9 @@ def emitted_check_codes() -> dict[str, str]:
                 r'code = "([a-z-]+)" if .*? else "([a-z-]+)"\n\s*return site\.at\([^,]+, "(error|warning)", code',
                 text):
             codes[first] = codes[second] = severity
+        named = re.search(r'^CODE = "([a-z]+(?:-[a-z]+)+)"$', text, re.MULTILINE)  # one code per module
+        for severity in re.findall(r'"(error|warning)", CODE\b', text) if named else ():
+            codes[named.group(1)] = severity
     return codes
 
 
