@@ -37,9 +37,10 @@ class Discovered:
     context: list[dict[str, Any]] = field(default_factory=list)  # role: context skills, with their text
 
 
-def _reachable(policy: Policy, c: Candidate) -> tuple[bool, str | None]:
-    """Whether some call of `c` passes `policy` (argument values aside), and the specifier
-    that constrains its arguments, if any."""
+def _reachable(policy: Policy, c: Candidate) -> tuple[bool, list[str] | None]:
+    """Whether some call of `c` passes `policy` (argument values aside), and the specifiers
+    that constrain its arguments, if any: every allowing one, as alternatives (`Bash(git:*)`
+    beside `Bash(python3:*)` admits both)."""
     special = c.name == policy.owner or c.hidden
     if policy.rules is None:
         return not special, None
@@ -51,7 +52,7 @@ def _reachable(policy: Policy, c: Candidate) -> tuple[bool, str | None]:
         return False, None
     if any(not r.constraints for r in allowing):  # `Bash(*)` beside `Bash(git:*)`: unrestricted
         return True, None
-    return True, allowing[0].text
+    return True, list(dict.fromkeys(r.text for r in allowing))
 
 
 def is_constrained(allowed_tools: str | None) -> bool:
@@ -82,7 +83,7 @@ def discover(lookup: Lookup, policies: Sequence[Policy], allowed_tools: str | No
         if not constrained and tool.name not in named and tool.name not in DISCOVERY_TOOLS:
             continue
         candidate = Candidate(tool.name, tool.tags, tool.hidden)
-        notes = []
+        notes: list[list[str]] = []
         for policy in policies:
             ok, note = _reachable(policy, candidate)
             if not ok:
@@ -133,8 +134,10 @@ def _type(schema: Any) -> str:
     return str(kind or "any")
 
 
-def document(tool: ToolDef, notes: Sequence[str] = (), lookup: Lookup | None = None) -> dict[str, Any]:
-    """One skill as the template shows it: signature, param lines, returns, constraints."""
+def document(tool: ToolDef, notes: Sequence[Sequence[str]] = (),
+             lookup: Lookup | None = None) -> dict[str, Any]:
+    """One skill as the template shows it: signature, param lines, returns, constraints (one list
+    of alternative specifiers per binding grant)."""
     params = (params_of(tool, lookup) if lookup else tool.params) or {}
     props = params.get("properties") if isinstance(params.get("properties"), dict) else {}
     required = set(params.get("required") or ())

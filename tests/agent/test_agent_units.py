@@ -139,7 +139,7 @@ def test_discovery_respects_every_binding_policy_and_shows_constraints(catalog):
                      "file-read net vault", "agent-bedrock")
     assert _names(found) == ["file-read", "net"]
     net = found.tools[1]
-    assert net["constraints"] == ["net(mode=fast)"] and net["signature"] == "{}"
+    assert net["constraints"] == [["net(mode=fast)"]] and net["signature"] == "{}"
     assert found.tools[0]["signature"] == "{path: string}"
 
 

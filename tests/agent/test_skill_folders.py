@@ -167,3 +167,12 @@ def test_an_unrestricted_grant_beside_a_constrained_one_is_shown_unrestricted(pr
     project.write("one.skill.md", "---\nname: one\nallowed-tools: Read, Bash(python3:*)\n---\nDo it.\n")
     system = json.loads(project.cli("run", "--json", "--dry-run", "one").stdout)["result"]["system"]
     assert "only allowed as `shell(command={python3,python3 *})`" in system
+
+
+def test_every_constrained_grant_of_a_skill_is_shown_as_an_alternative(project):
+    """`Bash(git:*)` beside `Bash(python3:*)` admits both; the prompt must not show only the first."""
+    project.write("two.skill.md", "---\nname: two\nallowed-tools: Read, Bash(git:*), Bash(python3:*)\n---\nDo it.\n")
+    system = json.loads(project.cli("run", "--json", "--dry-run", "two").stdout)["result"]["system"]
+    assert ("- only allowed as `shell(command={git,git *})` or `shell(command={python3,python3 *})`\n"
+            in system)
+    assert system.count("only allowed as") == 1
