@@ -6,6 +6,8 @@ Each trace entry is `{type, timestamp (ms), ...fields}` with the seed's trace ty
 event bus under the seed's event name (`event_name`): `turn-start`, `turn-end`, `tool-call`,
 `tool-result`, `tool-error` (a tool result with status "error"), `agent-message`,
 `agent-error`, and `agent-<type>` for the rest; the run adds `agent-start` and `agent-complete`.
+They go to the project's events store: the in-process bus, or Redis Streams with
+`stores: {events: redis}` (so event-wait in any process of the project sees them).
 A reporter callable in `globals.internals.reporter` (the CLI's progress display, the MCP
 server's progress) gets the same names.
 Entries are redacted when recorded (declared secrets, see agentapps/secrets.py), so the trace, its
@@ -65,11 +67,12 @@ class Trace:
         if not self.topic:
             return
         try:
-            from agentapps.events.bus import bus_for
+            from agentapps.events.select import events_for
         except ImportError:  # the event bus is optional
             return
-        bus_for(self.g).emit(self.topic, type_, {**data, "agent": self.name}, source=self.name,
-                             root_context_id=self.root_context_id)
+        # the project's events store (`stores: {events: redis}`), as event-emit and event-wait use
+        events_for(self.g).emit(self.topic, type_, {**data, "agent": self.name}, source=self.name,
+                                root_context_id=self.root_context_id)
 
     def report(self, type_: str, data: dict[str, Any]) -> None:
         if self.reporter is None:

@@ -240,3 +240,19 @@ def test_a_failed_try_releases_the_event_and_the_last_allowed_one_dead_letters_i
     assert deliveries == [1, 2] and outcomes == ["released", "gone", "dead", "gone"]
     assert left == [] and datas([d["data"]["event"] for d in dead]) == ["poison"]
     assert dead[0]["data"]["deliveries"] == 2
+
+
+def test_an_agents_events_go_to_the_projects_events_store(project, backend):
+    """With `stores: {events: redis}` the agent's seed-named events are on Redis, where event-wait
+    (in this process or another) reads them; they used to go to the in-process bus only."""
+    project.write("t.json", '{"turns": [{"text": "Trying.", "code": "return await ctx.manager.invoke('
+                            "'file-read', {path: 'missing.txt'})\"}, {\"text\": \"Done.\"}]}")
+
+    async def scenario(root: Context) -> list[str]:
+        await call(root, "event-subscribe", topic="progress")
+        await call(root, "agent", prompt="Do it.", userMessage="go", events="progress",
+                   config={"agent": "agent-scripted", "script": "t.json"})
+        return [e["type"] for e in await call(root, "event-wait", topic="progress", timeout=200, max=50)]
+
+    assert run(project, scenario) == ["agent-start", "turn-start", "agent-message", "tool-call", "tool-error",
+                                      "turn-end", "turn-start", "agent-message", "turn-end", "agent-complete"]
