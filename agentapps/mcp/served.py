@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 
 from agentapps.context.context import Globals
-from agentapps.errors import AgentAppsError
+from agentapps.errors import AgentAppsError, InterruptedError_
 from agentapps.hosting import REPORT, begin, invoke
 from agentapps.mcp.elicit import FORWARD, Answer
 from agentapps.secrets import redact
@@ -175,11 +175,18 @@ async def serve_call(g: Globals, ctx: Any, name: str, args: dict[str, Any], *, s
     sink = Sink(ctx.session, heartbeat, g.internals) if wants_progress else None
     tokens = (REPORT.set(sink.event if sink is not None else None),
               ASK.set(client.approve if client.can_ask else None), FORWARD.set(client.forward))
+    started = time.perf_counter()
+    outcome: tuple[int, BaseException | None] = (0, None)
     try:
         result = await invoke(run, name, args, "Cancelled by the MCP client.")
+    except asyncio.CancelledError:
+        outcome = (130, InterruptedError_("Cancelled by the MCP client."))
+        raise
     except AgentAppsError as exc:
+        outcome = (exc.exit_code, exc)
         return failure(str(exc), g.internals)
     except Exception as exc:  # a bug in a skill or in us: reported, and the server keeps serving
+        outcome = (1, exc)
         log.warning("skill %s failed unexpectedly", name, exc_info=True)
         return failure(f"internal error: {type(exc).__name__}: {exc}", g.internals)
     finally:
@@ -188,4 +195,16 @@ async def serve_call(g: Globals, ctx: Any, name: str, args: dict[str, Any], *, s
         FORWARD.reset(tokens[2])
         if sink is not None:
             await sink.close()
+        await _record(run, name, args, outcome, started)
     return success(result, structured, g.internals)
+
+
+async def _record(run: Any, name: str, args: dict[str, Any], outcome: tuple[int, BaseException | None],
+                  started: float) -> None:
+    """Add the call to the run log, as `agentapps run` and `agentapps serve` do (never fails it)."""
+    from agentapps.runlog import log_run
+
+    code, error = outcome
+    write = asyncio.to_thread(log_run, run.g.config.log_dir, skill=name, args=args, internals=run.g.internals,
+                              exit_code=code, error=error, started=started)
+    await asyncio.shield(write)  # a call cancelled meanwhile is still logged

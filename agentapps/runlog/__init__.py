@@ -90,8 +90,10 @@ def log_run(data_dir: Path | None, *, quiet: bool = False, **run: Any) -> int | 
         if data_dir is None:
             from agentapps.boot import find_project
 
+            # the run failed before bootstrap: the same place as Config.log_dir, so a run outside
+            # any project never leaves a .agent-apps/ (which would make its folder a project)
             project, _ = find_project(Path.cwd())
-            data_dir = (project or Path.cwd()) / ".agent-apps"
+            data_dir = (project if project is not None else Path.home()) / ".agent-apps"
         from agentapps.runlog.store import append
 
         return append(log_path(data_dir), entry_for(**run))

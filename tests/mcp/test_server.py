@@ -119,6 +119,26 @@ def test_skills_are_tools_and_failures_are_results_over_stdio(served):
     run(session())
 
 
+def test_each_call_lands_in_the_run_log_as_a_run_of_its_own(served):
+    async def session() -> None:
+        async with Client(stdio(served)) as client:
+            assert not (await client.call_tool("greet", {"name": "Ada"})).is_error
+            assert (await client.call_tool("boom", {})).is_error
+            assert text(await client.call_tool("story", {})) == "Found it."
+            with pytest.raises(MCPError):
+                await client.call_tool("greet", {})  # refused before it ran: not a run
+
+    run(session())
+    listed = served.cli("runs", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = json.loads(listed.stdout)["runs"]
+    assert [(r["skill"], r["exit_code"]) for r in rows] == [("story", 0), ("boom", 1), ("greet", 0)]
+    story, boom, greet = rows
+    assert story["turns"] == 3 and story["steps"] == 2 and story["stop_reason"] == "answered"
+    assert "RuntimeError: the gears are stuck" in boom["error"] and greet["error"] is None
+    assert greet["args_digest"].startswith("sha256:") and "Ada" not in listed.stdout
+
+
 def test_allowed_tools_narrow_what_is_offered_and_callable(served):
     async def session() -> None:
         async with Client(stdio(served, "--allowed-tools", "greet hello")) as client:
@@ -255,6 +275,8 @@ def test_http_cancellation_stops_the_run(http_project):
             assert greeted.structured_content == {"greeting": "Hello, Ada!"}
 
     run(session())
+    rows = json.loads(project.cli("runs", "list", "--json", "--skill", "story").stdout)["runs"]
+    assert any(r["exit_code"] == 130 and r["error"] == "Cancelled by the MCP client." for r in rows), rows
 
 
 def test_http_approvals_by_elicitation(http_project):

@@ -211,3 +211,19 @@ def test_a_run_outside_any_project_leaves_no_folder_where_it_ran(tmp_path):
     assert result.returncode == 0, result.stderr
     assert list(here.iterdir()) == []  # the run log went to the user's folder
     assert (home / ".agent-apps" / "runs" / "runs.db").exists()
+
+
+def test_a_run_that_fails_before_it_starts_outside_any_project_leaves_no_folder_either(tmp_path):
+    """A missing --replay file fails before bootstrap: its record still goes to the user's folder."""
+    home, here = tmp_path / "home", tmp_path / "somewhere"
+    home.mkdir()
+    here.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTAPPS_")}
+    env.update(HOME=str(home))
+    result = subprocess.run([sys.executable, "-m", "agentapps", "run", "--replay", "nope.json", "hello"], cwd=here,
+                            env=env, capture_output=True, text=True, check=False)
+    assert result.returncode == 2 and "Cannot read the script" in result.stderr, result.stderr
+    assert list(here.iterdir()) == []
+    conn = sqlite3.connect(home / ".agent-apps" / "runs" / "runs.db")
+    assert conn.execute("SELECT skill, exit_code FROM runs").fetchall() == [("hello", 2)]
+    conn.close()
