@@ -168,6 +168,8 @@ class Connection:
                 await self.close()  # a hung server is stopped; the next call may start a fresh one
                 raise LimitError(f"MCP server '{name}' did not answer '{tool}' within {self.spec.timeout:g} s and "
                                  f"was stopped (metadata.mcp.{name}.timeout).", skill=skill) from None
+            if exc.code == CONNECTION_CLOSED and self.spec.url:
+                raise await self._dropped(tool, skill, exc.message) from None
             if exc.code == CONNECTION_CLOSED or self.info.closed.is_set():
                 raise await self._crashed(tool, skill) from None
             if exc.code == INVALID_PARAMS:
@@ -191,6 +193,14 @@ class Connection:
             return SkillError(f"MCP server '{self.spec.name}' {why} during '{tool}' and was stopped.", skill=skill)
         self.ended = f"exited during '{tool}'{self._how_it_ended()}"
         return SkillError(f"MCP server '{self.spec.name}' {self.ended}.", skill=skill)
+
+    async def _dropped(self, tool: str, skill: str, said: str) -> AgentAppsError:
+        """An HTTP server broke off a call (it went away, or sent more than we read): its session is
+        closed, so the next call opens a new one (once per run, as a stdio server is restarted)."""
+        said = redact(" ".join(str(said).split())[:300], self.g.internals)
+        self.ended = f"broke off '{tool}' ({said})"
+        await self.close()
+        return SkillError(f"MCP server '{self.spec.name}' {self.ended}; its session was closed.", skill=skill)
 
     async def close(self) -> None:
         """Stop the session and its server (bounded: a server that ignores us is killed)."""

@@ -1,4 +1,5 @@
-"""The Streamable HTTP transport: declared headers go to the declared origin and nowhere else."""
+"""The Streamable HTTP transport: declared headers go to the declared origin and nowhere else, and
+one message may be as long as over stdio (16 MiB; the SDK reads 1 MiB per event by default)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import httpx2
 from mcp.client.streamable_http import streamable_http_client
 
 from agentapps.errors import DeniedError
+from agentapps.mcp.spawn import MAX_MESSAGE
 
 CONNECT_SECONDS = 10.0
 READ_SECONDS = 300.0  # a server may hold a response stream open while a tool runs
@@ -31,5 +33,6 @@ async def http_transport(server: str, url: str, headers: dict[str, str]) -> Asyn
 
     client = httpx2.AsyncClient(headers=headers, event_hooks={"request": [same_origin]},
                                 timeout=httpx2.Timeout(CONNECT_SECONDS, read=READ_SECONDS))
-    async with client, streamable_http_client(url, http_client=client) as (read, write):
+    transport = streamable_http_client(url, http_client=client, max_sse_event_size=MAX_MESSAGE)
+    async with client, transport as (read, write):
         yield read, write

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from typing import ClassVar
 
 import pytest
 
-from agentapps.errors import AgentAppsError
+from agentapps.errors import AgentAppsError, SkillError
 from tests.fakes.mcpkit import FAKE, SECRET, run_calls, write_main
 
 HEADERS = {"Authorization": "Bearer ${MCP_TEST_SECRET}"}
@@ -25,10 +26,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def http_server() -> Iterator[str]:
-    """One SDK-written server over HTTP for the whole module (each test connects afresh)."""
-    port = _free_port()
+def _start_http(port: int) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen([sys.executable, str(FAKE), "--http", str(port)], stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
@@ -37,6 +35,14 @@ def http_server() -> Iterator[str]:
             break
         except OSError:
             time.sleep(0.05)
+    return proc
+
+
+@pytest.fixture(scope="module")
+def http_server() -> Iterator[str]:
+    """One SDK-written server over HTTP for the whole module (each test connects afresh)."""
+    port = _free_port()
+    proc = _start_http(port)
     try:
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
@@ -51,6 +57,49 @@ def test_http_tools_are_skills_and_get_the_declared_headers(project, http_server
     assert echo == "over http"
     assert added == {"sum": 3}
     assert auth == f"Bearer {SECRET}"  # the value read from the environment when the server was reached
+
+
+def test_http_results_up_to_16_mib_pass_and_a_larger_one_is_a_clear_error(project, http_server):
+    write_main(project, {"web": {"url": http_server}})
+    failed, big, too_big, after = run_calls(project, [
+        ("web-fail", {}), ("web-huge", {"size": 3_000_000}), ("web-huge", {"size": 17_000_000}),
+        ("web-echo", {"text": "still here"})])
+    assert isinstance(failed, SkillError) and "MCP server 'web' tool 'fail' failed: the widget is broken" in str(failed)
+    assert big == "x" * 3_000_000  # the SDK's client reads 1 MiB per event unless told otherwise
+    assert isinstance(too_big, SkillError) and "exited" not in str(too_big)  # an HTTP server did not exit
+    assert "MCP server 'web' broke off 'huge'" in str(too_big) and "16777216 byte limit" in str(too_big)
+    assert after == "still here"  # a new session
+
+
+def test_an_http_server_that_went_away_is_reached_again_by_the_next_call(project):
+    from agentapps.context.manager import invoke_root
+    from agentapps.core.cleanup import run_cleanups
+
+    port = _free_port()
+    servers = [_start_http(port)]
+    write_main(project, {"web": {"url": f"http://127.0.0.1:{port}/mcp", "startTimeout": 5}})
+    root = project.boot()
+
+    async def go() -> tuple[BaseException, str]:
+        try:
+            try:
+                await invoke_root(root, "web-crash", {})
+            except SkillError as exc:
+                crashed = exc
+            servers[0].wait(10)  # it exited in the call; it is back before the next one
+            servers.append(await asyncio.to_thread(_start_http, port))
+            return crashed, await invoke_root(root, "web-echo", {"text": "again"})
+        finally:
+            await run_cleanups(root.globals.internals)
+
+    try:
+        crashed, again = asyncio.run(go())
+    finally:
+        for proc in servers:
+            proc.kill()
+            proc.wait(10)
+    assert "MCP server 'web' broke off 'crash'" in str(crashed) and "its session was closed" in str(crashed)
+    assert again == "again"  # was "Session not found" on every later call of the run
 
 
 class _Recorder(BaseHTTPRequestHandler):
