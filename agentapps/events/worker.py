@@ -103,8 +103,9 @@ class Worker:
             self.group.touch(list(self._flying))
             self._next_touch = now + self.group.visibility_ms / 3000
         room = self._room()
-        if room == 0:
-            await asyncio.wait(list(self._flying.values()), return_when=asyncio.FIRST_COMPLETED)
+        if room == 0:  # every slot busy: wait for one, but wake to renew the visibility timeouts
+            await asyncio.wait(list(self._flying.values()), timeout=max(0.0, self._next_touch - now),
+                               return_when=asyncio.FIRST_COMPLETED)
             return
         try:
             taken: list[Delivery] = []

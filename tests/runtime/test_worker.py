@@ -196,6 +196,51 @@ def test_a_redis_restart_mid_run_loses_nothing_acknowledged(jobs, tmp_path):
         server.stop()
 
 
+SLOW = '''
+"""slow: an async handler that takes longer than the visibility timeout, then records `pid id`."""
+import asyncio
+import os
+
+frontmatter = {"name": "slow", "metadata": {"params": {"type": "object", "properties": {
+    "event": {"type": "object"}}, "required": ["event"]}}}
+
+
+async def run(ctx, args):
+    await asyncio.sleep(1.5)
+    with open(os.path.join(str(ctx.globals.config.project), "handled.txt"), "a") as out:
+        out.write(f"{os.getpid()} {args['event']['id']}\\n")
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("concurrency", ["1", "2"])
+def test_a_handler_slower_than_the_visibility_timeout_keeps_its_event(jobs, concurrency):
+    """Renewal also while every slot is busy (--concurrency 1 holding one event): the other worker,
+    idle and claiming overdue events, must not take the event the first one is still handling."""
+    jobs.project.write("slow.skill.py", SLOW)
+    [event_id] = emit(jobs, "jobs", ["one"])
+    common = ("jobs", "--group", "g", "--handler", "slow", "--concurrency", concurrency,
+              "--visibility-timeout", "0.3", "--json")
+    procs = [start(jobs, *common)]
+    try:
+        assert procs[0].stderr is not None and procs[0].stderr.readline().startswith("worker jobs/g:")
+        wait_for(lambda: pending(jobs, "jobs", "g") == 1)  # the first worker holds the event
+        procs.append(start(jobs, *common))
+        assert procs[1].stderr is not None and procs[1].stderr.readline().startswith("worker jobs/g:")
+        wait_for(lambda: handled(jobs) != [])
+        time.sleep(1.0)  # time for the second worker to have finished a wrongly claimed copy too
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+        outputs = [proc.communicate(timeout=30) for proc in procs]
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.communicate()
+    first = procs[0]
+    assert handled(jobs) == [(first.pid, event_id)], outputs
+    assert [json.loads(out)["handled"] for out, _ in outputs] == [1, 0]
+
+
 def test_an_unreachable_server_is_one_line_and_exit_2_without_the_password(jobs):
     result = jobs.cli("worker", "jobs", "--group", "g", "--handler", "record",
                       AGENTAPPS_REDIS_URL="redis://:top-secret-pw@127.0.0.1:1/0")
