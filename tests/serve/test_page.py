@@ -83,3 +83,21 @@ def test_the_form_follows_the_params_and_threads_can_be_browsed(page):
     page.wait_for_selector("[data-event=result] >> nth=1")
     shown = page.locator("[data-event=result]").all_inner_texts()
     assert len(shown) == 2 and '"text":"one"' in shown[0] and '"text":"two"' in shown[1]
+
+
+def test_deny_a_call_in_place_then_cancel_a_run(page):
+    page.select_option("#skill", "risky")
+    page.click("#run")
+    page.click(".approval [data-decision=deny]")
+    page.wait_for_selector("[data-event=result]")  # the denial reached the model as the tool's error; it went on
+    assert page.locator("[data-event=approval-decided]").inner_text().endswith("deny")
+    assert "was not approved" in page.inner_text("[data-event=tool-error]")
+    assert page.locator("[data-event=tool-result]").count() == 0
+    page.click("#run")
+    page.wait_for_selector(".approval [data-decision=approve]")
+    page.click("#cancel")
+    page.wait_for_selector("[data-event=error]")
+    assert page.locator("[data-event=approval-decided]").inner_text().endswith("cancelled")
+    assert page.locator("[data-event=result]").count() == 0
+    page.wait_for_selector("#run:not([disabled])")
+    assert page.is_disabled("#cancel")
