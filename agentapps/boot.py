@@ -6,15 +6,18 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentapps.cascade.local import Override, apply, collect, register_secrets
+from agentapps.cascade import LOCAL_ENV_PREFIX
 from agentapps.context.context import Config, Context, Globals
 from agentapps.context.manager import new_context
 from agentapps.errors import ConfigError, SkillLoadError
 from agentapps.tools.loader import RUN_STARTED, load_file
 from agentapps.tools.lookup import Lookup
 from agentapps.types import PathEntry, ToolDef
+
+if TYPE_CHECKING:
+    from agentapps.cascade.local import Override
 
 DATA_DIR = ".agent-apps"
 NO_PROJECT_DEPTH = 1
@@ -161,7 +164,11 @@ def bootstrap(cwd: Path | None = None, overrides: dict[str, Any] | None = None,
     started = time.time_ns()
     cwd = (cwd or Path.cwd()).resolve()
     project, main = find_project(cwd)
-    main, changes = apply(main, collect(local, os.environ))
+    changes: list[Override] = []
+    if local or any(k.startswith(LOCAL_ENV_PREFIX) for k in os.environ):  # the module only when used
+        from agentapps.cascade.local import apply, collect
+
+        main, changes = apply(main, collect(local, os.environ))
     config = Config(
         cwd=cwd,
         project=project,
@@ -180,7 +187,10 @@ def bootstrap(cwd: Path | None = None, overrides: dict[str, Any] | None = None,
         lookup.register(main)
         config.overrides["local"] = changes
     g = Globals(config=config, lookup=lookup)
-    register_secrets(g.internals, changes)
+    if changes:
+        from agentapps.cascade.local import register_secrets
+
+        register_secrets(g.internals, changes)
     if main is not None and main.metadata.get("mcp"):  # the project's MCP servers: their tools are skills
         from agentapps.mcp.registry import declare_main
 

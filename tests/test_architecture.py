@@ -46,6 +46,20 @@ def test_running_a_code_skill_imports_no_heavy_dependency(project, with_mcp):
     assert json.loads(result.stdout.splitlines()[-1]) == []
 
 
+def test_a_plain_code_skill_run_loads_only_what_it_uses(project):
+    """Nothing waits, nothing logs, no override or foreign tool name: none of their modules load."""
+    project.write("noop.skill.py", 'frontmatter = {"name": "noop", "allowed-tools": "file-read"}\n\n'
+                  'def run(ctx, args):\n    return "ok"\n')
+    unused = ("asyncio", "logging", "agentapps.cascade.local", "agentapps.tools.foreign", "agentapps.agent")
+    code = ("import sys, json\nfrom agentapps.cli import main\n"
+            "try:\n    main(['run', 'noop'])\nexcept SystemExit:\n    pass\n"
+            f"print(json.dumps([m for m in {unused!r} if m in sys.modules]))\n")
+    result = subprocess.run([sys.executable, "-c", code], check=False, cwd=project.root, env=project.env(),
+                            capture_output=True, text=True, timeout=60)
+    assert result.stdout.splitlines()[0] == "ok", result.stderr
+    assert json.loads(result.stdout.splitlines()[-1]) == []
+
+
 @pytest.mark.parametrize("argv", [["list"], ["list", "-Q", "noop", "--tag", "x", "--all", "--json"],
                                   ["list", "--query=noop", "-a"]])
 def test_listing_skips_typer_when_it_understands_every_option(project, argv):

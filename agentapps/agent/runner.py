@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentapps.agent.code import BridgeError, run_code
@@ -58,7 +57,7 @@ class Plan:
     message: str
 
 
-def plan(ctx: Context, args: dict[str, Any], template: Path) -> Plan:
+def plan(ctx: Context, args: dict[str, Any]) -> Plan:
     """Config (with CLI overrides, confined for sub-agents), code policies, prompt, user message."""
     skill = str(args.get("skillName") or args.get("name") or "agent")
     parent = scope_of(ctx)
@@ -85,7 +84,7 @@ def plan(ctx: Context, args: dict[str, Any], template: Path) -> Plan:
                  "shell": any(t["name"] == "shell" for t in found.tools)}
         found.tools = [t for t in found.tools if t["name"] != "skill-file"]  # shown with the files
     prompt = render_system_prompt(
-        template, ctx.globals.cache_for("agent.templates"), task=str(args.get("prompt") or ""),
+        task=str(args.get("prompt") or ""),
         skill=skill, discovered=found, returns=args.get("returns"), persistent=limits.persistent,
         max_steps=limits.max_steps, has_args=isinstance(args.get("args"), dict), files=files,
         wraps=wrapped_skill(served))
@@ -95,11 +94,11 @@ def plan(ctx: Context, args: dict[str, Any], template: Path) -> Plan:
     return Plan(skill, config, limits, policies, prompt, message)
 
 
-async def run_agent(ctx: Context, args: dict[str, Any], template: Path) -> Any:
+async def run_agent(ctx: Context, args: dict[str, Any]) -> Any:
     """Run the agent for `args` (the `agent` skill's args) and return its result; a refused
     `model` setting of the served skill names the file and line that set it."""
     try:
-        return await _run_agent(ctx, args, template)
+        return await _run_agent(ctx, args)
     except ConfigError as exc:
         served = served_context(ctx)
         if served is not ctx and exc.setting[:1] == ("model",):
@@ -109,9 +108,9 @@ async def run_agent(ctx: Context, args: dict[str, Any], template: Path) -> Any:
         raise
 
 
-async def _run_agent(ctx: Context, args: dict[str, Any], template: Path) -> Any:
+async def _run_agent(ctx: Context, args: dict[str, Any]) -> Any:
     if args.get("dryRun"):
-        p = plan(ctx, args, template)
+        p = plan(ctx, args)
         return {"dryRun": True, "skill": p.skill, "provider": p.config.get("agent"), "model": p.config.get("id"),
                 "system": p.prompt, "userMessage": p.message}
     from agentapps.sandbox import Sandbox
@@ -123,7 +122,7 @@ async def _run_agent(ctx: Context, args: dict[str, Any], template: Path) -> Any:
     if wraps is not None:  # middleware mode: the call it wraps, for agent code to look at
         memory.setdefault("target", {"skill": wraps, "args": dict(served_context(ctx).target.args)})
     with Sandbox(memory=memory, middleware=wraps is not None) as sandbox:  # starts while plan() runs
-        return await _run_planned(ctx, args, plan(ctx, args, template), sandbox)
+        return await _run_planned(ctx, args, plan(ctx, args), sandbox)
 
 
 async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: Sandbox) -> Any:

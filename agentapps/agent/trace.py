@@ -16,15 +16,16 @@ events, the progress display and a session's `$agent` capture never hold a secre
 
 from __future__ import annotations
 
-import logging
 import time
 from typing import TYPE_CHECKING, Any
+
+from agentapps.core.logs import logger
 
 if TYPE_CHECKING:
     from agentapps.context.context import Globals
     from agentapps.types import Reporter
 
-log = logging.getLogger("agentapps.agent")
+log = logger("agentapps.agent")
 MAX_TRACE = 10_000  # a persistent agent must not grow its trace without bound
 SAME_NAME = frozenset({"turn-start", "turn-end", "tool-call", "tool-result"})
 

@@ -31,13 +31,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from agentapps.cascade import LOCAL_ENV_PREFIX
 from agentapps.errors import UsageError
 from agentapps.types import ToolDef
 
 if TYPE_CHECKING:
     from agentapps.context.context import Internals
 
-ENV_PREFIX = "AGENTAPPS_LOCAL_"
+ENV_PREFIX = LOCAL_ENV_PREFIX
 REFUSED = frozenset({"params", "returns", "role", "tags", "visibility", "main", "allowed-tools"})
 SECRET_WORDS = re.compile(r"secret|token|password|passwd|credential|api_?key|private", re.IGNORECASE)
 

@@ -49,7 +49,7 @@ def _same_file(a: Path, b: Path | None) -> bool:
 def shadowing(site: Site) -> list[Finding]:
     """A checked skill with the name of a bundled one replaces it on the search path: say so."""
     tool, found = site.tool, list[Finding]()
-    same_name = site.scope.bundled.by_name.get(tool.name)
+    same_name = site.scope.bundled_named(tool.name)
     if not same_name:
         return found  # most skills: no path to resolve at all
     here = tool.path.resolve() if tool.path else None

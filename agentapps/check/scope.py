@@ -33,6 +33,7 @@ class Scope:
     _tags: dict[str, set[str]] | None = field(default=None, repr=False)
     _names: set[str] | None = field(default=None, repr=False)
     _unlisted: set[str] | None = field(default=None, repr=False)
+    _bundled_names: dict[str, list[ToolDef | Broken]] | None = field(default=None, repr=False)
 
     def names(self) -> set[str]:
         """Every skill name findable while checking (broken files included: they are named), and
@@ -44,6 +45,12 @@ class Scope:
             mcp_names, self._unlisted = known_tools(self, declaring)
             self._names = set(self.lookup.all_names()) | {item.name for item in self.files} | mcp_names
         return self._names
+
+    def bundled_named(self, name: str) -> list[ToolDef | Broken]:
+        """The bundled definitions named `name` (the bundled index decoded once per check)."""
+        if self._bundled_names is None:
+            self._bundled_names = self.bundled.by_name
+        return self._bundled_names.get(name) or []
 
     def unlisted_servers(self) -> set[str]:
         """Declared MCP servers (sanitised names) whose tools are not known without starting them."""

@@ -58,12 +58,8 @@ def _middleware_config(site: Site, meta: dict[str, Any], cache: dict[Any, Any]) 
     for key, value in meta.items():
         if key.startswith("$") or value is None or value is False or key not in scope.names():
             continue
-        try:
-            middleware = scope.lookup.find(key)
-            params = interface_key(middleware, scope.lookup, "params", scope.main)
-        except AgentAppsError:
-            continue  # reported at its own file
-        if middleware.metadata.get("role") != "middleware" or middleware.params is None or params is None:
+        params = _middleware_params(scope, key, cache)
+        if params is None:
             continue
         try:
             validate(dict(value) if isinstance(value, dict) else {}, params, cache, skill=key, where="params")
@@ -73,6 +69,23 @@ def _middleware_config(site: Site, meta: dict[str, Any], cache: dict[Any, Any]) 
             refused = refused_config(site.tool.name, key, exc)
             found.append(ConfigError(refused.message, skill=site.tool.name, setting=(key,)))
     return found
+
+
+def _middleware_params(scope: Scope, key: str, cache: dict[Any, Any]) -> dict[str, Any] | None:
+    """The params of the middleware skill named `key` (None when it is not one that declares
+    params), looked up once per scope: every skill's metadata repeats the same few keys."""
+    memo = ("middleware-params", id(scope.lookup), key)
+    if memo not in cache:
+        cache[memo] = None
+        try:
+            middleware = scope.lookup.find(key)
+            params = interface_key(middleware, scope.lookup, "params", scope.main)
+        except AgentAppsError:
+            return None  # reported at its own file
+        if middleware.metadata.get("role") == "middleware" and middleware.params is not None:
+            cache[memo] = params
+    result: dict[str, Any] | None = cache[memo]
+    return result
 
 
 def problems(site: Site, cascaded: Cascaded, cache: dict[Any, Any] | None = None) -> list[ConfigError]:

@@ -64,7 +64,6 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
     try:
         from agentapps.boot import bootstrap
         from agentapps.cascade.interface import params_of
-        from agentapps.cascade.local import register_secrets as register_local_secrets
         from agentapps.context.manager import invoke_root
         from agentapps.hosting import agent_extras, register_secrets
 
@@ -76,7 +75,10 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         g = root.globals
         internals = g.internals
         internals.redactor = redactor
-        register_local_secrets(internals, g.config.overrides.get("local") or ())
+        if g.config.overrides.get("local"):
+            from agentapps.cascade.local import register_secrets as register_local_secrets
+
+            register_local_secrets(internals, g.config.overrides["local"])
         register_secrets(g)
         data_dir = g.config.log_dir
         g.config.overrides.update({k: v for k, v in (("model", opts.model), ("record", opts.record),

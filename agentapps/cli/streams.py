@@ -11,7 +11,6 @@ the next write or `drain()`. Text that cannot be encoded (a lone surrogate) is w
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -61,11 +60,6 @@ class RedactingStream:
         return getattr(self.stream, name)
 
 
-class _Format(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        return f"{record.levelname.lower()}: {super().format(record)}"
-
-
 def drain_all() -> None:
     """Flush stdout, stderr and the result stream, held-back text included (before a hard exit)."""
     from agentapps.cli.render import out
@@ -84,25 +78,18 @@ def drain_all() -> None:
 def redacted_output(redactor: Redactor, *, verbose: bool) -> Iterator[None]:
     """Route stdout, stderr and the `agentapps` loggers through `redactor` for the duration."""
     from agentapps.cli import render
+    from agentapps.core import logs
 
     saved = sys.stdout, sys.stderr
     results = RedactingStream(sys.stdout, redactor)
     sys.stderr = RedactingStream(sys.stderr, redactor)
     sys.stdout = sys.stderr  # a skill's print is a diagnostic
     render.results_to(results)  # type: ignore[arg-type]
-    logger = logging.getLogger("agentapps")
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_Format("%(message)s"))
-    previous = logger.level, logger.propagate
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG if verbose else logging.WARNING)
-    logger.propagate = False
+    logs.route(verbose=verbose)  # logging itself is loaded only if the run logs
     try:
         yield
     finally:
-        logger.removeHandler(handler)
-        logger.setLevel(previous[0])
-        logger.propagate = previous[1]
+        logs.unroute()
         drain_all()
         render.results_to(None)
         sys.stdout, sys.stderr = saved

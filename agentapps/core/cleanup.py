@@ -29,8 +29,8 @@ async def run_cleanups(internals: Internals, timeout: float = DEFAULT_TIMEOUT) -
         task.cancel()
     for task in done:
         if not task.cancelled() and task.exception() is not None:
-            import logging
+            from agentapps.core.logs import logger
 
-            logging.getLogger("agentapps").debug("cleanup failed", exc_info=task.exception())
+            logger("agentapps").debug("cleanup failed", exc_info=task.exception())
     if pending:
         await asyncio.wait(pending, timeout=0.2)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
-import logging
 import time
 import uuid
 from collections import deque
@@ -18,6 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agentapps.core.logs import logger
 from agentapps.errors import LimitError, UsageError
 from agentapps.types import Event
 
@@ -28,7 +28,7 @@ REPLAY_LIMIT = 100
 MAX_DEPTH = 16  # events emitted from handlers of events emitted from handlers of ...
 DEFAULT_QUEUE = "default"
 EventFn = Callable[[dict[str, Any]], Any]
-log = logging.getLogger("agentapps.events")
+log = logger("agentapps.events")
 
 
 def envelope(event: Event) -> dict[str, Any]:

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from agentapps.tools.names import is_foreign
+
 SIMPLE = {
     "Read": ("file-read",), "Write": ("file-write",), "Glob": ("file-list",), "LS": ("file-list",),
     "Grep": ("file-search",), "Edit": ("file-read", "file-write"),
@@ -58,10 +60,6 @@ class Mapped:
     @property
     def foreign(self) -> bool:
         return self.patterns != (self.token,)
-
-
-def is_foreign(token: str) -> bool:
-    return token[:1].isupper() or token.startswith("mcp__")
 
 
 def _escape(text: str) -> str:

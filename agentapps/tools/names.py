@@ -14,6 +14,12 @@ FOLDER_SKILL_FILE = "SKILL.md"
 RefKind = Literal["name", "path", "uri"]
 
 
+def is_foreign(token: str) -> bool:
+    """An allowed-tools token in another agent's spelling (`Read`, `Bash(git:*)`, `mcp__srv__tool`):
+    agentapps.tools.foreign maps it onto ours."""
+    return token[:1].isupper() or token.startswith("mcp__")
+
+
 def is_valid_name(name: str) -> bool:
     return bool(NAME_RE.match(name)) and len(name) <= 64
 

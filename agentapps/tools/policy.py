@@ -10,7 +10,7 @@ from functools import lru_cache
 from typing import Any
 
 from agentapps.errors import DeniedError, UsageError
-from agentapps.tools.foreign import translate
+from agentapps.tools.names import is_foreign
 
 MAX_PATTERN = 1000
 MAX_NESTING = 32  # keeps the recursive brace reader far from the interpreter stack limit
@@ -265,6 +265,11 @@ class Policy:
                 if not item.strip() and not isinstance(text, str):
                     raise _bad(item, "empty pattern")
                 for tok in split_patterns(item):  # other agents' names (`Read`, `Bash(git:*)`) map
+                    if not is_foreign(tok):
+                        rules.append(Rule.parse(tok))
+                        continue
+                    from agentapps.tools.foreign import translate
+
                     rules.extend(Rule.parse(p) for p in translate(tok).patterns)
         except UsageError as exc:
             raise UsageError(f"Skill '{owner}' allowed-tools: {exc.message}", skill=owner) from None

@@ -5,8 +5,6 @@ called by agent-execute, the served markdown skill is `ctx.envelope.parent.targe
 `locals.agent` gets the trace. Logic lives in `agentapps.agent`.
 """
 
-from pathlib import Path
-
 from agentapps.agent.runner import run_agent
 
 frontmatter = {
@@ -38,4 +36,4 @@ frontmatter = {
 
 
 async def run(ctx, args):
-    return await run_agent(ctx, dict(args), Path(__file__).with_name("system-prompt.md.j2"))
+    return await run_agent(ctx, dict(args))
