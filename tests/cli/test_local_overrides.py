@@ -101,6 +101,7 @@ def test_the_main_skill_itself_runs_with_the_overrides(app):
     ([], {"AGENTAPPS_LOCAL_MODEL__STOP__9": "zz"}, "`model.stop` does not exist; `9` would index a new list"),
     (["--local-json", 'model.stop.-1="zz"'], {}, "`-1` would index a new list, which can only start at 0"),
     (["--local", "model.fallback.01=x"], {}, "`01` is not an index in it (0 to 2)"),
+    (["--local", "model.fallback.\u00b2=x"], {}, "is not an index in it (0 to 2)"),  # a digit to isdigit(), not to int()
 ])
 def test_bad_paths_and_values_are_usage_errors(app, argv, env, message):
     result = app.cli("run", *argv, "show", **env)
