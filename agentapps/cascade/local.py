@@ -12,8 +12,8 @@ so a parent path is set before its children), then the command-line options in t
 A skill's own metadata still wins over the authority, as it would over an edit of the main file;
 the main skill itself, when it is what runs, gets the overrides.
 
-Paths: a numeric segment indexes a list (the length appends); a missing object on the way is
-created. Text values take the type of the value they replace (number, boolean); a new key's text
+Paths: a numeric segment indexes a list (the length appends); a missing key on the way is
+created, as a list when the next segment is a number (which must then be 0), else as an object. Text values take the type of the value they replace (number, boolean); a new key's text
 that is a plain JSON number or `true`/`false` becomes one (`model.maxTurns=50` is a number even
 when the file has no `maxTurns`); anything else, and any secret-looking key, stays text.
 An environment segment matches an existing key ignoring case, `_` and `-` (`MAX_TURNS` is
@@ -24,6 +24,7 @@ An environment segment matches an existing key ignoring case, `_` and `-` (`MAX_
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import math
 import re
@@ -71,7 +72,7 @@ def parse_option(raw: str, *, as_json: bool) -> Override:
     path = path.strip()
     if not eq or not path:
         raise UsageError(f"{flag} expects KEY.PATH={'JSON' if as_json else 'VALUE'}, got {raw[:80]!r}.")
-    _segments(path, flag)
+    _segments(path, f"{flag} {path}")
     if not as_json:
         return Override(flag, path, text, True)
     try:
@@ -82,7 +83,7 @@ def parse_option(raw: str, *, as_json: bool) -> Override:
 
 
 def from_environment(environ: Mapping[str, str]) -> list[Override]:
-    """The `AGENTAPPS_LOCAL_*` variables, parents before children."""
+    """The `AGENTAPPS_LOCAL_*` variables, parents before children, indices in numeric order."""
     found = []
     for name in sorted(k for k in environ if k.startswith(ENV_PREFIX)):
         rest = name[len(ENV_PREFIX):]
@@ -91,18 +92,40 @@ def from_environment(environ: Mapping[str, str]) -> list[Override]:
             raise UsageError(f"Environment variable {name}: name a metadata path after {ENV_PREFIX}, "
                              "with `__` between segments (AGENTAPPS_LOCAL_MODEL__REGION).")
         found.append(Override(name, ".".join(parts), environ[name], True, env=True))
-    return sorted(found, key=lambda o: len(o.path.split(".")))
+    return sorted(found, key=_order)
 
 
-def _segments(path: str, source: str) -> list[str]:
+def _order(override: Override) -> tuple[int, list[tuple[int, int, str]]]:
+    """Parents before children, then name order with list indices as numbers (`__2` before
+    `__10`), so variables can append to a list one index after another."""
+    parts = override.path.split(".")
+    return len(parts), [(0, int(p), "") if _index(p) else (1, 0, p) for p in parts]
+
+
+def _where(override: Override) -> str:
+    """How an error names the override: the variable's name, or the option and its path."""
+    return override.source if override.env else f"{override.source} {override.path}"
+
+
+def _segments(path: str, where: str) -> list[str]:
     parts = path.split(".")
     if any(not p for p in parts):
-        raise UsageError(f"{source} {path}: empty path segment.")
+        raise UsageError(f"{where}: empty path segment.")
     head = parts[0]
     if head.lower() in REFUSED or any(p.startswith("$") for p in parts):
-        raise UsageError(f"{source} {path}: `{head if head.lower() in REFUSED else path}` is not "
+        raise UsageError(f"{where}: `{head.lower() if head.lower() in REFUSED else path}` is not "
                          "configuration (interface keys and $ annotations cannot be overridden).")
     return parts
+
+
+def _index(raw: str) -> bool:
+    """Whether a path segment is a list index: ASCII digits, no sign, no leading zero."""
+    return re.fullmatch(r"0|[1-9][0-9]*", raw) is not None
+
+
+def _numeric(raw: str) -> bool:
+    """Whether a path segment is written as a whole number (`9`, `-1`, `007`)."""
+    return re.fullmatch(r"-?[0-9]+", raw) is not None
 
 
 def _folded(key: str) -> str:
@@ -162,7 +185,7 @@ def _step(node: Any, raw: str, override: Override, walked: list[str], where: str
           ) -> tuple[Any, Any]:
     """The key or index `raw` names in `node`, and the value there now (None when absent)."""
     if isinstance(node, list):
-        if not raw.isdigit() or int(raw) > len(node):
+        if not _index(raw) or int(raw) > len(node):
             raise UsageError(f"{where}: `{'.'.join(walked) or 'metadata'}` is a list of "
                              f"{len(node)}; `{raw}` is not an index in it (0 to {len(node)}).")
         index = int(raw)
@@ -181,17 +204,28 @@ def _put(node: Any, index: Any, value: Any) -> None:
         node[index] = value
 
 
+def _created(following: str, walked: list[str], where: str) -> list[Any] | dict[str, Any]:
+    """The container made for a missing key: a list when the next segment is a number (which must
+    then be 0, the only index a new list has), else an object."""
+    if not _numeric(following):
+        return {}
+    if following != "0":
+        raise UsageError(f"{where}: `{'.'.join(walked)}` does not exist; `{following}` would index a "
+                         "new list, which can only start at 0.")
+    return []
+
+
 def _set(meta: dict[str, Any], override: Override) -> str:
     """Apply one override; returns the path it set, in the metadata's own spelling."""
-    parts = _segments(override.path, override.source)
-    where = f"{override.source} ({override.path})" if override.env else f"{override.source} {override.path}"
+    where = _where(override)
+    parts = _segments(override.path, where)
     node: Any = meta
     walked: list[str] = []
-    for raw in parts[:-1]:
+    for raw, following in itertools.pairwise(parts):
         index, current = _step(node, raw, override, walked, where)
         walked.append(str(index))
         if current is None:
-            current = {}
+            current = _created(following, walked, where)
             _put(node, index, current)
         node = current
     index, current = _step(node, parts[-1], override, walked, where)

@@ -5,6 +5,11 @@ HMAC-SHA256 of the raw body>` with the value of VAR, a variable the skill declar
 `metadata.env`. A delivery is accepted once (by `X-GitHub-Delivery`, else by its signature) for a
 day, across replicas. The skill runs in the background with the payload as `input` (parsed JSON
 for a JSON body, else text); the answer is 202 with the run's id.
+
+Refusals: 401 without the header (a UsageError, exit code 2, as for a missing bearer token) or
+with a signature that does not match (a DeniedError, exit code 3: a webhook has no identity to
+forbid, so a bad signature is unauthenticated, not forbidden); 409 for a replay (exit code 3);
+503 when the secret is not set on this server.
 """
 
 from __future__ import annotations
@@ -66,7 +71,8 @@ async def hook(request: Request) -> Response:
     body = await read_body(request, server.options.max_body)
     signature = request.headers.get("x-hub-signature-256")
     if not signature:
-        raise Refused(401, DeniedError("The webhook has no X-Hub-Signature-256 header.", skill=name))
+        # like a missing bearer token: 401 with a usage error (exit code 2); a wrong one is denied (3)
+        raise Refused(401, UsageError("The webhook has no X-Hub-Signature-256 header.", skill=name))
     expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
     if not hmac.compare_digest(signature.strip().encode(), expected.encode()):
         raise Refused(401, DeniedError("The webhook signature does not match its body.", skill=name))

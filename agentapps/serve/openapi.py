@@ -8,12 +8,15 @@ ERROR = {"$ref": "#/components/schemas/Failure"}
 
 
 def _op(summary: str, body: dict[str, Any] | None, ok: dict[str, Any], *, media: str = "application/json",
-        codes: tuple[int, ...] = (400, 401, 403, 404, 413, 429)) -> dict[str, Any]:
+        codes: tuple[int, ...] = (400, 401, 403, 404, 413, 429), param: str | None = None,
+        body_media: str = "application/json", success: str = "200") -> dict[str, Any]:
     op: dict[str, Any] = {"summary": summary, "responses": {
-        "200": {"description": "OK", "content": {media: {"schema": ok}}},
+        success: {"description": "OK", "content": {media: {"schema": ok}}},
         **{str(c): {"description": "Refused", "content": {"application/json": {"schema": ERROR}}} for c in codes}}}
     if body is not None:
-        op["requestBody"] = {"required": True, "content": {"application/json": {"schema": body}}}
+        op["requestBody"] = {"required": True, "content": {body_media: {"schema": body}}}
+    if param is not None:
+        op["parameters"] = [{"name": param, "in": "path", "required": True, "schema": {"type": "string"}}]
     return op
 
 
@@ -25,6 +28,8 @@ DECISION = {"type": "object", "required": ["streamId", "approvalId", "decision"]
     "decision": {"enum": ["approve", "deny"]}}}
 OK = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
 ANY = {"type": "object"}
+ACCEPTED = {"type": "object", "required": ["ok", "runId", "skill"], "properties": {
+    "ok": {"const": True}, "runId": {"type": "string"}, "skill": {"type": "string"}}}
 
 
 def document() -> dict[str, Any]:
@@ -57,11 +62,18 @@ def document() -> dict[str, Any]:
             "/approve": {"post": _op("Decide a pending approval", DECISION, OK, codes=(400, 401, 403, 404, 409))},
             "/cancel": {"post": _op("Cancel a stream", STREAM, OK, codes=(400, 401, 403, 404))},
             "/threads": {"get": _op("Your threads", None, ANY, codes=(401, 403))},
-            "/threads/{thread}": {"get": _op("A thread and its entries", None, ANY, codes=(401, 403, 404)),
-                                  "delete": _op("Delete a thread", None, OK, codes=(401, 403, 404))},
+            "/threads/{thread}": {"get": _op("A thread and its entries", None, ANY, codes=(401, 403, 404),
+                                             param="thread"),
+                                  "delete": _op("Delete a thread", None, OK, codes=(401, 403, 404), param="thread")},
             "/skills": {"get": _op("The skills served, with their schemas", None, ANY, codes=(401, 403))},
-            "/hooks/{skill}": {"post": {**_op("A signed webhook", ANY, ANY, codes=(400, 401, 404, 409, 413)),
+            "/hooks/{skill}": {"post": {**_op("A signed webhook (X-Hub-Signature-256); any body: JSON is parsed, "
+                                              "anything else is text", {}, ACCEPTED,
+                                              codes=(400, 401, 404, 409, 413, 503), param="skill",
+                                              body_media="*/*", success="202"),
                                         "security": []}},
             "/healthz": {"get": {**_op("Liveness", None, OK, codes=()), "security": []}},
+            "/openapi.json": {"get": {**_op("This document", None, ANY, codes=()), "security": []}},
+            "/": {"get": {**_op("The chat page", None, {"type": "string"}, media="text/html", codes=()),
+                          "security": []}},
         },
     }

@@ -97,6 +97,11 @@ def test_the_main_skill_itself_runs_with_the_overrides(app):
     ([], {"AGENTAPPS_LOCAL_MODEL__MAX_TURNS": "lots"}, "expects a number"),
     ([], {"AGENTAPPS_LOCAL_": "x"}, "name a metadata path"),
     ([], {"AGENTAPPS_LOCAL_ROLE": "main"}, "not configuration"),
+    (["--local", "model.stop.9=zz"], {}, "`model.stop` does not exist; `9` would index a new list"),
+    ([], {"AGENTAPPS_LOCAL_MODEL__STOP__9": "zz"}, "`model.stop` does not exist; `9` would index a new list"),
+    (["--local-json", 'model.stop.-1="zz"'], {}, "`-1` would index a new list, which can only start at 0"),
+    (["--local", "model.fallback.01=x"], {}, "`01` is not an index in it (0 to 2)"),
+    (["--local", "model.fallback.\u00b2=x"], {}, "is not an index in it (0 to 2)"),  # a digit to isdigit(), not to int()
 ])
 def test_bad_paths_and_values_are_usage_errors(app, argv, env, message):
     result = app.cli("run", *argv, "show", **env)
@@ -171,3 +176,37 @@ def test_local_max_turns_works_in_a_project_whose_main_skill_never_set_it(projec
     project.write("run.json", '{"turns": [{"text": "hi"}]}')
     result = project.cli("run", "--local", "model.maxTurns=50", "--replay", "run.json", "ask")
     assert (result.returncode, result.stdout.strip()) == (0, "hi"), result.stderr
+
+
+@pytest.mark.parametrize(("argv", "env"), [
+    (["--local", "model.stop.0=zz", "--local", "model.stop.1=yy"], {}),
+    ([], {"AGENTAPPS_LOCAL_MODEL__STOP__0": "zz", "AGENTAPPS_LOCAL_MODEL__STOP__1": "yy"}),
+])
+def test_index_0_on_a_missing_key_starts_a_list_from_options_and_variables_alike(app, argv, env):
+    assert _shown(app, *argv, **env)["model"]["stop"] == ["zz", "yy"]
+
+
+def test_variables_fill_a_new_list_in_numeric_order():
+    main = ToolDef("app", "markdown", {"name": "app", "metadata": {}})
+    env = {f"AGENTAPPS_LOCAL_MODEL__STOP__{i}": f"s{i}" for i in range(12)}  # __10 sorts before __2 by name
+    patched, _ = apply(main, from_environment(env))
+    assert patched is not None and patched.metadata["model"]["stop"] == [f"s{i}" for i in range(12)]
+
+
+def test_a_number_under_an_existing_object_is_a_key_and_a_new_list_can_hold_objects():
+    main = ToolDef("app", "markdown", {"name": "app", "metadata": {"codes": {"404": "a"}}})
+    patched, _ = apply(main, [Override("--local", "codes.500", "b", True),
+                              Override("--local", "routes.0.hosts.0", "h", True)])
+    assert patched is not None and patched.metadata["codes"] == {"404": "a", "500": "b"}
+    assert patched.metadata["routes"] == [{"hosts": ["h"]}]
+
+
+@pytest.mark.parametrize(("env", "expected"), [
+    ({"AGENTAPPS_LOCAL_PARAMS": "x"}, ("error: AGENTAPPS_LOCAL_PARAMS: `params` is not configuration "
+                                       "(interface keys and $ annotations cannot be overridden).")),
+    ({"AGENTAPPS_LOCAL_MODEL__MAX_TURNS": "lots"},
+     "error: AGENTAPPS_LOCAL_MODEL__MAX_TURNS: expects a number (it replaces one), got 'lots'."),
+])
+def test_a_variables_error_names_the_variable_once(app, env, expected):
+    result = app.cli("run", "show", **env)
+    assert (result.returncode, result.stderr.strip()) == (2, expected)

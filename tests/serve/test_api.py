@@ -174,6 +174,8 @@ def test_open_endpoints_and_the_skill_list(served):
         assert client.get("/healthz").json()["ok"] is True
         spec = client.get("/openapi.json").json()
         assert spec["openapi"].startswith("3.1") and {"/invocations", "/chat", "/approve"} <= set(spec["paths"])
+        assert spec["paths"]["/"]["get"]["security"] == [] and "text/html" in spec["paths"]["/"]["get"]["responses"]["200"]["content"]
+        assert spec["paths"]["/openapi.json"]["get"]["security"] == []
         assert client.get("/").headers["content-type"].startswith("text/html")
         assert client.get("/nowhere").status_code == 401  # who asks comes first: no map of the API for strangers
     with served.client(ALICE) as client:
@@ -311,13 +313,17 @@ def _hook_lines(project: Any, count: int, timeout: float = 5) -> list[Any]:
     return [json.loads(line) for line in (log.read_text().splitlines() if log.exists() else [])]
 
 
-@pytest.mark.parametrize(("signature", "delivery", "status", "says"), [
-    (None, "d-missing", 401, "no X-Hub-Signature-256"),
-    ("sha256=" + "0" * 64, "d-invalid", 401, "does not match"),
-    ("sha256=deadbeef", "d-short", 401, "does not match"),
-    (_signed(b'{"other": "body"}'), "d-other", 401, "does not match"),
+MISSING = ("UsageError", 2, "The webhook has no X-Hub-Signature-256 header.")  # like a missing bearer token
+MISMATCH = ("DeniedError", 3, "The webhook signature does not match its body.")
+
+
+@pytest.mark.parametrize(("signature", "delivery", "error"), [
+    (None, "d-missing", MISSING),
+    ("sha256=" + "0" * 64, "d-invalid", MISMATCH),
+    ("sha256=deadbeef", "d-short", MISMATCH),
+    (_signed(b'{"other": "body"}'), "d-other", MISMATCH),
 ])
-def test_a_webhook_without_a_valid_signature_runs_nothing(served, module_project, signature, delivery, status, says):
+def test_a_webhook_without_a_valid_signature_runs_nothing(served, module_project, signature, delivery, error):
     body = b'{"action": "opened"}'
     headers = {"Content-Type": "application/json", "X-GitHub-Delivery": delivery}
     if signature:
@@ -325,7 +331,10 @@ def test_a_webhook_without_a_valid_signature_runs_nothing(served, module_project
     before = len(_hook_lines(module_project, 0, timeout=0))
     with served.client() as client:  # webhooks carry no bearer token: the signature is the proof
         response = client.post("/hooks/hooked", content=body, headers=headers)
-    assert response.status_code == status and says in response.json()["error"]["message"]
+    kind, exit_code, message = error
+    assert response.status_code == 401  # unauthenticated, whatever the exit-code class (docs/serve.md)
+    assert response.json() == {"ok": False, "error": {"type": kind, "message": message, "exit_code": exit_code,
+                                                      "skill": "hooked", "file": None, "line": None}}
     time.sleep(0.2)
     assert len(_hook_lines(module_project, 0, timeout=0)) == before
 
@@ -340,10 +349,28 @@ def test_a_signed_webhook_runs_once_and_a_replay_is_refused(served, module_proje
         assert accepted.status_code == 202 and accepted.json()["runId"]
         replayed = client.post("/hooks/hooked", content=body, headers=headers)
         assert replayed.status_code == 409 and "replay" in replayed.json()["error"]["message"]
+        assert replayed.json()["error"]["type"] == "DeniedError" and replayed.json()["error"]["exit_code"] == 3
         assert client.post("/hooks/greet", content=body, headers=headers).status_code == 404  # did not opt in
     assert _hook_lines(module_project, before + 1)[-1] == {"action": "opened", "number": 7}
     time.sleep(0.3)
     assert len(_hook_lines(module_project, 0, timeout=0)) == before + 1
+
+
+@pytest.mark.parametrize(("content_type", "body", "delivery"), [
+    ("text/plain; charset=utf-8", "deploy finished: ok\nsecond line ünïcode", "d-text"),
+    ("text/plain", '{"looks": "like json"}', "d-text-json"),  # JSON only by its Content-Type
+    ("application/x-www-form-urlencoded", "payload=%7B%22a%22%3A1%7D", "d-form"),
+])
+def test_a_webhook_body_that_is_not_json_reaches_the_skill_as_text(served, module_project, content_type, body,
+                                                                   delivery):
+    raw = body.encode()
+    headers = {"Content-Type": content_type, "X-Hub-Signature-256": _signed(raw), "X-GitHub-Delivery": delivery}
+    before = len(_hook_lines(module_project, 0, timeout=0))
+    with served.client() as client:
+        accepted = client.post("/hooks/hooked", content=raw, headers=headers)
+    assert accepted.status_code == 202, accepted.text
+    assert accepted.json() == {"ok": True, "runId": accepted.json()["runId"], "skill": "hooked"}
+    assert _hook_lines(module_project, before + 1)[before:] == [body]  # the text, exactly, as `input`
 
 
 def test_keep_alive_requests_are_not_held_by_delayed_acks(served):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import calendar
+import re
 
 import pytest
 
@@ -68,3 +69,23 @@ def test_a_served_run_has_its_own_totals_and_shares_the_rest(project):
     assert first.g.internals.redactor is g.internals.redactor
     first.g.signal.abort("stop")
     assert not second.g.signal.aborted and not g.signal.aborted
+
+
+def test_the_openapi_document_lists_every_route_of_the_app_and_declares_its_path_parameters():
+    from types import SimpleNamespace
+
+    from starlette.routing import Route
+
+    from agentapps.serve.app import build
+    from agentapps.serve.openapi import document
+    from agentapps.serve.state import Options
+
+    app = build(SimpleNamespace(options=Options())).app  # the Starlette app behind the Guard
+    served = {(r.path, m.lower()) for r in app.routes if isinstance(r, Route) for m in (r.methods or ()) if m != "HEAD"}
+    paths = document()["paths"]
+    documented = {(path, method) for path, ops in paths.items() for method in ops}
+    assert documented == served and {("/", "get"), ("/openapi.json", "get")} <= documented
+    for path, ops in paths.items():
+        named = set(re.findall(r"{(\w+)}", path))
+        for op in ops.values():
+            assert {p["name"] for p in op.get("parameters", []) if p["in"] == "path"} == named, path
