@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import mcp_types as types
@@ -420,3 +421,86 @@ def _cwd(pid: str) -> str:
         return os.readlink(f"/proc/{pid}/cwd")
     except OSError:
         return ""
+
+
+DIG = {"turns": [{"text": "Digging.", "code": "return await ctx.manager.invoke('shell', "
+                  "{command: 'echo $$ > shell.pid; exec sleep 47.5', timeout: 120})"}, {"text": "Done."}]}
+
+
+def _parents() -> dict[int, int]:
+    found: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                found[int(entry)] = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    return found
+
+
+def _descendants(pid: int) -> set[int]:
+    parents, found, todo = _parents(), set(), [pid]
+    while todo:
+        parent = todo.pop()
+        children = {p for p, pp in parents.items() if pp == parent} - found
+        found |= children
+        todo += children
+    return found
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def _serving(project: Any) -> int:
+    """The pid of the project's `agentapps mcp-server` (the SDK's stdio client started it)."""
+    [pid] = [p for p in map(int, filter(str.isdigit, os.listdir("/proc"))) if "mcp-server" in _cmdline(p)
+             and _cwd(str(p)) == str(project.root) and p != os.getpid()]
+    return pid
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_cancelling_a_run_kills_the_shell_and_sandbox_processes_it_started(served, transport):
+    from tests.fakes.mcpkit import alive
+
+    served.write("dig.turns.json", json.dumps(DIG))
+    served.write("dig.skill.md", "---\nname: dig\ndescription: Runs a long command from agent code.\n"
+                                 "allowed-tools: shell\nmetadata: {\"model\": {\"agent\": \"agent-scripted\", "
+                                 "\"script\": \"dig.turns.json\"}}\n---\nDig.\n")
+    pidfile = served.root / "shell.pid"
+    proc = None
+    if transport == "http":
+        proc, port = _http_server(served)
+
+    async def session() -> dict[str, bool]:
+        target: Any = stdio(served) if proc is None else f"http://127.0.0.1:{port}/mcp"
+        async with Client(target) as client:
+            server = proc.pid if proc is not None else _serving(served)
+            call = asyncio.ensure_future(client.call_tool("dig", {}))
+            deadline = time.monotonic() + 20
+            while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            shell = int(pidfile.read_text())
+            [sandbox] = [p for p in _descendants(server) if "sandbox/child.py" in _cmdline(p)]
+            assert alive(shell) and "sleep 47.5" in _cmdline(shell) and alive(sandbox)
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            deadline = time.monotonic() + 5
+            while (alive(shell) or alive(sandbox)) and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            left = {"shell": alive(shell), "sandbox": alive(sandbox)}  # before the server ends
+            greeted = await client.call_tool("greet", {"name": "Ada"})  # the server serves on
+            assert greeted.structured_content == {"greeting": "Hello, Ada!"}
+            return left
+
+    try:
+        left = run(session())
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.communicate(timeout=10)
+    assert left == {"shell": False, "sandbox": False}  # killed by the cancellation, not by the server's exit
