@@ -115,6 +115,10 @@ class Progress:
             "again" if data.get("restart") else "")
         self._line(f"{pad}mcp: starting server '{data.get('server')}' {why}".rstrip(), "2")
 
+    def _on_mcp_reconnect(self, data: dict[str, Any], pad: str) -> None:
+        self._line(f"{pad}mcp: server '{data.get('server')}' no longer knew its session (did it restart?); "
+                   f"'{data.get('tool')}' was sent again on a new one", "33")
+
     # -- output -------------------------------------------------------------------------------
 
     def _write(self, text: str, style: str) -> None:

@@ -9,6 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from agentapps.errors import SkillError, SkillNotFoundError
+from agentapps.mcp.connection import LostSession
 from agentapps.mcp.elicit import FORWARD
 from agentapps.mcp.hub import Hub
 from agentapps.mcp.registry import registry_for
@@ -89,7 +90,12 @@ async def call_tool(ctx: Context, prefix: str, tool: str, skill: str, args: dict
     spec = server.spec
     if confirm:
         await _approve(ctx, spec, skill, args)
-    conn = await hub_for(g).connection(spec, lambda tools: registry.set_tools(prefix, tools, fresh=True))
+    hub = hub_for(g)
+
+    def on_tools(tools: list[dict[str, Any]]) -> None:
+        registry.set_tools(prefix, tools, fresh=True)
+
+    conn = await hub.connection(spec, on_tools)
     report: Reporter | None = g.internals.reporter
 
     async def progress(progress: float, total: float | None, message: str | None) -> None:
@@ -98,5 +104,15 @@ async def call_tool(ctx: Context, prefix: str, tool: str, skill: str, args: dict
                                 "message": message})
 
     # progress is asked for only when someone shows it (it costs a token and a handler per call)
-    result = await conn.call(tool, dict(args), FORWARD.get(), progress if report is not None else None)
+    on_progress = progress if report is not None else None
+    try:
+        result = await conn.call(tool, dict(args), FORWARD.get(), on_progress)
+    except LostSession:
+        # The server restarted since the last call: it refused our session without running the
+        # call, so sending it again is safe. Once: the hub opens a new session (counted like a
+        # restart, at most once per run) and a second refusal is the error.
+        conn = await hub.connection(spec, on_tools)
+        if report is not None:
+            report("mcp-reconnect", {"server": spec.name, "tool": tool})
+        result = await conn.call(tool, dict(args), FORWARD.get(), on_progress)
     return outcome(spec, tool, skill, result, structured, g.internals)

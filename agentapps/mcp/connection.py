@@ -27,6 +27,11 @@ CLOSE_SECONDS = 3.0  # stdin closed, SIGTERM, SIGKILL: about 1 s; the rest is fo
 PAGES = 100  # tools/list pages followed at most: a paginator that never ends cannot hang a run
 
 
+class LostSession(SkillError):
+    """An HTTP server answered a call with 404 for our session id: it no longer knows the session
+    (it restarted, or ended it), and it did not run the call, so the call may be sent again."""
+
+
 def leaf(exc: BaseException) -> BaseException:
     """The first real error inside the task-group exception groups the SDK raises."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
@@ -62,6 +67,7 @@ class Connection:
         self.done = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
         self.forwarders: list[elicit.Forward | None] = []  # of the calls in flight, newest last
+        self.lost = False  # an HTTP server answered 404 to a request that named our session
         self._relists: set[asyncio.Task[None]] = set()
 
     @property
@@ -73,7 +79,7 @@ class Connection:
         if spec.url:
             from agentapps.mcp.remote import http_transport
 
-            return http_transport(spec.name, spec.url, config.http_headers(spec, internals))
+            return http_transport(spec.name, spec.url, config.http_headers(spec, internals), self._lost)
         children: set[int] = internals.children
         early = internals.mcp_early.pop(spec.prefix, None)
 
@@ -148,7 +154,7 @@ class Connection:
     async def call(self, tool: str, args: dict[str, Any], forward: elicit.Forward | None,
                    progress: ProgressFnT | None = None) -> CallToolResult:
         from mcp.shared.exceptions import MCPError
-        from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, REQUEST_TIMEOUT
+        from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, INVALID_REQUEST, REQUEST_TIMEOUT
 
         client, name, skill = self.client, self.spec.name, self.spec.prefix + "-" + tool
         if client is None:
@@ -168,6 +174,10 @@ class Connection:
                 await self.close()  # a hung server is stopped; the next call may start a fresh one
                 raise LimitError(f"MCP server '{name}' did not answer '{tool}' within {self.spec.timeout:g} s and "
                                  f"was stopped (metadata.mcp.{name}.timeout).", skill=skill) from None
+            if exc.code == INVALID_REQUEST and self.lost:
+                self.ended = "no longer knew its session (did it restart?)"
+                await self.close()
+                raise LostSession(f"MCP server '{name}' {self.ended}, so '{tool}' was not run.", skill=skill) from None
             if exc.code == CONNECTION_CLOSED and self.spec.url:
                 raise await self._dropped(tool, skill, exc.message) from None
             if exc.code == CONNECTION_CLOSED or self.info.closed.is_set():
@@ -201,6 +211,9 @@ class Connection:
         self.ended = f"broke off '{tool}' ({said})"
         await self.close()
         return SkillError(f"MCP server '{self.spec.name}' {self.ended}; its session was closed.", skill=skill)
+
+    def _lost(self) -> None:
+        self.lost = True
 
     async def close(self) -> None:
         """Stop the session and its server (bounded: a server that ignores us is killed)."""

@@ -56,8 +56,9 @@ class Hub:
                 await conn.close()
             failed = self.failures.get(spec.prefix, [])
             if len(failed) >= MAX_FAILURES:
+                again = "no new session is opened" if spec.url else "it is not started again"
                 raise SkillError(f"MCP server '{spec.name}' failed {len(failed)} times in this run (last: "
-                                 f"{failed[-1]}); it is not started again.", skill=spec.declared_by)
+                                 f"{failed[-1]}); {again}.", skill=spec.declared_by)
             report = self.g.internals.reporter
             if callable(report):
                 report("mcp-start", {"server": spec.name, "purpose": "call", "restart": bool(failed)})

@@ -1,10 +1,11 @@
-"""The Streamable HTTP transport: declared headers go to the declared origin and nowhere else, and
-one message may be as long as over stdio (16 MiB; the SDK reads 1 MiB per event by default)."""
+"""The Streamable HTTP transport: declared headers go to the declared origin and nowhere else,
+one message may be as long as over stdio (16 MiB; the SDK reads 1 MiB per event by default), and
+a 404 to a request that named our session tells the connection the server no longer knows it."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx2
@@ -14,6 +15,7 @@ from agentapps.errors import DeniedError
 from agentapps.mcp.spawn import MAX_MESSAGE
 
 CONNECT_SECONDS = 10.0
+SESSION_HEADER = "mcp-session-id"
 READ_SECONDS = 300.0  # a server may hold a response stream open while a tool runs
 
 
@@ -22,7 +24,8 @@ def _origin(url: httpx2.URL) -> tuple[str, str, int | None]:
 
 
 @contextlib.asynccontextmanager
-async def http_transport(server: str, url: str, headers: dict[str, str]) -> AsyncIterator[tuple[Any, Any]]:
+async def http_transport(server: str, url: str, headers: dict[str, str],
+                         on_lost: Callable[[], None] | None = None) -> AsyncIterator[tuple[Any, Any]]:
     home = _origin(httpx2.URL(url))
 
     async def same_origin(request: httpx2.Request) -> None:
@@ -31,7 +34,15 @@ async def http_transport(server: str, url: str, headers: dict[str, str]) -> Asyn
             raise DeniedError(f"MCP server '{server}' redirected to {request.url.host}, another host than "
                               f"the declared {home[1]}; its credentials are not sent there.")
 
-    client = httpx2.AsyncClient(headers=headers, event_hooks={"request": [same_origin]},
+    async def lost(response: httpx2.Response) -> None:
+        # The server rejected the session id before reading the request (it restarted, or it ended
+        # the session): the SDK says only "Session not found", with no status.
+        request = response.request
+        if (response.status_code == 404 and request.method == "POST" and SESSION_HEADER in request.headers
+                and on_lost is not None):
+            on_lost()
+
+    client = httpx2.AsyncClient(headers=headers, event_hooks={"request": [same_origin], "response": [lost]},
                                 timeout=httpx2.Timeout(CONNECT_SECONDS, read=READ_SECONDS))
     transport = streamable_http_client(url, http_client=client, max_sse_event_size=MAX_MESSAGE)
     async with client, transport as (read, write):

@@ -103,6 +103,8 @@ def describe(type_: str, data: dict[str, Any]) -> str | None:
         return f"agent finished: {data.get('stopReason')}"
     if type_ == "mcp-start":
         return f"starting MCP server '{data.get('server')}'"
+    if type_ == "mcp-reconnect":
+        return f"MCP server '{data.get('server')}' had lost its session; '{data.get('tool')}' sent again"
     if type_ == "mcp-progress":
         return f"{data.get('server')}: {data.get('message') or data.get('progress')}"
     return None

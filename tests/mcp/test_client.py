@@ -98,11 +98,24 @@ def test_a_hung_server_times_out_is_stopped_and_restarts(project, pidfile):
     assert_all_gone(pidfile)
 
 
+# a server that never answers the handshake, with a child of its own; both write their pids
+SILENT = """
+import os, subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+with open(os.environ["PIDFILE"], "a") as out:
+    out.write(f"{os.getpid()}\\n{child.pid}\\n")
+time.sleep(60)
+"""
+
+
 def test_a_server_that_never_answers_fails_its_start_timeout(project, pidfile):
-    silent = {"command": sys.executable, "args": ["-c", "import time; time.sleep(60)"], "startTimeout": 0.5}
+    silent = {"command": sys.executable, "args": ["-c", SILENT], "env": {"PIDFILE": str(pidfile)},
+              "startTimeout": 1}
     write_main(project, {"mute": silent, "ghost": {"command": "/no/such/program"}})
     [mute] = run_calls(project, [("mcp://mute/anything", {})])
-    assert isinstance(mute, LimitError) and "MCP server 'mute' did not start within 0.5 s" in str(mute)
+    assert isinstance(mute, LimitError) and "MCP server 'mute' did not start within 1 s" in str(mute)
+    assert len(pids(pidfile)) == 2  # the server and its child were running when the timeout struck
+    assert_all_gone(pidfile)  # no orphan: the server's whole process group was stopped
     [ghost] = run_calls(project, [("mcp://ghost/anything", {})])
     assert isinstance(ghost, SkillError)
     assert "MCP server 'ghost' could not start: command '/no/such/program' was not found" in str(ghost)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import socket
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from typing import ClassVar
 
 import pytest
 
+from agentapps.cli.progress import Progress
 from agentapps.errors import AgentAppsError, SkillError
 from tests.fakes.mcpkit import FAKE, SECRET, run_calls, write_main
 
@@ -147,3 +149,57 @@ def test_a_redirect_to_another_host_never_gets_the_credentials(project):
         for server in (redirect, other):
             server.shutdown()
             server.server_close()
+
+
+def _restart(proc: subprocess.Popen[bytes], port: int) -> subprocess.Popen[bytes]:
+    proc.terminate()
+    proc.wait(10)
+    return _start_http(port)
+
+
+def test_an_http_server_restarted_between_calls_gets_a_new_session_and_the_call_again(project):
+    from agentapps.context.manager import invoke_root
+    from agentapps.core.cleanup import run_cleanups
+
+    port = _free_port()
+    servers = [_start_http(port)]
+    write_main(project, {"web": {"url": f"http://127.0.0.1:{port}/mcp", "startTimeout": 5}})
+    root = project.boot()
+    seen: list[tuple[str, dict]] = []
+    stderr = io.StringIO()
+    shown = Progress(stderr)
+
+    def report(type_: str, data: dict) -> None:
+        seen.append((type_, data))
+        shown(type_, data)
+
+    root.globals.internals.reporter = report
+
+    async def go() -> list[object]:
+        out: list[object] = []
+        try:
+            for text in ("one", "two", "three"):
+                try:
+                    out.append(await invoke_root(root, "web-echo", {"text": text}))
+                except SkillError as exc:
+                    out.append(exc)
+                # restarted between calls: the session the client holds is unknown to the new process
+                servers.append(await asyncio.to_thread(_restart, servers[-1], port))
+        finally:
+            await run_cleanups(root.globals.internals)
+        return out
+
+    try:
+        one, two, three = asyncio.run(go())
+    finally:
+        for proc in servers:
+            proc.kill()
+            proc.wait(10)
+    assert (one, two) == ("one", "two")  # the second call was sent again on a new session
+    notes = [data for type_, data in seen if type_ == "mcp-reconnect"]
+    assert [(n["server"], n["tool"]) for n in notes] == [("web", "echo")]
+    assert "mcp: server 'web' no longer knew its session (did it restart?); 'echo' was sent again" in stderr.getvalue()
+    # a second stale session in the run is a clear one-line error, not "Session not found"
+    assert isinstance(three, SkillError) and "\n" not in str(three)
+    assert "MCP server 'web' failed 2 times in this run (last: no longer knew its session" in str(three)
+    assert "no new session is opened" in str(three)

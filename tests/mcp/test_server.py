@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import mcp_types as types
@@ -234,49 +235,101 @@ def http_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any
             os.environ.pop("MCP_TEST_SECRET", None)
 
 
-def test_http_calls_stream_agent_progress_with_a_heartbeat(http_project):
-    _, url = http_project
+async def _story_progress(client: Client) -> tuple[types.CallToolResult, list[str]]:
+    seen: list[str] = []
 
-    async def session() -> tuple[types.CallToolResult, list[str]]:
-        seen: list[str] = []
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        seen.append(message or "")
 
-        async def progress(done: float, total: float | None, message: str | None) -> None:
-            seen.append(message or "")
+    return await client.call_tool("story", {}, progress_callback=progress), seen
 
-        async with Client(url) as client:
-            return await client.call_tool("story", {}, progress_callback=progress), seen
 
-    result, seen = run(session())
+def _assert_story_progress(result: types.CallToolResult, seen: list[str]) -> None:
     assert text(result) == "Found it."
     assert "Looking." in seen and "Found it." in seen and "agent finished: answered" in seen
     assert any(m.startswith("still running") for m in seen)  # turns take 0.4 s, the heartbeat is 0.3 s
 
 
+async def _cancel_story(client: Client, log: Any) -> None:
+    first = asyncio.Event()
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        first.set()
+
+    call = asyncio.ensure_future(client.call_tool("story", {}, progress_callback=progress))
+    await first.wait()
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    before = log.read_text().count("\n") if log.exists() else 0
+    await asyncio.sleep(1.5)  # long enough for two more turns, had the run gone on
+    assert (log.read_text().count("\n") if log.exists() else 0) == before
+    greeted = await client.call_tool("greet", {"name": "Ada"})  # and the server serves on
+    assert greeted.structured_content == {"greeting": "Hello, Ada!"}
+
+
+def _assert_cancelled_run_logged(project: Any) -> None:
+    rows = json.loads(project.cli("runs", "list", "--json", "--skill", "story").stdout)["runs"]
+    assert any(r["exit_code"] == 130 and r["error"] == "Cancelled by the MCP client." for r in rows), rows
+
+
+def test_stdio_calls_stream_agent_progress_with_a_heartbeat(served):
+    async def session() -> tuple[types.CallToolResult, list[str]]:
+        async with Client(stdio(served, "--heartbeat", "0.3")) as client:
+            return await _story_progress(client)
+
+    _assert_story_progress(*run(session()))
+
+
+def test_stdio_cancellation_stops_the_run(served):
+    async def session() -> None:
+        async with Client(stdio(served)) as client:
+            await _cancel_story(client, served.root / "requests.jsonl")
+
+    run(session())
+    _assert_cancelled_run_logged(served)
+
+
+def test_http_calls_stream_agent_progress_with_a_heartbeat(http_project):
+    _, url = http_project
+
+    async def session() -> tuple[types.CallToolResult, list[str]]:
+        async with Client(url) as client:
+            return await _story_progress(client)
+
+    _assert_story_progress(*run(session()))
+
+
 def test_http_cancellation_stops_the_run(http_project):
     project, url = http_project
-    log = project.root / "requests.jsonl"
 
     async def session() -> None:
-        first = asyncio.Event()
-
-        async def progress(done: float, total: float | None, message: str | None) -> None:
-            first.set()
-
         async with Client(url) as client:
-            call = asyncio.ensure_future(client.call_tool("story", {}, progress_callback=progress))
-            await first.wait()
-            call.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await call
-            before = log.read_text().count("\n") if log.exists() else 0
-            await asyncio.sleep(1.5)  # long enough for two more turns, had the run gone on
-            assert (log.read_text().count("\n") if log.exists() else 0) == before
-            greeted = await client.call_tool("greet", {"name": "Ada"})  # and the server serves on
+            await _cancel_story(client, project.root / "requests.jsonl")
+
+    run(session())
+    _assert_cancelled_run_logged(project)
+
+
+def test_http_bad_requests_are_protocol_errors_and_the_server_serves_on(http_project):
+    _, url = http_project
+
+    async def session() -> None:
+        async with Client(url) as client:
+            with pytest.raises(MCPError, match="'name' is required") as missing:
+                await client.call_tool("greet", {})
+            assert missing.value.code == types.INVALID_PARAMS
+            with pytest.raises(MCPError, match=r"'name' is required\. Did you mean 'name' instead of 'nmae'\?$"):
+                await client.call_tool("greet", {"nmae": "Ada"})
+            with pytest.raises(MCPError, match="'name': 42 is not of type 'string'") as wrong:
+                await client.call_tool("greet", {"name": 42})
+            assert wrong.value.code == types.INVALID_PARAMS
+            with pytest.raises(MCPError, match="Unknown tool 'secret-helper'"):
+                await client.call_tool("secret-helper", {})
+            greeted = await client.call_tool("greet", {"name": "Ada"})
             assert greeted.structured_content == {"greeting": "Hello, Ada!"}
 
     run(session())
-    rows = json.loads(project.cli("runs", "list", "--json", "--skill", "story").stdout)["runs"]
-    assert any(r["exit_code"] == 130 and r["error"] == "Cancelled by the MCP client." for r in rows), rows
 
 
 def test_http_approvals_by_elicitation(http_project):
@@ -368,3 +421,86 @@ def _cwd(pid: str) -> str:
         return os.readlink(f"/proc/{pid}/cwd")
     except OSError:
         return ""
+
+
+DIG = {"turns": [{"text": "Digging.", "code": "return await ctx.manager.invoke('shell', "
+                  "{command: 'echo $$ > shell.pid; exec sleep 47.5', timeout: 120})"}, {"text": "Done."}]}
+
+
+def _parents() -> dict[int, int]:
+    found: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                found[int(entry)] = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    return found
+
+
+def _descendants(pid: int) -> set[int]:
+    parents, found, todo = _parents(), set(), [pid]
+    while todo:
+        parent = todo.pop()
+        children = {p for p, pp in parents.items() if pp == parent} - found
+        found |= children
+        todo += children
+    return found
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def _serving(project: Any) -> int:
+    """The pid of the project's `agentapps mcp-server` (the SDK's stdio client started it)."""
+    [pid] = [p for p in map(int, filter(str.isdigit, os.listdir("/proc"))) if "mcp-server" in _cmdline(p)
+             and _cwd(str(p)) == str(project.root) and p != os.getpid()]
+    return pid
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_cancelling_a_run_kills_the_shell_and_sandbox_processes_it_started(served, transport):
+    from tests.fakes.mcpkit import alive
+
+    served.write("dig.turns.json", json.dumps(DIG))
+    served.write("dig.skill.md", "---\nname: dig\ndescription: Runs a long command from agent code.\n"
+                                 "allowed-tools: shell\nmetadata: {\"model\": {\"agent\": \"agent-scripted\", "
+                                 "\"script\": \"dig.turns.json\"}}\n---\nDig.\n")
+    pidfile = served.root / "shell.pid"
+    proc = None
+    if transport == "http":
+        proc, port = _http_server(served)
+
+    async def session() -> dict[str, bool]:
+        target: Any = stdio(served) if proc is None else f"http://127.0.0.1:{port}/mcp"
+        async with Client(target) as client:
+            server = proc.pid if proc is not None else _serving(served)
+            call = asyncio.ensure_future(client.call_tool("dig", {}))
+            deadline = time.monotonic() + 20
+            while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            shell = int(pidfile.read_text())
+            [sandbox] = [p for p in _descendants(server) if "sandbox/child.py" in _cmdline(p)]
+            assert alive(shell) and "sleep 47.5" in _cmdline(shell) and alive(sandbox)
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            deadline = time.monotonic() + 5
+            while (alive(shell) or alive(sandbox)) and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            left = {"shell": alive(shell), "sandbox": alive(sandbox)}  # before the server ends
+            greeted = await client.call_tool("greet", {"name": "Ada"})  # the server serves on
+            assert greeted.structured_content == {"greeting": "Hello, Ada!"}
+            return left
+
+    try:
+        left = run(session())
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.communicate(timeout=10)
+    assert left == {"shell": False, "sandbox": False}  # killed by the cancellation, not by the server's exit
