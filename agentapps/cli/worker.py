@@ -4,6 +4,10 @@ consumer group, each through the full pipeline, until --max-events, SIGTERM (143
 A signal stops the taking of events; the ones in flight finish and are acknowledged, then the
 worker exits (a second signal exits at once; what was in flight is redelivered later). Progress
 and a summary go to stderr; `--json` prints the summary object on stdout.
+
+Each event is a run of its own (`hosting.begin`): its own usage, cost, budgets and session key, and
+one run-log record (skill: the handler; exit code 0 or the error's; a failed delivery's error line
+says what became of the event: retried, or moved to the dead-letter topic).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from agentapps.errors import AgentAppsError, UsageError
 if TYPE_CHECKING:
     from agentapps.context.context import Context
     from agentapps.events.worker import Tally, Worker
+    from agentapps.hosting import ServedRun
 
 PROGRESS_EVERY = 5.0  # seconds between progress lines
 
@@ -63,8 +68,9 @@ def _serve(topic: str, group_name: str, handler: str, concurrency: int, max_even
     group.ensure("0")
     label = f"worker {topic}/{group_name}"
     lines = _Lines(label, quiet)
-    worker = Worker(group, _invoker(root, tool), concurrency=concurrency, max_events=max_events,
-                    report=lines.report)
+    handler = _Handler(root, tool)
+    worker = Worker(group, handler, concurrency=concurrency, max_events=max_events, report=lines.report,
+                    finished=handler.record)
     lines.say(f"{label}: handler '{tool.name}', consumer {group.consumer}, concurrency {concurrency}, "
               f"redis {link.where}")
     stopped_by = asyncio.run(_supervised(worker, lines, g))
@@ -109,17 +115,41 @@ async def _supervised(worker: Worker, lines: _Lines, g: Any) -> str | None:
     return stopped[0] if stopped else None
 
 
-def _invoker(root: Context, tool: Any) -> Any:
-    from agentapps.context.manager import invoke_root
-    from agentapps.tools.loader import RUN_STARTED
+class _Handler:
+    """Runs the handler skill for one event as a run of its own, then adds it to the run log."""
 
-    root.globals.internals.remote_caller = True  # an event from the queue: the project's trust rules apply
+    def __init__(self, root: Context, tool: Any) -> None:
+        self.g, self.tool = root.globals, tool
+        self.g.internals.remote_caller = True  # an event from the queue: the project's trust rules apply
+        self.runs: dict[int, ServedRun] = {}  # by id() of the event being handled
 
-    async def handle(event: dict[str, Any]) -> Any:
+    async def __call__(self, event: dict[str, Any]) -> Any:
+        from agentapps.context.manager import invoke_root
+        from agentapps.hosting import begin
+        from agentapps.tools.loader import RUN_STARTED
+
+        run = self.runs[id(event)] = begin(self.g)  # its own usage, cost, budgets and session key
         RUN_STARTED.set(time.time_ns())  # each event is a run: skill code written during it is not loaded
-        return await invoke_root(root, tool, {"event": event})
+        return await invoke_root(run.root, self.tool, {"event": event})
 
-    return handle
+    async def record(self, event: dict[str, Any], error: BaseException | None,
+                     failed: dict[str, Any] | None) -> None:
+        """The event's run-log record (the worker's `finished` hook; never raises)."""
+        from agentapps.runlog import enabled, log_run
+
+        run = self.runs.pop(id(event), None)
+        if run is None or not enabled():
+            return
+        code = 0 if error is None else error.exit_code if isinstance(error, AgentAppsError) else 1
+        note = None
+        if failed is not None:
+            after = {"dead": f"moved to {failed['dead_topic']}", "released": "to be tried again",
+                     "pending": "to be tried again after the visibility timeout",
+                     "gone": "another consumer holds it now"}.get(failed["outcome"], failed["outcome"])
+            note = f"event {event.get('id')}, delivery {failed['deliveries']} of {failed['limit']}; {after}"
+        await asyncio.to_thread(log_run, self.g.config.log_dir, skill=self.tool.name, args={"event": event},
+                                internals=run.g.internals, exit_code=code, error=error, started=run.started,
+                                note=note)  # never raises: a problem is one warning
 
 
 def _check_handler(g: Any, tool: Any) -> None:
