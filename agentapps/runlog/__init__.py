@@ -119,6 +119,18 @@ def log_run(data_dir: Path | None, *, quiet: bool = False, **run: Any) -> int | 
     if not enabled():
         return None
     try:
+        entry = entry_for(**run)
+    except Exception as exc:  # noqa: BLE001 - the log must never fail or hide the run's own outcome
+        _warn(exc, quiet)
+        return None
+    ids = log_entries(data_dir, [entry], quiet=quiet)
+    return ids[0] if ids else None
+
+
+def log_entries(data_dir: Path | None, entries: list[dict[str, Any]], *, quiet: bool = False) -> list[int]:
+    """Append records made by `entry_for` in one transaction (a worker writes its events' records
+    in batches so); their ids, none when not written (one warning then)."""
+    try:
         if data_dir is None:
             from agentapps.boot import find_project
 
@@ -126,11 +138,16 @@ def log_run(data_dir: Path | None, *, quiet: bool = False, **run: Any) -> int | 
             # any project never leaves a .agent-apps/ (which would make its folder a project)
             project, _ = find_project(Path.cwd())
             data_dir = (project if project is not None else Path.home()) / ".agent-apps"
-        from agentapps.runlog.store import append
+        from agentapps.runlog.store import append_all
 
-        return append(log_path(data_dir), entry_for(**run))
+        return append_all(log_path(data_dir), entries)
     except Exception as exc:  # noqa: BLE001 - the log must never fail or hide the run's own outcome
-        if not quiet:
-            why = exc.message if isinstance(exc, AgentAppsError) else f"{type(exc).__name__}: {exc}"
-            sys.stderr.write(f"warning: the run was not added to the run log: {why}\n")
-        return None
+        _warn(exc, quiet, len(entries))
+        return []
+
+
+def _warn(exc: Exception, quiet: bool, count: int = 1) -> None:
+    if not quiet:
+        why = exc.message if isinstance(exc, AgentAppsError) else f"{type(exc).__name__}: {exc}"
+        what = "the run was" if count == 1 else f"{count} runs were"
+        sys.stderr.write(f"warning: {what} not added to the run log: {why}\n")

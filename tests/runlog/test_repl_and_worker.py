@@ -5,6 +5,9 @@ worker against the machine's Redis)."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -133,6 +136,7 @@ def test_a_message_is_kept_only_as_a_digest(talk):
 
 
 HANDLER = '''
+import asyncio
 import os
 
 frontmatter = {"name": "job", "metadata": {"env": ["JOB_TOKEN"], "params": {"type": "object", "properties": {
@@ -140,6 +144,8 @@ frontmatter = {"name": "job", "metadata": {"env": ["JOB_TOKEN"], "params": {"typ
 
 
 async def run(ctx, args):
+    if isinstance(args["event"]["data"], dict):
+        await asyncio.sleep(args["event"]["data"]["sleep"])
     if args["event"]["data"] == "poison":
         raise RuntimeError("poison event")
     if args["event"]["data"] == "leak":
@@ -214,3 +220,21 @@ def test_the_worker_log_never_holds_a_declared_secret(jobs):
     assert row["exit_code"] == 1 and "token is [redacted:JOB_TOKEN]" in row["error"]
     stored = b"".join(p.read_bytes() for p in db(agentic).parent.iterdir())
     assert secret.encode() not in stored
+
+
+def test_a_worker_stopped_by_sigterm_writes_the_records_of_the_events_it_finished(jobs):
+    rp, agentic = jobs
+    emit(rp, [{"sleep": 1.0}, {"sleep": 1.0}, 3])
+    worker = subprocess.Popen([sys.executable, "-m", "agentapps", "worker", "jobs", "--group", "g", "--handler",
+                               "job", "--concurrency", "2", "-q"], cwd=rp.root, env=rp.env(),
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.7)  # both slow events are in flight now
+        worker.send_signal(signal.SIGTERM)
+        _, err = worker.communicate(timeout=20)
+    finally:
+        worker.kill()
+        worker.communicate()
+    assert worker.returncode == 143, err
+    rows = runs(agentic, "list", "--skill", "job")["runs"]
+    assert [r["exit_code"] for r in rows] == [0, 0] and all(r["duration_ms"] >= 900 for r in rows)
