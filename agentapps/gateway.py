@@ -41,6 +41,9 @@ class Gateway:
         self._pending: concurrent.futures.Future[str | None] | None = None
         self.ended = False
         self.interrupted = False  # the user interrupted the current turn (REPL Ctrl-C)
+        # the waiting agent's own turns and steps so far, set each time it asks for the next
+        # message (the REPL's run log counts a turn's share from them)
+        self.agent_counts: dict[str, int] = {}
         self._cancellable: asyncio.Task[Any] | None = None
 
     async def receive(self, prompt: str | None = None) -> str | None:

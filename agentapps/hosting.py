@@ -1,4 +1,5 @@
-"""One request served as a run by a long-running server (`agentapps mcp-server`, `agentapps serve`).
+"""One request served as a run by a long-running server (`agentapps mcp-server`, `agentapps serve`,
+and each event `agentapps worker` handles).
 
 A server bootstraps once and then serves many runs at a time. Each run gets what `agentapps run`
 would get in a process of its own: its own cancellation `Signal`, its own run-start cutoff (skill

@@ -186,6 +186,8 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
         if event.get("type") == "turn-end" and isinstance(directive, dict):
             interrupted = gateway is not None and gateway.take_interrupt()
             if not directive.get("stop") and (directive.pop("input", False) or interrupted):
+                if gateway is not None:
+                    gateway.agent_counts = {"turns": run.turn, "steps": run.steps}
                 directive = await await_input(ctx, run, directive, interrupted)
         return directive
 
@@ -257,9 +259,7 @@ def _settle(g: Any, info: Namespace, run: AgentRun, depth: int) -> None:
     if g.internals.agent_totals is None:
         g.internals.agent_totals = {"turns": 0, "steps": 0, "stop_reason": None}
     totals = g.internals.agent_totals
-    whole = process_spend(g)
-    totals.update(usage=whole.usage, cost=whole.cost,
-                  models={m: s.to_dict() for m, s in whole.models.items()})
+    totals.update(process_spend(g).totals())
     totals["turns"] += run.turn
     totals["steps"] += run.steps
     if depth == 0:

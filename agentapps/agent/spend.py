@@ -79,6 +79,11 @@ class Spend:
     def tokens(self) -> int:
         return u.tokens(self.usage)
 
+    def totals(self) -> dict[str, Any]:
+        """Usage, cost and per-model spending, as `agent_totals` and `--json` give them."""
+        return {"usage": self.usage, "cost": self.cost,
+                "models": {m: s.to_dict() for m, s in self.models.items()}}
+
     def admit(self, turn: dict[str, int], price: Price | None, *, skill: str, number: int) -> None:
         """Raise LimitError when the next turn (estimated usage `turn`) would pass a budget."""
         more_tokens = u.tokens(turn)

@@ -8,6 +8,11 @@ skill names); the agent runs on an event loop in a worker thread. Ctrl-C during 
 and returns to the prompt once the model's reply is in; a second Ctrl-C in the same turn ends
 the session (exit 130). Ctrl-C at the prompt clears the line; Ctrl-D (end of input) ends the
 session cleanly (exit 0). Failures are raised to the CLI's one error boundary.
+
+Each message sent is a run in the run log (`TurnLog`): one record per turn, not per session, so
+spending lands as it happens (a session that runs for hours, or ends by a closed terminal or a
+kill, is not lost from `runs stats`), `--since` splits a long session where the money was spent,
+and the skill files written between turns are loaded like a new run's (the gateway's RUN_STARTED).
 """
 
 from __future__ import annotations
@@ -18,11 +23,12 @@ import os
 import queue
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, TextIO, cast
 
 from agentapps.cli.repl_command import DEFAULT_SKILL
-from agentapps.errors import InterruptedError_, UsageError
+from agentapps.errors import AgentAppsError, InterruptedError_, UsageError
 from agentapps.gateway import GATEWAY, Gateway
 
 PROMPT = "> "
@@ -38,20 +44,26 @@ class Session:
         self.asking = threading.Event()  # the agent waits for the next message
         self.done = threading.Event()
         self.gateway = Gateway(self._read, "terminal")
+        self.log = TurnLog(root.globals, tool.name, self.gateway)
+        self.log.start(first)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.task: asyncio.Task[Any] | None = None
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._main, name="agentapps-repl", daemon=True)
 
     def _read(self, prompt: str | None) -> str | None:
+        self.log.answered()  # before the prompt shows: the turn's record is in when it does
         self.asking.set()
         return self.inbox.get()
 
     def send(self, line: str | None) -> None:
+        if line is not None:
+            self.log.start(line)
         self.asking.clear()
         self.inbox.put(line)
 
     def interrupt(self) -> None:
+        self.log.interrupted = True
         if self.loop is not None:
             self.loop.call_soon_threadsafe(self.gateway.interrupt)
 
@@ -75,8 +87,77 @@ class Session:
         GATEWAY.set(self.gateway)
         try:
             await self.root.manager.invoke(self.tool, {}, context={"locals": {"userMessage": self.first}})
+        except BaseException as exc:
+            self.log.ended(exc)
+            raise
+        else:
+            self.log.ended(None)
         finally:
             await run_cleanups(self.root.globals.internals)
+
+
+class TurnLog:
+    """The run log of a REPL session: one record per message the user sends, written when the
+    agent asks for the next one, or when the session ends during the turn (with its exit code).
+    A turn's usage, cost, turns and steps are what the session's totals grew by during it."""
+
+    def __init__(self, g: Any, skill: str, gateway: Gateway) -> None:
+        self.g, self.skill, self.gateway = g, skill, gateway
+        self.spent: dict[str, Any] = {}  # the session's totals when the last record was written
+        self.turn: tuple[str, float] | None = None  # the message in flight, and when it was sent
+        self.interrupted = False  # the user pressed Ctrl-C during it
+
+    def start(self, message: str) -> None:
+        self.turn, self.interrupted = (message, time.perf_counter()), False
+
+    def answered(self) -> None:
+        """The agent answered and waits for the next message (on the gateway's thread)."""
+        if self.interrupted:
+            self._write(130, InterruptedError_("The user interrupted this turn (Ctrl-C)."), live=True)
+        else:
+            self._write(0, None, live=True)
+
+    def ended(self, error: BaseException | None) -> None:
+        """The session's agent run ended (on its loop's thread)."""
+        if error is None or isinstance(error, AgentAppsError):
+            self._write(0 if error is None else error.exit_code, error, live=False)
+        elif isinstance(error, (asyncio.CancelledError, KeyboardInterrupt)):  # a second Ctrl-C
+            self._write(130, InterruptedError_("Interrupted."), live=False)
+        else:
+            self._write(1, error, live=False)
+
+    def _totals(self, live: bool) -> dict[str, Any]:
+        """The session's totals so far; `live`: its agent is still running, so its own turns and
+        steps are not in `agent_totals` yet (sub-agents' are: they ended within their turn)."""
+        internals = self.g.internals
+        totals = dict(internals.agent_totals or {})
+        spend = internals.agent_spend
+        totals.update(spend.totals() if spend is not None else {"models": {}})
+        if live:
+            for key in ("turns", "steps"):
+                totals[key] = (totals.get(key) or 0) + self.gateway.agent_counts.get(key, 0)
+        return totals
+
+    def _write(self, code: int, error: BaseException | None, *, live: bool) -> None:
+        if self.turn is None:  # nothing was sent since the last record (Ctrl-D at the prompt)
+            return
+        message, started = self.turn
+        self.turn = None
+        from agentapps.runlog import enabled, log_run, spent_between
+
+        if not enabled():
+            return
+        try:
+            now = self._totals(live)
+            spent = spent_between(self.spent, now)
+        except Exception as exc:  # noqa: BLE001 - the run log never fails the session
+            sys.stderr.write(f"warning: the turn was not added to the run log: {type(exc).__name__}: {exc}\n")
+            return
+        self.spent = now
+        if live:
+            spent["stop_reason"] = "interrupted" if code else "answered"
+        log_run(self.g.config.log_dir, skill=self.skill, args={"message": message}, internals=self.g.internals,
+                exit_code=code, error=error, started=started, totals=spent)
 
 
 class QuietWhenInterrupted:

@@ -4,6 +4,12 @@ consumer group, each through the full pipeline, until --max-events, SIGTERM (143
 A signal stops the taking of events; the ones in flight finish and are acknowledged, then the
 worker exits (a second signal exits at once; what was in flight is redelivered later). Progress
 and a summary go to stderr; `--json` prints the summary object on stdout.
+
+Each event is a run of its own (`hosting.begin`): its own usage, cost, budgets and session key, and
+one run-log record (skill: the handler; exit code 0 or the error's; a failed delivery's error line
+says what became of the event: retried, or moved to the dead-letter topic). Records are written in
+batches by one writer task, so the log costs the worker little throughput; the ones still pending
+are written before it exits (not after a second signal, which exits at once).
 """
 
 from __future__ import annotations
@@ -20,8 +26,10 @@ from agentapps.errors import AgentAppsError, UsageError
 if TYPE_CHECKING:
     from agentapps.context.context import Context
     from agentapps.events.worker import Tally, Worker
+    from agentapps.hosting import ServedRun
 
 PROGRESS_EVERY = 5.0  # seconds between progress lines
+LOG_BATCH = 0.05  # seconds a run-log record may wait to be written with the next ones
 
 
 def run_worker(topic: str, *, group: str, handler: str, concurrency: int, max_events: int | None,
@@ -63,11 +71,12 @@ def _serve(topic: str, group_name: str, handler: str, concurrency: int, max_even
     group.ensure("0")
     label = f"worker {topic}/{group_name}"
     lines = _Lines(label, quiet)
-    worker = Worker(group, _invoker(root, tool), concurrency=concurrency, max_events=max_events,
-                    report=lines.report)
+    runs = _Handler(root, tool)
+    worker = Worker(group, runs, concurrency=concurrency, max_events=max_events, report=lines.report,
+                    finished=runs.record)
     lines.say(f"{label}: handler '{tool.name}', consumer {group.consumer}, concurrency {concurrency}, "
               f"redis {link.where}")
-    stopped_by = asyncio.run(_supervised(worker, lines, g))
+    stopped_by = asyncio.run(_supervised(worker, lines, g, runs))
     tally = worker.tally
     summary = {"ok": True, "topic": topic, "group": group_name,
                "handler": tool.name, "consumer": group.consumer, **tally.as_dict(),
@@ -78,7 +87,7 @@ def _serve(topic: str, group_name: str, handler: str, concurrency: int, max_even
     return {"SIGTERM": 143, "SIGINT": 130}.get(stopped_by or "", 0)
 
 
-async def _supervised(worker: Worker, lines: _Lines, g: Any) -> str | None:
+async def _supervised(worker: Worker, lines: _Lines, g: Any, runs: _Handler) -> str | None:
     from agentapps.core.cleanup import run_cleanups
 
     loop = asyncio.get_running_loop()
@@ -104,22 +113,72 @@ async def _supervised(worker: Worker, lines: _Lines, g: Any) -> str | None:
         ticker.cancel()
         for number, handler in previous.items():
             signal.signal(number, handler)
+        await runs.close()  # the run-log records still pending
         worker.group.leave()
         await run_cleanups(g.internals)
     return stopped[0] if stopped else None
 
 
-def _invoker(root: Context, tool: Any) -> Any:
-    from agentapps.context.manager import invoke_root
-    from agentapps.tools.loader import RUN_STARTED
+class _Handler:
+    """Runs the handler skill for one event as a run of its own, then adds it to the run log."""
 
-    root.globals.internals.remote_caller = True  # an event from the queue: the project's trust rules apply
+    def __init__(self, root: Context, tool: Any) -> None:
+        from agentapps.runlog import enabled
 
-    async def handle(event: dict[str, Any]) -> Any:
+        self.g, self.tool = root.globals, tool
+        self.g.internals.remote_caller = True  # an event from the queue: the project's trust rules apply
+        self.runs: dict[int, ServedRun] = {}  # by id() of the event being handled
+        self.logging = enabled()  # AGENTAPPS_RUN_LOG
+        self.pending: list[dict[str, Any]] = []  # run-log records not written yet
+        self.writer: asyncio.Future[None] | None = None
+
+    async def __call__(self, event: dict[str, Any]) -> Any:
+        from agentapps.context.manager import invoke_root
+        from agentapps.hosting import begin
+        from agentapps.tools.loader import RUN_STARTED
+
+        run = self.runs[id(event)] = begin(self.g)  # its own usage, cost, budgets and session key
         RUN_STARTED.set(time.time_ns())  # each event is a run: skill code written during it is not loaded
-        return await invoke_root(root, tool, {"event": event})
+        return await invoke_root(run.root, self.tool, {"event": event})
 
-    return handle
+    async def record(self, event: dict[str, Any], error: BaseException | None,
+                     failed: dict[str, Any] | None) -> None:
+        """The event's run-log record (the worker's `finished` hook; never raises)."""
+        from agentapps.runlog import entry_for
+
+        run = self.runs.pop(id(event), None)
+        if run is None or not self.logging:
+            return
+        code = 0 if error is None else error.exit_code if isinstance(error, AgentAppsError) else 1
+        note = None
+        if failed is not None:
+            after = {"dead": f"moved to {failed['dead_topic']}", "released": "to be tried again",
+                     "pending": "to be tried again after the visibility timeout",
+                     "gone": "another consumer holds it now"}.get(failed["outcome"], failed["outcome"])
+            note = f"event {event.get('id')}, delivery {failed['deliveries']} of {failed['limit']}; {after}"
+        try:
+            self.pending.append(entry_for(skill=self.tool.name, args={"event": event}, internals=run.g.internals,
+                                          exit_code=code, error=error, started=run.started, note=note))
+        except Exception as exc:  # noqa: BLE001 - the log never stops the worker
+            render.warn(f"the run was not added to the run log: {type(exc).__name__}: {exc}")
+            return
+        if self.writer is None or self.writer.done():
+            self.writer = asyncio.ensure_future(self._write())
+
+    async def _write(self) -> None:
+        """Append what is pending, one transaction per batch (the records of the events that ended
+        within LOG_BATCH seconds), so the log costs the worker little throughput."""
+        from agentapps.runlog import log_entries
+
+        while self.pending:
+            await asyncio.sleep(LOG_BATCH)  # gather the records of the events ending meanwhile
+            batch, self.pending = self.pending, []
+            await asyncio.to_thread(log_entries, self.g.config.log_dir, batch)  # never raises: one warning
+
+    async def close(self) -> None:
+        """Write the records still pending (the worker is stopping)."""
+        while self.writer is not None and not self.writer.done():
+            await asyncio.shield(self.writer)
 
 
 def _check_handler(g: Any, tool: Any) -> None:

@@ -24,6 +24,9 @@ from agentapps.events.group import DEAD_LETTER, Delivery, Group, envelope_of
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 Report = Callable[[str, dict[str, Any]], None]  # ("failed" | "lost" | "back", details)
+# (event, the handler's error or None, the "failed" details or None): awaited once per event handled,
+# before it counts as handled (the run log's record of it)
+Finished = Callable[[dict[str, Any], BaseException | None, dict[str, Any] | None], Awaitable[None]]
 RECLAIM_EVERY = 0.5  # seconds between looks for events other consumers held too long
 
 
@@ -50,9 +53,10 @@ class Tally:
 
 class Worker:
     def __init__(self, group: Group, handler: Handler, *, concurrency: int = 1, max_events: int | None = None,
-                 report: Report | None = None) -> None:
+                 report: Report | None = None, finished: Finished | None = None) -> None:
         self.group, self.handler, self.concurrency, self.max_events = group, handler, concurrency, max_events
         self.report = report or (lambda what, details: None)
+        self.finished = finished
         self.tally = Tally()
         self.stopping = False
         self._flying: dict[str, asyncio.Task[None]] = {}
@@ -134,23 +138,30 @@ class Worker:
     async def _handle(self, delivery: Delivery) -> None:
         event = envelope_of(self.group.topic, delivery.id, delivery.fields)
         try:
-            await self.handler(event)
-        except Exception as exc:  # noqa: BLE001 - a handler's failure is reported and retried
-            self.tally.failed += 1
+            error: Exception | None = None
+            details: dict[str, Any] | None = None
             try:
-                outcome = self.group.fail(delivery.id)
-            except StoreUnavailableError:
-                outcome = "pending"  # back after the visibility timeout (or dead-lettered then)
-            if outcome == "dead":
-                self.tally.dead_lettered += 1
-            elif outcome == "released":
-                self._next_reclaim = 0.0  # try it again soon
-            self.report("failed", {"id": delivery.id, "deliveries": delivery.deliveries,
-                                   "limit": self.group.max_deliveries, "error": exc, "outcome": outcome,
-                                   "dead_topic": self.group.topic + DEAD_LETTER})
-        else:
-            self.tally.succeeded += 1
-            self._to_ack.append(delivery.id)
+                await self.handler(event)
+            except Exception as exc:  # noqa: BLE001 - a handler's failure is reported and retried
+                error = exc
+                self.tally.failed += 1
+                try:
+                    outcome = self.group.fail(delivery.id)
+                except StoreUnavailableError:
+                    outcome = "pending"  # back after the visibility timeout (or dead-lettered then)
+                if outcome == "dead":
+                    self.tally.dead_lettered += 1
+                elif outcome == "released":
+                    self._next_reclaim = 0.0  # try it again soon
+                details = {"id": delivery.id, "deliveries": delivery.deliveries,
+                           "limit": self.group.max_deliveries, "error": exc, "outcome": outcome,
+                           "dead_topic": self.group.topic + DEAD_LETTER}
+                self.report("failed", details)
+            else:
+                self.tally.succeeded += 1
+                self._to_ack.append(delivery.id)
+            if self.finished is not None:  # before it counts as handled: `run` waits for it so
+                await self.finished(event, error, details)
         finally:
             self.tally.handled += 1
             self._flying.pop(delivery.id, None)

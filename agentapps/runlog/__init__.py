@@ -1,9 +1,12 @@
-"""The run log: one record per `agentapps run` in `.agent-apps/runs/runs.db` (SQLite).
+"""The run log: one record per run in `.agent-apps/runs/runs.db` (SQLite).
 
 Every run of any skill, whatever its outcome, is appended once it ends: skill, a digest of the
 args (never the args themselves), model, turns, steps, tokens, cost, duration, exit code, the
-error line (declared secrets redacted), the session key and the agents' stop reason. Writing
-never fails a run: a problem is one warning on stderr. `AGENTAPPS_RUN_LOG=off` turns it off.
+error line (declared secrets redacted), the session key and the agents' stop reason. A run is
+one `agentapps run`, one request to `agentapps serve` or `agentapps mcp-server`, one event an
+`agentapps worker` handles, and one message sent in `agentapps repl` (its spending is what the
+session's totals grew by during that turn: `spent_between`). Writing never fails a run: a
+problem is one warning on stderr. `AGENTAPPS_RUN_LOG=off` turns it off.
 sqlite3 is imported only when a record is written or read (`store`, `query`).
 
     store   the database: schema, connection settings, appending a record
@@ -48,16 +51,19 @@ def args_digest(args: Any) -> str:
 
 
 def entry_for(*, skill: str, args: Any, internals: Internals, exit_code: int,
-              error: BaseException | None, started: float) -> dict[str, Any]:
-    """The record of one run, from what the CLI knows when it ends (`started` is perf_counter)."""
+              error: BaseException | None, started: float, totals: dict[str, Any] | None = None,
+              note: str | None = None) -> dict[str, Any]:
+    """The record of one run, from what the CLI knows when it ends (`started` is perf_counter).
+    `totals`: the run's agent totals when they are not `internals.agent_totals` (a REPL turn);
+    `note`: said after the error line (what became of a worker's failed event)."""
     elapsed = time.perf_counter() - started
-    totals = _dict(internals.agent_totals)
+    totals = _dict(internals.agent_totals if totals is None else totals)
     models, usage = _dict(totals.get("models")), _dict(totals.get("usage"))
     line = None
     if error is not None:
         line = " ".join(str(error).split()) if isinstance(error, AgentAppsError) \
             else f"{type(error).__name__}: {error}"
-        line = redact(line, internals)[:MAX_ERROR]
+        line = redact(f"{line} ({note})" if note else line, internals)[:MAX_ERROR]
     session = internals.session_key
     biggest = max(models, key=lambda m: _tokens(models[m]), default=None)
     return {
@@ -71,6 +77,32 @@ def entry_for(*, skill: str, args: Any, internals: Internals, exit_code: int,
         "session_id": redact(str(session), internals) if session is not None else None,
         "models": [{"model": m, **spent} for m, spent in models.items()],
     }
+
+
+def spent_between(before: dict[str, Any] | None, after: dict[str, Any]) -> dict[str, Any]:
+    """Agent totals (turns, steps, usage, cost, per model) for what `after` adds to `before`: two
+    snapshots of one process's growing totals, such as the start and end of a REPL turn."""
+    before = _dict(before)
+    was = _dict(before.get("models"))
+    models: dict[str, dict[str, Any]] = {}
+    for model, now in _dict(after.get("models")).items():
+        old = _dict(was.get(model))
+        spent = {k: v - old.get(k, 0) for k, v in now.items() if k.endswith("Tokens") and isinstance(v, int)}
+        if not any(spent.values()):
+            continue
+        cost, old_cost = now.get("cost"), old.get("cost", 0.0)
+        spent["cost"] = None if cost is None or old_cost is None else round(cost - old_cost, 8)
+        models[model] = spent
+    usage: dict[str, int] = {}
+    for spent in models.values():
+        for key, value in spent.items():
+            if key != "cost":
+                usage[key] = usage.get(key, 0) + value
+    costs = [spent["cost"] for spent in models.values()]
+    return {"turns": (after.get("turns") or 0) - (before.get("turns") or 0),
+            "steps": (after.get("steps") or 0) - (before.get("steps") or 0),
+            "usage": usage, "models": models, "stop_reason": after.get("stop_reason"),
+            "cost": None if any(c is None for c in costs) else round(sum(c or 0.0 for c in costs), 8)}
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -87,6 +119,18 @@ def log_run(data_dir: Path | None, *, quiet: bool = False, **run: Any) -> int | 
     if not enabled():
         return None
     try:
+        entry = entry_for(**run)
+    except Exception as exc:  # noqa: BLE001 - the log must never fail or hide the run's own outcome
+        _warn(exc, quiet)
+        return None
+    ids = log_entries(data_dir, [entry], quiet=quiet)
+    return ids[0] if ids else None
+
+
+def log_entries(data_dir: Path | None, entries: list[dict[str, Any]], *, quiet: bool = False) -> list[int]:
+    """Append records made by `entry_for` in one transaction (a worker writes its events' records
+    in batches so); their ids, none when not written (one warning then)."""
+    try:
         if data_dir is None:
             from agentapps.boot import find_project
 
@@ -94,11 +138,16 @@ def log_run(data_dir: Path | None, *, quiet: bool = False, **run: Any) -> int | 
             # any project never leaves a .agent-apps/ (which would make its folder a project)
             project, _ = find_project(Path.cwd())
             data_dir = (project if project is not None else Path.home()) / ".agent-apps"
-        from agentapps.runlog.store import append
+        from agentapps.runlog.store import append_all
 
-        return append(log_path(data_dir), entry_for(**run))
+        return append_all(log_path(data_dir), entries)
     except Exception as exc:  # noqa: BLE001 - the log must never fail or hide the run's own outcome
-        if not quiet:
-            why = exc.message if isinstance(exc, AgentAppsError) else f"{type(exc).__name__}: {exc}"
-            sys.stderr.write(f"warning: the run was not added to the run log: {why}\n")
-        return None
+        _warn(exc, quiet, len(entries))
+        return []
+
+
+def _warn(exc: Exception, quiet: bool, count: int = 1) -> None:
+    if not quiet:
+        why = exc.message if isinstance(exc, AgentAppsError) else f"{type(exc).__name__}: {exc}"
+        what = "the run was" if count == 1 else f"{count} runs were"
+        sys.stderr.write(f"warning: {what} not added to the run log: {why}\n")

@@ -20,7 +20,7 @@ try:  # the C module itself: the `sqlite3` package also imports datetime (~1 ms)
 except ImportError:  # pragma: no cover - an interpreter without the C module
     import sqlite3  # type: ignore[no-redef]
 
-__all__ = ["append", "connect", "damaged", "sqlite3"]
+__all__ = ["append", "append_all", "connect", "damaged", "sqlite3"]
 
 from agentapps.errors import StoreCorruptError
 
@@ -98,21 +98,29 @@ def _create(conn: sqlite3.Connection) -> None:
 
 def append(path: Path, entry: dict[str, Any]) -> int:
     """Add one run and its per-model usage in one transaction; returns the run's id."""
+    return append_all(path, [entry])[0]
+
+
+def append_all(path: Path, entries: list[dict[str, Any]]) -> list[int]:
+    """Add runs (a worker's batch) and their per-model usage in one transaction; their ids."""
     conn = connect(path, create=True)
     assert conn is not None
     try:
         conn.execute("BEGIN IMMEDIATE")
-        values = [entry.get(c, 0 if c in COUNTS else None) for c in RUN_COLUMNS]
-        cur = conn.execute(f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES "
-                           f"({', '.join('?' * len(RUN_COLUMNS))})", values)
-        run_id = int(cur.lastrowid or 0)
-        conn.executemany(
-            f"INSERT OR REPLACE INTO run_models (run_id, {', '.join(MODEL_COLUMNS)}) VALUES "
-            f"(?, {', '.join('?' * len(MODEL_COLUMNS))})",
-            [[run_id, m["model"], *(m.get(USAGE_KEYS[c], 0) for c in MODEL_COLUMNS[1:-1]), m.get("cost")]
-             for m in entry.get("models", ())])
+        ids = []
+        for entry in entries:
+            values = [entry.get(c, 0 if c in COUNTS else None) for c in RUN_COLUMNS]
+            cur = conn.execute(f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES "
+                               f"({', '.join('?' * len(RUN_COLUMNS))})", values)
+            run_id = int(cur.lastrowid or 0)
+            conn.executemany(
+                f"INSERT OR REPLACE INTO run_models (run_id, {', '.join(MODEL_COLUMNS)}) VALUES "
+                f"(?, {', '.join('?' * len(MODEL_COLUMNS))})",
+                [[run_id, m["model"], *(m.get(USAGE_KEYS[c], 0) for c in MODEL_COLUMNS[1:-1]), m.get("cost")]
+                 for m in entry.get("models", ())])
+            ids.append(run_id)
         conn.execute("COMMIT")
-        return run_id
+        return ids
     except sqlite3.DatabaseError as exc:
         if conn.in_transaction:
             with contextlib.suppress(sqlite3.Error):
