@@ -100,7 +100,8 @@ def which(name: str = typer.Argument(..., help="Skill name (or a path, which sha
     else:
         rows = which_rows(lookup, name)
     if not rows:
-        raise SkillNotFoundError(f"Unknown skill '{name}'.{did_you_mean(name, lookup.all_names())}")
+        hint = lookup.renamed_hint(name) or did_you_mean(name, lookup.all_names())
+        raise SkillNotFoundError(f"Unknown skill '{name}'.{hint}")
     if as_json:
         render.emit_json({"name": name, "winner": rows[0], "shadowed": rows[1:]})
         return
