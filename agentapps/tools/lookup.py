@@ -156,14 +156,18 @@ class Lookup:
         if not found and self.providers and self._provided(name, fresh=True):
             return self.memory[name]
         if not found:
-            hint = (self.renamed_hint(name) or did_you_mean(name, self.all_names())
-                    or " Run 'agentapps list' to see what is available.")
-            raise SkillNotFoundError(f"Unknown skill '{name}'.{hint}", skill=name)
+            raise self.not_found(name)
         winner = found[0]
         if isinstance(winner, Broken):
             winner.error.skill = winner.error.skill or name
             raise winner.error
         return winner
+
+    def not_found(self, name: str) -> SkillNotFoundError:
+        """The error for a name nothing on the path has: a renamed file, a close name, or where to look."""
+        hint = (self.renamed_hint(name) or did_you_mean(name, self.all_names())
+                or " Run 'agentapps list' to see what is available.")
+        return SkillNotFoundError(f"Unknown skill '{name}'.{hint}", skill=name)
 
     def renamed_hint(self, name: str) -> str:
         """' /p/x.skill.py declares the name 'y' ...' when a skill file is named after `name` but its
