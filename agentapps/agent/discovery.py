@@ -118,7 +118,7 @@ def _add_context(found: Discovered, tool: ToolDef) -> None:
     text = tool.body.strip()
     if len(text) > room:
         text = text[:room] + f"\n[... {len(tool.body.strip()) - room} more characters not shown ...]"
-    found.context.append({"name": tool.name, "description": tool.description.strip(), "text": text})
+    found.context.append({"name": tool.name, "description": one_line(tool.description), "text": text})
 
 
 def _type(schema: Any) -> str:
@@ -134,6 +134,12 @@ def _type(schema: Any) -> str:
     return str(kind or "any")
 
 
+def one_line(text: str) -> str:
+    """A description as the system prompt shows it: one line. A skill's text (an MCP server's tool,
+    a project someone else wrote) must not add headings of its own, such as a fake `# The task`."""
+    return " ".join(text.split())
+
+
 def document(tool: ToolDef, notes: Sequence[Sequence[str]] = (),
              lookup: Lookup | None = None) -> dict[str, Any]:
     """One skill as the template shows it: signature, param lines, returns, constraints (one list
@@ -145,13 +151,13 @@ def document(tool: ToolDef, notes: Sequence[Sequence[str]] = (),
     for name, schema in (props or {}).items():
         schema = schema if isinstance(schema, dict) else {}
         lines.append({"name": name, "type": _type(schema), "required": name in required,
-                      "description": str(schema.get("description") or "").strip(),
+                      "description": one_line(str(schema.get("description") or "")),
                       "default": json.dumps(schema["default"]) if "default" in schema else None})
     shown = ", ".join(f"{p['name']}{'' if p['required'] else '?'}: {p['type']}" for p in lines)
     returns = returns_of(tool, lookup) if lookup else tool.metadata.get("returns")
     return {
         "name": tool.name,
-        "description": tool.description.strip(),
+        "description": one_line(tool.description),
         "signature": f"{{{shown}}}" if lines else ("{...}" if params else "{}"),
         "params": lines,
         "accepts_args": bool(params),

@@ -30,7 +30,7 @@ function, run in a sandbox with no files, network, timers, `require` or `import`
 
 ARGS = "  `memory.args` holds the arguments shown in the user message: use it instead of copying them.\n"
 
-CONSOLE = "- `console.log(...)` output and the value you `return` come back to you as the tool result.\n\n"
+CONSOLE = "- `console.log(...)` output and the value you `return` come back to you as the tool result.\n"
 
 WRAPS = """
 You are running as middleware around a call of the skill `{0}` (`memory.target` holds

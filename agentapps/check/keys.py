@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agentapps.check.findings import Finding
 from agentapps.check.scope import Site
-from agentapps.tools.names import close_names
+from agentapps.tools.names import FOLDER_SKILL_FILE, close_names, name_from_file
 
 # Ours, plus the public Agent Skills keys; everything else belongs under `metadata`.
 KNOWN_KEYS = ("name", "description", "allowed-tools", "metadata", "license", "compatibility")
@@ -39,3 +39,19 @@ def named_like_a_key(site: Site) -> list[Finding]:
     message = (f"Skill '{tool.name}' is named like the metadata key '{tool.name}'; the key does not "
                "activate it (only `role: middleware` skills join chains). Rename it to avoid confusion.")
     return [site.at(["name"], "warning", "metadata-key-name", message)]
+
+
+def name_differs_from_file(site: Site) -> list[Finding]:
+    """A skill is found by its frontmatter `name`, never by its file name: a file `a.skill.md` that
+    declares `name: b` is a frequent surprise, and the Agent Skills format expects a folder's
+    SKILL.md to carry the folder's name."""
+    tool = site.tool
+    if tool.path is None or "name" not in tool.frontmatter:
+        return []
+    expected = name_from_file(tool.path.name, tool.path.parent.name)
+    if tool.name == expected:
+        return []
+    where = f"its folder '{expected}'" if tool.path.name == FOLDER_SKILL_FILE else f"its file name '{expected}'"
+    message = (f"Skill '{tool.name}' differs from {where}: it is found as '{tool.name}', and "
+               f"'agentapps run {expected}' will not find it.")
+    return [site.at(["name"], "warning", "name-differs-from-file", message)]

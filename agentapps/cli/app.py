@@ -89,10 +89,9 @@ def _local_overrides(root: Any, ref: str) -> dict[str, Any]:
 def which(name: str = typer.Argument(..., help="Skill name (or a path, which shadows nothing)."),
           as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     from agentapps.boot import bootstrap
-    from agentapps.errors import SkillNotFoundError
     from agentapps.tools.catalog import summary
     from agentapps.tools.catalog import which as which_rows
-    from agentapps.tools.names import did_you_mean, ref_kind
+    from agentapps.tools.names import ref_kind
 
     lookup = bootstrap().globals.lookup
     if ref_kind(name) != "name":  # a path or URI bypasses the search path: it is its own winner
@@ -100,7 +99,7 @@ def which(name: str = typer.Argument(..., help="Skill name (or a path, which sha
     else:
         rows = which_rows(lookup, name)
     if not rows:
-        raise SkillNotFoundError(f"Unknown skill '{name}'.{did_you_mean(name, lookup.all_names())}")
+        raise lookup.not_found(name)
     if as_json:
         render.emit_json({"name": name, "winner": rows[0], "shadowed": rows[1:]})
         return

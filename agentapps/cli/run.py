@@ -118,6 +118,9 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
                 progress.close()
             extras = agent_extras(g.internals.agent_totals)
         result = _printable(result, skill_name)
+        if opts.replay and str(Path(opts.replay).resolve()) not in g.internals.agent_scripts:
+            render.warn(f"--replay {opts.replay}: the script was not used (no agent ran: '{skill_name}' "
+                        f"{'is a code skill' if tool.kind == 'code' else 'made no model call'}).")
         if opts.record and g.internals.agent_recorder is None:
             render.warn(f"--record {opts.record}: nothing was recorded (no agent ran: '{skill_name}' "
                         f"{'is a code skill' if tool.kind == 'code' else 'made no model call'}); the file "

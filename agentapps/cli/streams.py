@@ -56,8 +56,52 @@ class RedactingStream:
         self._write(held)
         self.flush()
 
-    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding, buffer, ...
+    @property
+    def buffer(self) -> _RedactingBuffer:
+        """The binary layer, redacted like the text one: a skill writing bytes to
+        `sys.stdout.buffer` must not get past the redactor."""
+        if not hasattr(self.stream, "buffer"):
+            raise AttributeError("buffer")
+        return _RedactingBuffer(self)
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding, ...
         return getattr(self.stream, name)
+
+
+class _RedactingBuffer:
+    """`RedactingStream.buffer`: bytes are read as UTF-8 (bytes that are not stay exactly as they
+    were), redacted with the text written so far, and written to the wrapped stream's buffer after
+    its text layer is flushed, so text and bytes keep their order."""
+
+    def __init__(self, text: RedactingStream) -> None:
+        self.text = text
+
+    def write(self, data: Any) -> int:
+        raw = bytes(data)
+        t = self.text
+        redacted = t.redactor.redact(t._held + raw.decode("utf-8", "surrogateescape"))
+        hold = t.redactor.held_back(redacted)
+        t._held = redacted[len(redacted) - hold:] if hold else ""
+        out = redacted[: len(redacted) - hold]
+        if out:
+            try:
+                encoded = out.encode("utf-8", "surrogateescape")
+            except UnicodeEncodeError:  # a lone surrogate from the text layer
+                encoded = out.encode("utf-8", "replace")
+            t.stream.flush()
+            t.stream.buffer.write(encoded)
+        return len(raw)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        self.text.stream.flush()
+        self.text.stream.buffer.flush()
+
+    def __getattr__(self, name: str) -> Any:  # fileno, isatty, raw, ...
+        return getattr(self.text.stream.buffer, name)
 
 
 def drain_all() -> None:

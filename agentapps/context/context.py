@@ -56,8 +56,9 @@ class _Locals(Namespace):
     def __getattr__(self, name: str) -> Any:
         try:
             return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
+        except KeyError:  # e.g. `session` when the session key resolved to nothing
+            raise AttributeError(f"ctx.locals has no {name!r} in this call (read it with "
+                                 f"ctx.locals.get({name!r}) where it may be unset)") from None
 
 
 class Signal:

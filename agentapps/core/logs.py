@@ -5,7 +5,10 @@ Importing `logging` costs a plain code-skill run about 3 ms it never needs, so `
 the CLI when a run starts, with stderr already redacted) installs the handler at once only when
 `logging` is already loaded or `-v` asks for debug records; otherwise it is installed the moment
 anything imports `logging` (a finder on `sys.meta_path` wraps that one import), so a skill's own
-`logging.getLogger("agentapps.x")` is routed like agentapps' own loggers.
+`logging.getLogger("agentapps.x")` is routed like agentapps' own loggers. The handler writes to the
+stream that was `sys.stderr` when `route()` was called (the run's redacted stderr), never to
+whatever `sys.stderr` happens to be when `logging` is first imported: a skill or library that
+imports it inside `contextlib.redirect_stderr(...)` must not take the run's records with it.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import sys
 from typing import Any
 
 _pending: bool | None = None  # verbose flag of the run waiting for its handler, if any
+_stream: Any = None  # the stream the pending run's records go to (sys.stderr when route() was called)
 _installed: tuple[Any, Any, int, bool] | None = None  # (logger, handler, previous level, propagate)
 
 
@@ -29,8 +33,8 @@ def logger(name: str) -> Any:
 def route(*, verbose: bool) -> None:
     """Send the `agentapps` loggers to `sys.stderr` (as it is now) until `unroute()`: warnings, and
     debug records with `verbose`, each line prefixed with its level."""
-    global _pending
-    _pending = verbose
+    global _pending, _stream
+    _pending, _stream = verbose, sys.stderr
     if verbose or "logging" in sys.modules:
         _install(verbose)
     elif not any(isinstance(f, _WhenImported) for f in sys.meta_path):
@@ -39,8 +43,8 @@ def route(*, verbose: bool) -> None:
 
 def unroute() -> None:
     """Undo `route()`: the handler goes, the logger's level and propagation come back."""
-    global _pending, _installed
-    _pending = None
+    global _pending, _installed, _stream
+    _pending, _stream = None, None
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _WhenImported)]
     if _installed is not None:
         log, handler, level, propagate = _installed
@@ -59,7 +63,7 @@ def _install(verbose: bool) -> None:
             return f"{record.levelname.lower()}: {super().format(record)}"
 
     log = logging.getLogger("agentapps")
-    handler = logging.StreamHandler(sys.stderr)
+    handler = logging.StreamHandler(_stream if _stream is not None else sys.stderr)
     handler.setFormatter(Format("%(message)s"))
     _installed = (log, handler, log.level, log.propagate)
     log.addHandler(handler)

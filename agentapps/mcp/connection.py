@@ -67,7 +67,7 @@ class Connection:
         self.done = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
         self.forwarders: list[elicit.Forward | None] = []  # of the calls in flight, newest last
-        self.lost = False  # an HTTP server answered 404 to a request that named our session
+        self.lost = False  # the latest answer to a request that named our session was a 404
         self._relists: set[asyncio.Task[None]] = set()
 
     @property
@@ -212,8 +212,8 @@ class Connection:
         await self.close()
         return SkillError(f"MCP server '{self.spec.name}' {self.ended}; its session was closed.", skill=skill)
 
-    def _lost(self) -> None:
-        self.lost = True
+    def _lost(self, lost: bool) -> None:
+        self.lost = lost  # what the latest answer to a request naming our session said
 
     async def close(self) -> None:
         """Stop the session and its server (bounded: a server that ignores us is killed)."""

@@ -1,6 +1,7 @@
 """The Streamable HTTP transport: declared headers go to the declared origin and nowhere else,
 one message may be as long as over stdio (16 MiB; the SDK reads 1 MiB per event by default), and
-a 404 to a request that named our session tells the connection the server no longer knows it."""
+and the answer to each request that named our session tells the connection whether the server
+still knows it (a 404: it does not)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def _origin(url: httpx2.URL) -> tuple[str, str, int | None]:
 
 @contextlib.asynccontextmanager
 async def http_transport(server: str, url: str, headers: dict[str, str],
-                         on_lost: Callable[[], None] | None = None) -> AsyncIterator[tuple[Any, Any]]:
+                         on_lost: Callable[[bool], None] | None = None) -> AsyncIterator[tuple[Any, Any]]:
     home = _origin(httpx2.URL(url))
 
     async def same_origin(request: httpx2.Request) -> None:
@@ -35,12 +36,14 @@ async def http_transport(server: str, url: str, headers: dict[str, str],
                               f"the declared {home[1]}; its credentials are not sent there.")
 
     async def lost(response: httpx2.Response) -> None:
-        # The server rejected the session id before reading the request (it restarted, or it ended
-        # the session): the SDK says only "Session not found", with no status.
+        # A 404 to a POST naming our session: the server rejected the session id before reading the
+        # request (it restarted, or it ended the session); the SDK says only "Session not found",
+        # with no status. Any other answer to such a POST says the server knows the session, so
+        # the connection is told after every one: an earlier 404 (a server's spelling of an
+        # unknown method, say) must not make a later call's error look like a lost session.
         request = response.request
-        if (response.status_code == 404 and request.method == "POST" and SESSION_HEADER in request.headers
-                and on_lost is not None):
-            on_lost()
+        if request.method == "POST" and SESSION_HEADER in request.headers and on_lost is not None:
+            on_lost(response.status_code == 404)
 
     client = httpx2.AsyncClient(headers=headers, event_hooks={"request": [same_origin], "response": [lost]},
                                 timeout=httpx2.Timeout(CONNECT_SECONDS, read=READ_SECONDS))

@@ -11,7 +11,7 @@ from typing import Any
 from agentapps.errors import SkillLoadError, SkillNotFoundError
 from agentapps.tools.index import Broken, RootIndex
 from agentapps.tools.loader import RUN_STARTED, load_file, refuse_if_written_after
-from agentapps.tools.names import did_you_mean, is_skill_file, ref_kind
+from agentapps.tools.names import did_you_mean, is_skill_file, name_from_file, ref_kind
 from agentapps.types import PathEntry, ToolDef, ToolProvider
 
 
@@ -156,16 +156,30 @@ class Lookup:
         if not found and self.providers and self._provided(name, fresh=True):
             return self.memory[name]
         if not found:
-            raise SkillNotFoundError(
-                f"Unknown skill '{name}'.{did_you_mean(name, self.all_names())}"
-                + ("" if did_you_mean(name, self.all_names()) else " Run 'agentapps list' to see what is available."),
-                skill=name,
-            )
+            raise self.not_found(name)
         winner = found[0]
         if isinstance(winner, Broken):
             winner.error.skill = winner.error.skill or name
             raise winner.error
         return winner
+
+    def not_found(self, name: str) -> SkillNotFoundError:
+        """The error for a name nothing on the path has: a renamed file, a close name, or where to look."""
+        hint = (self.renamed_hint(name) or did_you_mean(name, self.all_names())
+                or " Run 'agentapps list' to see what is available.")
+        return SkillNotFoundError(f"Unknown skill '{name}'.{hint}", skill=name)
+
+    def renamed_hint(self, name: str) -> str:
+        """' /p/x.skill.py declares the name 'y' ...' when a skill file is named after `name` but its
+        frontmatter names it otherwise (a skill is found by its `name`, never by its file name)."""
+        for index in self._indexes:
+            for declared, paths in index.names.items():
+                for path in paths:
+                    if declared != name and name_from_file(os.path.basename(path),
+                                                           os.path.basename(os.path.dirname(path))) == name:
+                        return (f" {path} declares the name '{declared}' in its frontmatter: skills are "
+                                f"found by that name, not by their file name.")
+        return ""
 
     def all_names(self) -> list[str]:
         names = {k for k in self.memory if "://" not in k}

@@ -269,3 +269,20 @@ def test_record_never_replaces_a_recording_when_no_turn_happened(project):
     assert keep.read_text() == '{"turns": [{"text": "hi"}]}\n'
     same = project.cli("run", "--record", "good.json", "--replay", "good.json", "ask")
     assert same.returncode == 2 and "same file" in same.stderr
+
+
+
+def test_replay_judges_the_settings_of_the_provider_the_skill_names(agentic):
+    """--replay stands in for agent-bedrock: a setting the live run would refuse is refused (exit 2,
+    before any turn), so a replayed CI run cannot pass while the real one fails."""
+    agentic.project.write("run.json", json.dumps({"turns": [{"text": "done"}]}))
+    agentic.skill("live", None, model={"agent": "agent-bedrock", "temperature": 5})
+    refused = agentic.run("--replay", "run.json", "live")
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines()[-1] == (
+        f"error: {agentic.project.root / 'live.skill.md'}:4: Skill 'live' model.temperature must be a "
+        "number from 0 to 1, not 5.")
+    assert agentic.requests() == []
+    agentic.skill("live", None, model={"agent": "agent-bedrock", "temperature": 0.5})
+    played = agentic.run("--replay", "run.json", "live")
+    assert (played.returncode, played.stdout) == (0, "done\n"), played.stderr

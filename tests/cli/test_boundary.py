@@ -110,6 +110,15 @@ def test_recording_a_run_with_no_agent_warns_that_nothing_was_written(project):
     assert "nothing was recorded" in result.stderr and not (project.root / "rec.json").exists()
 
 
+def test_replaying_a_script_for_a_run_with_no_agent_warns_that_it_was_not_used(project):
+    project.write("plain.skill.py", 'frontmatter = {"name": "plain"}\n\ndef run(ctx, args):\n    return "ok"\n')
+    project.write("turns.json", '{"turns": [{"text": "hi"}]}')
+    result = project.cli("run", "--replay", "turns.json", "plain")
+    assert result.returncode == 0 and result.stdout == "ok\n"
+    assert result.stderr == (f"warning: --replay {project.root / 'turns.json'}: the script was not used "
+                             "(no agent ran: 'plain' is a code skill).\n")
+
+
 @pytest.mark.parametrize("typo", ["nonexist", "helo"])
 def test_suggestions_for_an_unknown_skill_are_close_names_only(project, typo):
     result = project.cli("run", typo)

@@ -207,6 +207,8 @@ def test_list_describe_which_and_init(project):
     assert project.cli("which", "greet").stdout.startswith(str(project.root / "skills" / "greet.skill.py"))
     missing = project.cli("which", "gret")
     assert missing.returncode == 2 and "Did you mean 'greet'" in missing.stderr
+    nothing_close = project.cli("which", "zzzz-nothing")
+    assert nothing_close.stderr == "error: Unknown skill 'zzzz-nothing'. Run 'agentapps list' to see what is available.\n"
 
 
 @pytest.mark.parametrize(

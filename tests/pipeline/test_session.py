@@ -100,6 +100,17 @@ def test_a_key_that_resolves_to_nothing_skips_quietly(proj, store):
     assert open_store(root.globals, store).all_keys() == []
 
 
+def test_reading_an_absent_session_as_an_attribute_says_how_to_read_it(proj):
+    proj.write("strict.skill.py", 'frontmatter = {"name": "strict", "metadata": {"session": "args.sessionId", '
+               '"params": {"type": "object"}}}\n\ndef run(ctx, args):\n    return len(ctx.locals.session)\n')
+    root = proj.boot()
+    assert proj.invoke("strict", {"sessionId": "s1"}, root) == 0
+    with pytest.raises(SkillError) as info:
+        proj.invoke("strict", {}, root)
+    assert ("AttributeError: ctx.locals has no 'session' in this call (read it with "
+            "ctx.locals.get('session') where it may be unset)") in str(info.value)
+
+
 @pytest.mark.parametrize(
     ("capture", "expected"),
     [

@@ -66,6 +66,11 @@ async def run(ctx, args):
     if channel == "log":
         logging.getLogger("agentapps.leak").warning("log %s", value)
         return "logged"
+    if channel == "bytes":
+        sys.stdout.buffer.write(b"raw " + value.encode() + b"\\n")
+        sys.stderr.buffer.write(b"half " + value.encode()[:4])
+        sys.stderr.buffer.write(value.encode()[4:] + b" done\\n")
+        return "wrote"
     raise ValueError("bad token " + value)
 '''
 
@@ -175,6 +180,9 @@ CHANNELS: dict[str, tuple[list[str], int, Any]] = {
     "print and logging": (["leak", "--channel", "print"], 0,
                           lambda r, p: f"out {REDACTED}" in r.stderr and f"err {REDACTED}" in r.stderr and r.stdout == "printed\n"),
     "log record": (["leak", "--channel", "log"], 0, lambda r, p: f"warning: log {REDACTED}" in r.stderr),
+    "sys.stdout.buffer, secret split over two writes": (
+        ["leak", "--channel", "bytes"], 0,
+        lambda r, p: f"raw {REDACTED}" in r.stderr and f"half {REDACTED} done" in r.stderr and r.stdout == "wrote\n"),
     "error": (["leak", "--channel", "error"], 1, lambda r, p: f"bad token {REDACTED}" in r.stderr),
     "-v traceback": (["-v", "leak", "--channel", "error"], 1,
                      lambda r, p: "Traceback" in r.stderr and f"bad token {REDACTED}" in r.stderr),

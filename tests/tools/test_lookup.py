@@ -83,6 +83,26 @@ def test_unknown_name_suggests_close_names(project):
         project.invoke("summarise")
 
 
+@pytest.mark.parametrize(
+    ("relative", "text"),
+    [
+        pytest.param("skills/mismatch.skill.py", CODE.format(name="other-name", desc="x"), id="code-file"),
+        pytest.param("skills/mismatch/SKILL.md", "---\nname: other-name\ndescription: x\n---\nhi\n", id="folder"),
+    ],
+)
+def test_a_file_named_after_the_skill_but_declaring_another_name_is_pointed_out(project, relative, text):
+    path = project.write(relative, text)
+    with pytest.raises(SkillNotFoundError) as info:
+        project.invoke("mismatch")
+    assert str(info.value) == (f"Unknown skill 'mismatch'. {path} declares the name 'other-name' in its "
+                               "frontmatter: skills are found by that name, not by their file name.")
+    for command in (("run", "mismatch"), ("which", "mismatch")):
+        result = project.cli(*command)
+        assert result.returncode == 2
+        assert result.stderr.strip().splitlines() == [f"error: {info.value}"]
+    assert "Run 'agentapps list'" in str(pytest.raises(SkillNotFoundError, project.invoke, "nothing-like-it").value)
+
+
 def test_path_refs_bypass_the_search_path(project):
     code_skill(project, "tools/hello.skill.py", "hello", "by-path")
     assert project.invoke("./tools/hello.skill.py") == "by-path"
