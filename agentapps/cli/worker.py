@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentapps.cli import render
 from agentapps.errors import AgentAppsError, UsageError
+from agentapps.runlog.batch import Batcher
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     from agentapps.hosting import ServedRun
 
 PROGRESS_EVERY = 5.0  # seconds between progress lines
-LOG_BATCH = 0.05  # seconds a run-log record may wait to be written with the next ones
 
 
 def run_worker(topic: str, *, group: str, handler: str, concurrency: int, max_events: int | None,
@@ -129,8 +129,7 @@ class _Handler:
         self.g.internals.remote_caller = True  # an event from the queue: the project's trust rules apply
         self.runs: dict[int, ServedRun] = {}  # by id() of the event being handled
         self.logging = enabled()  # AGENTAPPS_RUN_LOG
-        self.pending: list[dict[str, Any]] = []  # run-log records not written yet
-        self.writer: asyncio.Future[None] | None = None
+        self.log = Batcher(self.g.config.log_dir)  # run-log records, written in batches
 
     async def __call__(self, event: dict[str, Any]) -> Any:
         from agentapps.context.manager import invoke_root
@@ -157,28 +156,14 @@ class _Handler:
                      "gone": "another consumer holds it now"}.get(failed["outcome"], failed["outcome"])
             note = f"event {event.get('id')}, delivery {failed['deliveries']} of {failed['limit']}; {after}"
         try:
-            self.pending.append(entry_for(skill=self.tool.name, args={"event": event}, internals=run.g.internals,
-                                          exit_code=code, error=error, started=run.started, note=note))
+            self.log.add(entry_for(skill=self.tool.name, args={"event": event}, internals=run.g.internals,
+                                   exit_code=code, error=error, started=run.started, note=note))
         except Exception as exc:  # noqa: BLE001 - the log never stops the worker
             render.warn(f"the run was not added to the run log: {type(exc).__name__}: {exc}")
-            return
-        if self.writer is None or self.writer.done():
-            self.writer = asyncio.ensure_future(self._write())
-
-    async def _write(self) -> None:
-        """Append what is pending, one transaction per batch (the records of the events that ended
-        within LOG_BATCH seconds), so the log costs the worker little throughput."""
-        from agentapps.runlog import log_entries
-
-        while self.pending:
-            await asyncio.sleep(LOG_BATCH)  # gather the records of the events ending meanwhile
-            batch, self.pending = self.pending, []
-            await asyncio.to_thread(log_entries, self.g.config.log_dir, batch)  # never raises: one warning
 
     async def close(self) -> None:
         """Write the records still pending (the worker is stopping)."""
-        while self.writer is not None and not self.writer.done():
-            await asyncio.shield(self.writer)
+        await self.log.close()
 
 
 def _check_handler(g: Any, tool: Any) -> None:

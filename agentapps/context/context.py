@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from agentapps.events.streams import StreamBus
     from agentapps.mcp.hub import Hub
     from agentapps.mcp.registry import Registry
+    from agentapps.runlog.batch import Batcher
     from agentapps.stores.link import RedisLink
     from agentapps.stores.state import StateStore
     from agentapps.tools.lookup import Lookup
@@ -134,6 +135,7 @@ class Internals:
     mcp_registry: Registry | None = None
     mcp_early: dict[str, Any] = field(default_factory=dict)  # MCP servers started ahead of their session
     loan: Loan | None = None  # the event loop lent to calls that wait, when the run is driven without one
+    run_log: Batcher | None = None  # run-log records a server writes in batches (runlog.batch)
 
 
 @dataclass

@@ -197,16 +197,25 @@ async def serve_call(g: Globals, ctx: Any, name: str, args: dict[str, Any], *, s
         FORWARD.reset(tokens[2])
         if sink is not None:
             await sink.close()
-        await _record(run, name, args, outcome, started)
+        _record(g, run, name, args, outcome, started)
     return success(result, structured, g.internals)
 
 
-async def _record(run: Any, name: str, args: dict[str, Any], outcome: tuple[int, BaseException | None],
-                  started: float) -> None:
-    """Add the call to the run log, as `agentapps run` and `agentapps serve` do (never fails it)."""
-    from agentapps.runlog import log_run
+def _record(g: Globals, run: Any, name: str, args: dict[str, Any], outcome: tuple[int, BaseException | None],
+            started: float) -> None:
+    """Add the call to the run log, as `agentapps run` and `agentapps serve` do (never fails it). The
+    record is written in the background with the next ones (runlog.batch): the client does not
+    wait for it."""
+    from agentapps.runlog import enabled, entry_for
+    from agentapps.runlog.batch import batcher_for
 
+    if not enabled():
+        return
     code, error = outcome
-    write = asyncio.to_thread(log_run, run.g.config.log_dir, skill=name, args=args, internals=run.g.internals,
-                              exit_code=code, error=error, started=started)
-    await asyncio.shield(write)  # a call cancelled meanwhile is still logged
+    try:
+        entry = entry_for(skill=name, args=args, internals=run.g.internals, exit_code=code, error=error,
+                          started=started)
+    except Exception:  # the log must never fail the call
+        log.warning("the call of %s was not added to the run log", name, exc_info=True)
+        return
+    batcher_for(g).add(entry)

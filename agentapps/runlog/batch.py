@@ -1,0 +1,56 @@
+"""Run-log records written in the background, in batches, by processes that serve many runs.
+
+A record costs about a millisecond to write (one SQLite transaction with fsync). `agentapps worker`
+and `agentapps mcp-server` must not make each event or tool call wait for it, so a `Batcher` keeps
+the records of the runs that ended and one writer task on the running loop appends them together,
+one transaction at most every `BATCH_SECONDS`; `close()` writes what is still pending. The price:
+a process killed with SIGKILL loses at most the last batch's records (the log itself is never
+damaged: each batch is one transaction).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentapps.context.context import Globals
+
+BATCH_SECONDS = 0.05  # how long a record may wait to be written with the next ones
+
+
+class Batcher:
+    """Records made by `entry_for`, appended by one writer task in batches."""
+
+    def __init__(self, data_dir: Path | None) -> None:
+        self.data_dir = data_dir
+        self.pending: list[dict[str, Any]] = []
+        self.writer: asyncio.Future[None] | None = None
+
+    def add(self, entry: dict[str, Any]) -> None:
+        """Queue a record; the writer task starts if it is not running (call on the loop)."""
+        self.pending.append(entry)
+        if self.writer is None or self.writer.done():
+            self.writer = asyncio.ensure_future(self._write())
+
+    async def _write(self) -> None:
+        from agentapps.runlog import log_entries
+
+        while self.pending:
+            await asyncio.sleep(BATCH_SECONDS)  # gather the records of the runs ending meanwhile
+            batch, self.pending = self.pending, []
+            await asyncio.to_thread(log_entries, self.data_dir, batch)  # never raises: one warning
+
+    async def close(self) -> None:
+        """Write the records still pending (the process is stopping)."""
+        while self.writer is not None and not self.writer.done():
+            await asyncio.shield(self.writer)
+
+
+def batcher_for(g: Globals) -> Batcher:
+    """The process's batcher (`g` is a server's own globals), closed with the process's cleanups."""
+    if g.internals.run_log is None:
+        g.internals.run_log = Batcher(g.config.log_dir)
+        g.internals.cleanups.append(g.internals.run_log.close)
+    return g.internals.run_log
