@@ -12,9 +12,15 @@ from typing import Any, TypeAlias
 
 _NEWLINE = re.compile(r"\r\n?|\n")  # markdown-it counts lines the same way
 _SPECIAL = re.compile(r"[\\`<:]")
-# What can open a verbatim block: a code fence, raw HTML or a comment, or indented code (four
-# spaces or a tab, at a line's start or after a list or quote marker).
-_BLOCKY = re.compile(r"[<\t]|```|~~~| {4}")
+# What can open a verbatim block: a code fence, raw HTML, or indented code (four spaces or a tab,
+# at a line's start or after a list or quote marker). An HTML comment is no such block once it is
+# closed: a block that starts with a closed comment is scanned like prose (see `_units`).
+_BLOCKY = re.compile(r"<(?!!--)|\t|```|~~~| {4}")
+# A closed comment that opens the text (after at most three spaces) is an HTML block whatever it
+# holds: what is inside it (an indented example command, a fence) opens no block of its own. (Not
+# so further down, where a list item or quote may end the block first. `-->` is looked for from
+# the `--` of `<!--` on, as the scanner does: `<!-->` closes itself.)
+_LEADING_COMMENT = re.compile(r"\A {0,3}<!(?=--).*?-->", re.DOTALL)
 _NAME = re.compile(r"[a-z][a-z0-9-]*")
 _TICKS = re.compile(r"`+")
 _BRACKET = re.compile(r"\\.|[\[\]]", re.DOTALL)
@@ -80,8 +86,9 @@ def _scan(text: str, first_line: int, *, directives: bool) -> list[Segment]:
 
     if not _SPECIAL.search(text):
         return [text] if text else []
-    if not _BLOCKY.search(text):
-        # Nothing markdown could make a verbatim block (no fence, HTML or indented code): block
+    if _comments_closed(text) and not _BLOCKY.search(_LEADING_COMMENT.sub("~", text)):
+        # Nothing markdown could make a verbatim block (no fence, HTML but closed comments, or
+        # indented code): block
         # boundaries then only keep a code span or a directive from spanning two blocks, and one
         # that spans no line break cannot. So the whole text is one unit, with no markdown parse
         # (markdown_it costs ~12 ms to import), unless something did span a line break.
@@ -89,6 +96,12 @@ def _scan(text: str, first_line: int, *, directives: bool) -> list[Segment]:
         if not crossed:
             return out
     return _scan_units(text, _units(text, starts), directives, line_at)[0]
+
+
+def _comments_closed(text: str) -> bool:
+    """Every `<!--` has a `-->` after it (an unclosed one makes the rest of the text a raw block)."""
+    last = text.rfind("<!--")
+    return last < 0 or text.find("-->", last + 2) >= 0
 
 
 def _scan_units(text: str, units: list[tuple[int, int, bool]], directives: bool,
@@ -174,7 +187,7 @@ class _Prose:
         self._ticks: dict[int, list[int]] | None = None  # run length -> run starts
         self._comment_end = (len(text) + 1, -1)  # (searched from, first "-->" found)
         self._dead: set[int] = set()  # attribute positions already known to lead nowhere
-        self.crossed = False  # a code span or directive found spans a line break
+        self.crossed = False  # a code span, directive or inline comment found spans a line break
 
     def scan(self, buf: list[str], out: list[Segment]) -> None:
         text, i = self.text, 0
@@ -230,6 +243,10 @@ class _Prose:
         if close == -1:
             buf.append("<")
             return j + 1
+        if not self.crossed and ("\n" in self.text[j:close] or "\r" in self.text[j:close]):
+            # only a comment opening the text (an HTML block) may span lines whatever they hold;
+            # elsewhere a blank line or the end of a list item may end it first: the block parse decides
+            self.crossed = self.base != 0 or j > 3 or bool(self.text[:j].strip(" "))
         return close + 3
 
     def _directive(self, j: int) -> Directive | None:

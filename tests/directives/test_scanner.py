@@ -276,7 +276,7 @@ from hypothesis import strategies as st
 
 PIECES = [":arg[x]", ":a[", "]", "[", "{k=v}", "{", "}", "\n", "\n\n", "# ", "- ", "> ", "   ", "\\:", ":",
           "text", " ", "=", "\"", "'", ":tone[a b]{q='1 2'}", "***", "1. ", "---\n", "\r\n", "|", "`", "``", "`x`",
-          "` :arg[x] `"]
+          "` :arg[x] `", "<!--", "-->", "<!-- c -->", "<!-- :arg[x] -->", "<!-->", "    ", "```", "\n   <!-- "]
 
 
 @settings(max_examples=400, deadline=None)
@@ -288,8 +288,19 @@ PIECES = [":arg[x]", ":a[", "]", "[", "{k=v}", "{", "}", "\n", "\n\n", "# ", "- 
 @example(":a[x\ny] in one paragraph")
 @example("`a\n\n:arg[x] b`")  # a code span across two paragraphs is none
 @example("- `a\n- :arg[x]`")
-def test_text_without_code_or_html_parses_the_same_without_the_markdown_parser(text: str) -> None:
+@example("<!-- note -->\nRead :arg[x]{k=1} now.\n")  # a comment block before the prompt
+@example("<!-- a\n:arg[x] -->\n:arg[y]")
+@example("<!-- unclosed\n\n:arg[x]")  # an unclosed comment makes the rest raw HTML
+@example("a\n<!-- c --> :arg[x]\n`b\n<!-- -->`")
+@example("<!-- Run offline:\n     agentapps run x -->\nRead :arg[path].\n")  # a leading comment hides its indent
+@example("- a\n  <!-- x\n\n:arg[y] -->")  # a list item ends the comment's HTML block first
+@example("- \n   <!-- \n-->\n")
+@example("<!-->\n    <!-->")  # `<!-->` closes itself: the indented line after it is code
+def test_text_without_code_or_html_but_comments_parses_the_same_without_the_markdown_parser(text: str) -> None:
     from agentapps.directives import scanner
+
+    if not scanner._comments_closed(text) or scanner._BLOCKY.search(scanner._LEADING_COMMENT.sub("~", text)):
+        return  # the block parse is taken anyway
 
     starts = [0, *(m.end() for m in scanner._NEWLINE.finditer(text))]
 
@@ -298,11 +309,14 @@ def test_text_without_code_or_html_parses_the_same_without_the_markdown_parser(t
 
     with_blocks = scanner._scan_units(text, scanner._units(text, starts), True, line_at)[0]
     assert parse(text) == with_blocks
+    kept = scanner._scan_units(text, scanner._units(text, starts), False, line_at)[0]
+    assert strip_comments(text) == "".join(s for s in kept if isinstance(s, str))
 
 
 def test_a_prompt_without_code_or_html_is_scanned_without_importing_markdown_it() -> None:
     code = ("import sys; from agentapps.directives.scanner import find\n"
-            "found = find('# Task\\n\\nSummarise :arg[path]{required}.\\n\\n- in :arg[words] words\\n')\n"
+            "found = find('<!-- Run it:\\n     agentapps run t -->\\n# Task\\n\\nSummarise :arg[path]{required}.\\n\\n"
+            "- in :arg[words] words\\n')\n"
             "print(len(found), 'markdown_it' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "2 False"
