@@ -16,8 +16,10 @@ if TYPE_CHECKING:
 
 # Where files become code that runs later with more power than the agent has: virtual
 # environments (a `.pth` file runs at every interpreter start) and git hooks at any depth, and the
-# CI configuration at the root (workflows, composite actions, ...).
+# CI configuration at the root (workflows, composite actions, ...). A virtual environment is also
+# known by its marker file, whatever its folder is called (`env/`, `.tox/py311/`, `.nox/x/`).
 CODE_SEGMENTS = frozenset({".venv", "venv", ".git"})
+VENV_MARKER = "pyvenv.cfg"
 CODE_FOLDERS = (".github/", ".gitlab-ci", ".gitlab/", ".circleci/", ".buildkite/", "Jenkinsfile")
 
 
@@ -25,12 +27,24 @@ def is_protected(rel: str, ctx: Context | None = None) -> bool:
     """Whether writing the project-relative path `rel` changes code: a file the loader would take
     as a skill (`*.skill.md`, `*.skill.py`, `SKILL.md` in any folder: main skill and pipeline
     included), the real file behind any skill on the search path (a symlinked skill), a file in a
-    virtual environment or git folder at any depth, or CI configuration."""
+    virtual environment (by name, or any folder holding `pyvenv.cfg`) or git folder at any depth,
+    or CI configuration."""
     if is_skill_file(rel.rsplit("/", 1)[-1]) or rel.startswith(CODE_FOLDERS):
         return True
     if CODE_SEGMENTS.intersection(rel.split("/")[:-1]):
         return True
-    return ctx is not None and (rel in _skill_targets(ctx) or _in_cache(rel, ctx))
+    return ctx is not None and (rel in _skill_targets(ctx) or _in_cache(rel, ctx) or _in_venv(rel, ctx))
+
+
+def _in_venv(rel: str, ctx: Context) -> bool:
+    """Whether a folder on the way to `rel` (or the project root) is a virtual environment: it
+    holds `pyvenv.cfg`, as every venv and virtualenv does, whatever the folder's name."""
+    root = os.path.realpath(ctx.globals.config.project or ctx.globals.config.cwd)
+    parts = rel.split("/")[:-1]
+    for depth in range(len(parts) + 1):
+        if os.path.isfile(os.path.join(root, *parts[:depth], VENV_MARKER)):
+            return True
+    return False
 
 
 def _in_cache(rel: str, ctx: Context) -> bool:

@@ -194,3 +194,15 @@ def test_code_that_runs_elsewhere_is_protected_at_any_depth(writer: Any, path: s
     result = _write(writer, path, "echo pwned\n")
     assert result.returncode == 3, result.stderr
     assert not (writer.root / path).exists()
+
+
+@pytest.mark.parametrize("venv", ["env", ".tox/py311", "tools/.nox/lint", "python-env"])
+def test_a_virtual_environment_is_protected_whatever_its_folder_is_called(writer: Any, venv: str) -> None:
+    # `python -m venv env` (the tutorial's spelling): a .pth file in it runs at every start of its python
+    writer.write(f"{venv}/pyvenv.cfg", "home = /usr/bin\ninclude-system-site-packages = false\n")
+    for path in (f"{venv}/lib/python3.11/site-packages/evil.pth", f"{venv}/bin/activate"):
+        result = _write(writer, path, "import os; os.system('id')\n")
+        assert result.returncode == 3, result.stderr
+        assert "writing skill code" in result.stderr
+        assert not (writer.root / path).exists()
+    assert _write(writer, f"{venv}-notes/x.pth", "plain\n").returncode == 0  # a look-alike folder is not one
