@@ -42,12 +42,23 @@ def log_path(data_dir: Path) -> Path:
 
 
 def args_digest(args: Any) -> str:
-    """A digest that tells identical args apart without keeping them."""
+    """A digest that tells identical args apart without keeping them (a lone surrogate, from a
+    command-line argument that is not UTF-8 or a JSON `\\udcff` escape, is digested as it is)."""
     text = json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     from agentapps.tools.bytecode import sha256  # the C module: hashlib would load OpenSSL
 
-    digest: str = sha256(text.encode("utf-8")).hexdigest()
+    digest: str = sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     return "sha256:" + digest[:16]
+
+
+def _text(value: str) -> str:
+    """`value` as text SQLite can store: a lone surrogate becomes U+FFFD. One such character in
+    an error line (quoting an event's payload, say) would otherwise fail the whole batch's insert."""
+    try:
+        value.encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def entry_for(*, skill: str, args: Any, internals: Internals, exit_code: int,
@@ -63,19 +74,20 @@ def entry_for(*, skill: str, args: Any, internals: Internals, exit_code: int,
     if error is not None:
         line = " ".join(str(error).split()) if isinstance(error, AgentAppsError) \
             else f"{type(error).__name__}: {error}"
-        line = redact(f"{line} ({note})" if note else line, internals)[:MAX_ERROR]
+        line = _text(redact(f"{line} ({note})" if note else line, internals)[:MAX_ERROR])
     session = internals.session_key
     biggest = max(models, key=lambda m: _tokens(models[m]), default=None)
+    biggest = _text(str(biggest)) if biggest is not None else None
     return {
-        "started_at": round(time.time() - elapsed, 3), "skill": skill, "args_digest": args_digest(args),
+        "started_at": round(time.time() - elapsed, 3), "skill": _text(skill), "args_digest": args_digest(args),
         "model": biggest, "turns": totals.get("turns") or 0, "steps": totals.get("steps") or 0,
         "input_tokens": usage.get("inputTokens", 0), "output_tokens": usage.get("outputTokens", 0),
         "cache_read_tokens": usage.get("cacheReadInputTokens", 0),
         "cache_write_tokens": usage.get("cacheWriteInputTokens", 0),
         "cost": totals.get("cost") if models else None, "duration_ms": round(elapsed * 1000, 1),
         "exit_code": exit_code, "error": line, "stop_reason": totals.get("stop_reason"),
-        "session_id": redact(str(session), internals) if session is not None else None,
-        "models": [{"model": m, **spent} for m, spent in models.items()],
+        "session_id": _text(redact(str(session), internals)) if session is not None else None,
+        "models": [{"model": _text(str(m)), **spent} for m, spent in models.items()],
     }
 
 
