@@ -206,3 +206,14 @@ def test_a_virtual_environment_is_protected_whatever_its_folder_is_called(writer
         assert "writing skill code" in result.stderr
         assert not (writer.root / path).exists()
     assert _write(writer, f"{venv}-notes/x.pth", "plain\n").returncode == 0  # a look-alike folder is not one
+
+
+def test_python_m_agentapps_never_imports_a_module_from_the_working_directory(project):
+    """A module written into the project (by a skill, by agent code) must not stand in for a
+    standard one that a run imports later: `python -m` would put the project first on sys.path."""
+    project.write("colorsys.py", "open('hijacked', 'w').write('yes')\n")
+    project.write("skills/tint.skill.py", 'frontmatter = {"name": "tint"}\n\n\ndef run(ctx, args):\n'
+                  "    import colorsys\n\n    return round(colorsys.rgb_to_hsv(1, 0, 0)[2], 1)\n")
+    result = project.cli("run", "tint")
+    assert result.returncode == 0 and result.stdout == "1\n", result.stderr
+    assert not (project.root / "hijacked").exists()
