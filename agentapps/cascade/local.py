@@ -95,11 +95,11 @@ def from_environment(environ: Mapping[str, str]) -> list[Override]:
     return sorted(found, key=_order)
 
 
-def _order(override: Override) -> tuple[int, list[tuple[int, int, str]]]:
-    """Parents before children, then name order with list indices as numbers (`__2` before
-    `__10`), so variables can append to a list one index after another."""
-    parts = override.path.split(".")
-    return len(parts), [(0, int(p), "") if _index(p) else (1, 0, p) for p in parts]
+def _order(override: Override) -> list[tuple[int, int, str]]:
+    """Path order, segment by segment, with list indices as numbers (`__2` before `__10`): a parent
+    comes before its children, and a list's items one index after another, each with its own
+    children (`X__0__A` before `X__1`)."""
+    return [(0, int(p), "") if _index(p) else (1, 0, p) for p in override.path.split(".")]
 
 
 def _where(override: Override) -> str:

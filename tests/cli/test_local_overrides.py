@@ -193,6 +193,14 @@ def test_variables_fill_a_new_list_in_numeric_order():
     assert patched is not None and patched.metadata["model"]["stop"] == [f"s{i}" for i in range(12)]
 
 
+def test_variables_fill_a_list_of_objects_item_by_item():
+    main = ToolDef("app", "markdown", {"name": "app", "metadata": {}})
+    env = {"AGENTAPPS_LOCAL_ROUTES__1": "b", "AGENTAPPS_LOCAL_ROUTES__0__HOST": "a.example",
+           "AGENTAPPS_LOCAL_ROUTES__0__PORT": "8080"}  # item 0's children before item 1
+    patched, _ = apply(main, from_environment(env))
+    assert patched is not None and patched.metadata["routes"] == [{"host": "a.example", "port": 8080}, "b"]
+
+
 def test_a_number_under_an_existing_object_is_a_key_and_a_new_list_can_hold_objects():
     main = ToolDef("app", "markdown", {"name": "app", "metadata": {"codes": {"404": "a"}}})
     patched, _ = apply(main, [Override("--local", "codes.500", "b", True),
