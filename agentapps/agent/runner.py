@@ -110,6 +110,7 @@ async def run_agent(ctx: Context, args: dict[str, Any]) -> Any:
             from agentapps.check.origin import place
 
             place(exc, served, {"model": args.get("config") or {}})
+            exc.skill = exc.skill or served.tool.name  # a provider's refusal names no skill itself
         raise
 
 

@@ -60,7 +60,8 @@ def make_client(
         if not resolved:
             raise ConfigError(
                 "No AWS region for Bedrock: set AWS_REGION (e.g. `export AWS_REGION=us-east-1`), "
-                "add `region = us-east-1` to your AWS profile, or set the model's region."
+                "add `region = us-east-1` to your AWS profile, or set the model's region.",
+                setting=("model", "region"),
             )
         config = Config(
             retries={"mode": "standard", "total_max_attempts": max_attempts},

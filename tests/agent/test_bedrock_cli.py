@@ -154,3 +154,16 @@ def test_sigint_during_a_slow_stream_exits_130_quickly_with_no_orphans(agentic, 
     while not fake.requests[0].aborted and time.monotonic() < deadline:
         time.sleep(0.05)
     assert fake.requests[0].aborted  # the stream was closed, not left running
+
+
+def test_no_region_anywhere_names_the_skill_and_its_model_settings(agentic, bedrock):
+    _, env = bedrock([])
+    env = {k: v for k, v in env.items() if k != "AWS_REGION"}
+    agentic.project.write("where.skill.md", "---\nname: where\nmetadata:\n  model:\n    id: us.anthropic.claude-sonnet-4-5\n"
+                          "---\nSay hi.\n")
+    result = agentic.run("where", **env)
+    assert result.returncode == 2
+    (line,) = [ln for ln in result.stderr.splitlines() if ln.startswith("error:")]
+    assert line.startswith(f"error: {agentic.project.root / 'where.skill.md'}:4: No AWS region for Bedrock"), line
+    failed = json.loads(agentic.run("--json", "where", **env).stdout)
+    assert failed["error"]["skill"] == "where" and failed["error"]["line"] == 4
