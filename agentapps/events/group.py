@@ -39,16 +39,31 @@ def stream_key(link: RedisLink, topic: str) -> str:
     return link.key("events", topic)
 
 
+class MalformedEntry(ValueError):
+    """A stream entry that is not an event agentapps wrote (its body is not a JSON object)."""
+
+
+def _object(raw: bytes | None, what: str) -> dict[str, Any]:
+    try:
+        found = json.loads(raw if raw is not None else b"{}")
+    except (ValueError, RecursionError):
+        found = None
+    if not isinstance(found, dict):
+        raise MalformedEntry(f"The stream entry's {what} is not a JSON object: not an event agentapps wrote.")
+    return found
+
+
 def envelope_of(topic: str, delivery_id: str, fields: dict[bytes, bytes]) -> dict[str, Any]:
-    """The public event for a stream entry; a dead-lettered one wraps the event it stands for."""
-    body = json.loads(fields.get(b"e", b"{}"))
+    """The public event for a stream entry; a dead-lettered one wraps the event it stands for.
+    MalformedEntry when the entry is not one agentapps wrote."""
+    body = _object(fields.get(b"e"), "body")
     event = {"id": delivery_id, "topic": topic, "type": body.get("type", "event"), "source": body.get("source"),
              "data": body.get("data"), "timestamp": body.get("timestamp"),
              "rootContextId": body.get("rootContextId"), "depth": body.get("depth", 0)}
     why = fields.get(b"dl")
     if why is None:
         return event
-    info = json.loads(why)
+    info = _object(why, "dead-letter note")
     original = {**event, "id": info.get("id"), "topic": info.get("topic")}
     return {**event, "type": "dead-letter", "source": info.get("group"),
             "data": {"event": original, "group": info.get("group"), "deliveries": info.get("deliveries")}}

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentapps.errors import StoreUnavailableError
-from agentapps.events.group import DEAD_LETTER, Delivery, Group, envelope_of
+from agentapps.events.group import DEAD_LETTER, Delivery, Group, MalformedEntry, envelope_of
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 Report = Callable[[str, dict[str, Any]], None]  # ("failed" | "lost" | "back", details)
@@ -136,11 +136,19 @@ class Worker:
             await asyncio.wait(list(self._flying.values()), timeout=0.05, return_when=asyncio.FIRST_COMPLETED)
 
     async def _handle(self, delivery: Delivery) -> None:
-        event = envelope_of(self.group.topic, delivery.id, delivery.fields)
+        malformed: MalformedEntry | None = None
+        try:
+            event = envelope_of(self.group.topic, delivery.id, delivery.fields)
+        except MalformedEntry as exc:  # never handed to the handler: failed, so dead-lettered in time
+            malformed = exc
+            event = {"id": delivery.id, "topic": self.group.topic, "type": "malformed", "source": None,
+                     "data": None, "timestamp": None, "rootContextId": None, "depth": 0}
         try:
             error: Exception | None = None
             details: dict[str, Any] | None = None
             try:
+                if malformed is not None:
+                    raise malformed
                 await self.handler(event)
             except Exception as exc:  # noqa: BLE001 - a handler's failure is reported and retried
                 error = exc

@@ -94,7 +94,10 @@ async def thread_for(server: Server, tool: ToolDef, meta: dict[str, Any], args: 
     if thread is not None and (not isinstance(thread, str) or not 0 < len(thread) <= 128):
         raise Refused(400, UsageError("'threadId' must be a string of 1 to 128 characters."))
     record = await server.coord.thread(thread) if thread else None
-    if record is not None and record.get("owner") != owner:
+    # Only the server names threads: an id with no thread record of this client's is refused, so a
+    # client cannot take over a session the server did not start for it (a CLI or CI run's, a
+    # schedule's, one from before a restart) by naming its key.
+    if thread and (record is None or record.get("owner") != owner):
         raise Refused(404, UsageError(f"No thread '{thread}' (GET /threads lists yours)."))
     thread = thread or f"t-{secrets.token_hex(8)}"
     if record is None:

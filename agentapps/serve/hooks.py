@@ -2,9 +2,10 @@
 
 The signature is checked before anything runs, GitHub's way: `X-Hub-Signature-256: sha256=<hex
 HMAC-SHA256 of the raw body>` with the value of VAR, a variable the skill declares in
-`metadata.env`. A delivery is accepted once (by `X-GitHub-Delivery`, else by its signature) for a
-day, across replicas. The skill runs in the background with the payload as `input` (parsed JSON
-for a JSON body, else text); the answer is 202 with the run's id.
+`metadata.env`. A delivery is accepted once for a day, across replicas: its signature (so its body)
+and its `X-GitHub-Delivery` id are each claimed, since the id header is not signed. The skill
+runs in the background with the payload as `input` (parsed JSON for a JSON body, else text); the
+answer is 202 with the run's id.
 
 Refusals: 401 without the header (a UsageError, exit code 2, as for a missing bearer token) or
 with a signature that does not match (a DeniedError, exit code 3: a webhook has no identity to
@@ -77,8 +78,13 @@ async def hook(request: Request) -> Response:
     if not hmac.compare_digest(signature.strip().encode(), expected.encode()):
         raise Refused(401, DeniedError("The webhook signature does not match its body.", skill=name))
     args = checked_args(server, tool, {"input": payload_of(request, body)})
-    delivery = request.headers.get("x-github-delivery") or signature
-    if not await server.coord.claim(f"hook:{name}:{delivery[:200]}", REPLAY_SECONDS):
+    # X-GitHub-Delivery is not signed: a captured delivery resent under a fresh id is still a replay.
+    # So the signature (which binds the body) is claimed as well as the delivery id; a redelivery of
+    # the same body is refused either way.
+    delivery = request.headers.get("x-github-delivery")
+    keys = [f"hook:{name}:sig:{expected}"] + ([f"hook:{name}:id:{delivery[:200]}"] if delivery else [])
+    fresh = [await server.coord.claim(key, REPLAY_SECONDS) for key in keys]
+    if not all(fresh):
         raise Refused(409, DeniedError("This delivery was received already (a replay).", skill=name))
     run = admit(server, f"webhook:{name}", LiveRun(server, name, args, owner=f"webhook:{name}"))
     assert run.task is not None

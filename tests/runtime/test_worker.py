@@ -110,6 +110,29 @@ def test_a_failing_event_is_retried_then_dead_lettered_and_the_rest_go_on(jobs):
     assert pending(jobs, "jobs", "g") == 0
 
 
+def test_a_stream_entry_agentapps_did_not_write_is_dead_lettered_and_never_wedges_the_worker(jobs):
+    # anyone who can write the stream (another job) can add entries whose body is not an event:
+    # such an entry used to kill its handling task before it was counted, so the worker held the
+    # slot forever and handled nothing after it (and the next consumer to reclaim it did the same)
+    import redis
+
+    client = redis.Redis.from_url(jobs.url)
+    key = f"agentapps:{jobs.namespace}:events:jobs"
+    first = emit(jobs, "jobs", ["a"])
+    for fields in ({"e": "not json"}, {"e": "[1, 2]"}, {"e": "[" * 100_000 + "]" * 100_000},
+                   {"e": json.dumps({"data": "x"}), "dl": "garbage"}):
+        client.xadd(key, fields)
+    last = emit(jobs, "jobs", ["b"])
+    result = jobs.cli("worker", "jobs", "--group", "g", "--handler", "record", "--max-events", "6",
+                      "--max-deliveries", "1", "--json", timeout=30)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["handled"] == 6 and summary["succeeded"] == 2 and summary["deadLettered"] == 4
+    assert sorted(event_id for _, event_id in handled(jobs)) == sorted(first + last)
+    assert result.stderr.count("MalformedEntry") == 4 and "Traceback" not in result.stderr
+    assert pending(jobs, "jobs", "g") == 0
+
+
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_signal_finishes_the_events_in_flight_and_acknowledges_them(jobs, sig, code):
     ids = emit(jobs, "jobs", [{"sleep": 1.0}, {"sleep": 1.0}, "later"])

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.serve.conftest import Served, events, start
-from tests.serve.skills import SECRET, write_all
+from tests.serve.skills import CHATTY, SECRET, write_all
 
 ALICE, BOB = "alice-token-0123", "bob-token-4567"
 
@@ -287,6 +287,27 @@ def test_threads_are_sessions_each_client_sees_only_its_own(served):
         assert alice.get(f"/threads/{thread}").status_code == 404
 
 
+def test_a_session_the_server_did_not_start_for_the_client_is_no_thread_of_its(served, module_project):
+    # a CLI (or CI, or scheduled) run left a session under a key a client can guess
+    module_project.write("filechat.skill.py", CHATTY.replace('"session": "args.sessionId"',
+                                                           '"session": {"key": "args.sessionId", "store": "file"}')
+                         .replace('"name": "chatty"', '"name": "filechat"'))
+    done = module_project.cli("run", "filechat", "--text", "private: merger with ACME", "--sessionId", "pr-42")
+    assert done.returncode == 0, done.stderr
+    deadline = time.monotonic() + 5
+    while invoke(served, "filechat", {"text": "mine"}, token=BOB).status_code != 200:  # served once seen
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    for extra, args in (({"threadId": "pr-42"}, {"text": "x"}), ({}, {"text": "x", "sessionId": "pr-42"})):
+        taken = invoke(served, "filechat", args, token=BOB, **extra)
+        assert taken.status_code == 404 and "No thread 'pr-42'" in taken.text, taken.text
+    with served.client(BOB) as bob:
+        assert bob.get("/threads/pr-42").status_code == 404
+        assert bob.delete("/threads/pr-42").status_code == 404
+    shown = module_project.cli("run", "filechat", "--text", "again", "--sessionId", "pr-42")
+    assert json.loads(shown.stdout)["before"] == 1  # the session is untouched
+
+
 def test_served_runs_land_in_the_run_log(served, module_project):
     invoke(served, "greet", {"name": "Logged"})
     listed = module_project.cli("runs", "list", "--json")
@@ -352,6 +373,22 @@ def test_a_signed_webhook_runs_once_and_a_replay_is_refused(served, module_proje
         assert replayed.json()["error"]["type"] == "DeniedError" and replayed.json()["error"]["exit_code"] == 3
         assert client.post("/hooks/greet", content=body, headers=headers).status_code == 404  # did not opt in
     assert _hook_lines(module_project, before + 1)[-1] == {"action": "opened", "number": 7}
+    time.sleep(0.3)
+    assert len(_hook_lines(module_project, 0, timeout=0)) == before + 1
+
+
+def test_a_signed_delivery_resent_under_a_fresh_delivery_id_is_a_replay(served, module_project):
+    # X-GitHub-Delivery is not covered by the signature: whoever saw one delivery can set any id
+    body = json.dumps({"action": "closed", "number": 8}).encode()
+    signed = {"Content-Type": "application/json", "X-Hub-Signature-256": _signed(body)}
+    before = len(_hook_lines(module_project, 0, timeout=0))
+    with served.client() as client:
+        assert client.post("/hooks/hooked", content=body, headers={**signed, "X-GitHub-Delivery": "g-1"}).status_code == 202
+        for fresh in ("g-2", "g-3"):
+            replayed = client.post("/hooks/hooked", content=body, headers={**signed, "X-GitHub-Delivery": fresh})
+            assert replayed.status_code == 409, replayed.text
+        assert client.post("/hooks/hooked", content=body, headers=signed).status_code == 409  # and with none
+    _hook_lines(module_project, before + 1)
     time.sleep(0.3)
     assert len(_hook_lines(module_project, 0, timeout=0)) == before + 1
 
