@@ -166,14 +166,16 @@ def decide(
 ) -> None:
     """Raise DeniedError unless the call is approved: by --approve, or on a terminal by a remembered
     'always' or the user's answer. Without a terminal only --approve counts, so an approval file
-    (which could arrive in a pull request) never approves anything in CI."""
+    (which could arrive in a pull request) never approves anything in CI. A front end's client
+    (`ASK`: serve, mcp-server) answers for this call only: the terminal user's remembered approvals
+    do not answer for it, and its 'always' is not remembered for anyone else."""
     who = candidate or Candidate(callee)
     ask = ASK.get()
     interactive = interactive or ask is not None
     if approved_by(approve, who, args if view is None else view):
         log_decision(data_dir, caller, callee, "approved (--approve)")
         return
-    if interactive and remembered(data_dir, caller, callee):
+    if interactive and ask is None and remembered(data_dir, caller, callee):
         log_decision(data_dir, caller, callee, "approved (always)")
         return
     if interactive:
@@ -182,6 +184,8 @@ def decide(
             shown += "\n  which resolves to: " + shown_args(dict(view))
         text = f"Skill '{caller}' wants to call '{callee}' (trust rule '{rule}') with arguments:\n{shown}\nAllow?"
         answer = (ask or ask_terminal)(question(text, caller=caller, callee=callee, rule=rule, args=args), timeout)
+        if answer == "always" and ask is not None:
+            answer = "once"  # a client's answer binds no one else
         if answer == "always":
             remember(data_dir, caller, callee)
         if answer in ("once", "always"):

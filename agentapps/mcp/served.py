@@ -111,8 +111,8 @@ def describe(type_: str, data: dict[str, Any]) -> str | None:
 
 
 APPROVAL = {"type": "object", "required": ["answer"], "properties": {"answer": {
-    "type": "string", "enum": ["once", "always", "deny"], "title": "Allow this call?",
-    "description": "once: allow it this time; always: also later calls from this skill; deny: refuse it."}}}
+    "type": "string", "enum": ["once", "deny"], "title": "Allow this call?",
+    "description": "once: allow this call; deny: refuse it."}}}
 
 
 class Client:
