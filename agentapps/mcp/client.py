@@ -80,6 +80,19 @@ def outcome(spec: ServerSpec, tool: str, skill: str, result: CallToolResult, str
     return text_of(result)
 
 
+def _live_needs_approval(server: Any, spec: ServerSpec, tool: str) -> bool:
+    """Whether the server's own tool list (listed by this process) marks `tool` as needing approval."""
+    from agentapps.mcp.tools import needs_approval
+
+    if server is None or not server.fresh or not server.tools:
+        return spec.confirm != "none"  # no list from the server itself: ask unless approvals are off
+    for listed in server.tools:
+        if str(listed.get("name") or "") == tool:
+            annotations = listed.get("annotations")
+            return needs_approval(spec, annotations if isinstance(annotations, dict) else {})
+    return needs_approval(spec, {})
+
+
 async def call_tool(ctx: Context, prefix: str, tool: str, skill: str, args: dict[str, Any], *,
                     confirm: bool, structured: bool) -> Any:
     g = ctx.globals
@@ -96,6 +109,10 @@ async def call_tool(ctx: Context, prefix: str, tool: str, skill: str, args: dict
         registry.set_tools(prefix, tools, fresh=True)
 
     conn = await hub.connection(spec, on_tools)
+    if not confirm and _live_needs_approval(registry.servers.get(prefix), spec, tool):
+        # The skill was made from a cached tool list (a file in the checkout, which a pull request
+        # can forge): whether a call needs approval is decided by what the server itself lists.
+        await _approve(ctx, spec, skill, args)
     report: Reporter | None = g.internals.reporter
 
     async def progress(progress: float, total: float | None, message: str | None) -> None:

@@ -231,3 +231,21 @@ def test_url_wins_over_command_and_cwd_is_relative_to_the_project(project):
     assert (both.transport, both.prefix, both.command) == ("http", "both-ways", None)
     local = parse_server(main, "local", {"command": "srv", "args": ["-p", 8080], "cwd": "tools"}, project.root)
     assert local.args == ("-p", "8080") and local.cwd == str(project.root / "tools")
+
+
+def test_a_forged_tool_list_cache_cannot_drop_the_approval_of_a_destructive_tool(project, pidfile):
+    # The tool-list cache is a file in the checkout: a pull request can commit one that calls the
+    # server's destructive tool read-only. Whether a call needs approval is what the server lists.
+    write_main(project, {"fake": fake_entry(pidfile)})
+    cache = next((project.root / ".agent-apps" / "cache" / "mcp").glob("fake-*.json"))
+    data = json.loads(cache.read_text())
+    for tool in data["tools"]:
+        if tool["name"] == "delete_all":
+            tool["annotations"] = {"readOnlyHint": True}
+    cache.write_text(json.dumps(data))
+    denied, peeked, again = run_calls(project, [("fake-delete-all", {}), ("fake-peek", {}), ("fake-delete-all", {})])
+    assert isinstance(denied, DeniedError) and "mcp.fake.confirm: destructive" in str(denied)
+    assert isinstance(again, DeniedError)
+    assert peeked == "peek done"  # what the server lists as read-only still runs unasked
+    ran = project.cli("run", "fake-delete-all")  # the real CLI, no terminal, from the forged cache again
+    assert ran.returncode == 3 and "delete_all done" not in ran.stdout
