@@ -138,9 +138,12 @@ def remember(data_dir: Path, caller: str, callee: str) -> None:
 
 
 def log_decision(data_dir: Path, caller: str, callee: str, decision: str) -> None:
+    from agentapps.core.atomic import require_inside
+
+    require_inside(data_dir, data_dir / "trust.log")  # a committed symlink appends to no other file
     data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     line = json.dumps({"time": time.time(), "caller": caller, "callee": callee, "decision": decision})
-    fd = os.open(data_dir / "trust.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    fd = os.open(data_dir / "trust.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
     try:
         os.write(fd, (line + "\n").encode())
     finally:

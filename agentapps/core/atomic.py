@@ -54,6 +54,17 @@ def require_folder(directory: Path) -> None:
         current = current.parent
 
 
+def require_inside(data_dir: Path, path: Path) -> None:
+    """Refuse `path` (a file agentapps keeps under `data_dir`, `.agent-apps/`) when a symlink makes
+    it land outside the folder that holds `data_dir` (the project): a checkout can commit
+    `.agent-apps/trust.log` or `.agent-apps/runs` as a symlink to any file of the machine."""
+    base = os.path.realpath(data_dir.parent)
+    real = os.path.realpath(path)
+    if os.path.commonpath([base, real]) != base:
+        raise StoreCorruptError(f"leads out of {data_dir.parent} through a symlink (to {real}); it was left "
+                                "untouched and nothing was written there — remove the symlink.", file=path)
+
+
 def _fsync_fd(fd: int) -> None:
     try:
         os.fsync(fd)

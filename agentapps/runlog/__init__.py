@@ -150,8 +150,10 @@ def log_entries(data_dir: Path | None, entries: list[dict[str, Any]], *, quiet: 
             # any project never leaves a .agent-apps/ (which would make its folder a project)
             project, _ = find_project(Path.cwd())
             data_dir = (project if project is not None else Path.home()) / ".agent-apps"
+        from agentapps.core.atomic import require_inside
         from agentapps.runlog.store import append_all
 
+        require_inside(data_dir, log_path(data_dir))  # a committed `.agent-apps/runs` symlink
         return append_all(log_path(data_dir), entries)
     except Exception as exc:  # noqa: BLE001 - the log must never fail or hide the run's own outcome
         _warn(exc, quiet, len(entries))

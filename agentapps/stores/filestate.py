@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentapps.core.atomic import cleanup_temp_files, read_json, require_folder
+from agentapps.core.atomic import cleanup_temp_files, read_json, require_folder, require_inside
 from agentapps.errors import StoreCorruptError, StoreWriteError, UsageError
 from agentapps.stores.folder import StoreFolder, read_at, write_new
 from agentapps.stores.keys import (
@@ -47,6 +47,7 @@ class FileStateStore:
         self.lock_timeout = lock_timeout
         self.redact = redact
         require_folder(self.root)
+        require_inside(self.root.parent, self.root)  # e.g. `.agent-apps/sessions` committed as a symlink
         self._folder = StoreFolder(str(self.root))
         weakref.finalize(self, self._folder.close)
         cleanup_temp_files(self.root)

@@ -14,7 +14,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentapps.core.atomic import FileLock, cleanup_temp_files, require_folder, write_atomic
+from agentapps.core.atomic import (
+    FileLock,
+    cleanup_temp_files,
+    require_folder,
+    require_inside,
+    write_atomic,
+)
 from agentapps.core.paths import path_get
 from agentapps.errors import ConfigError, StoreCorruptError, StoreWriteError, UsageError
 from agentapps.secrets import Redactor, refuse_secret_name
@@ -87,6 +93,7 @@ class FileSessionStore:
         self.root = Path(root)
         self.lock_timeout = lock_timeout
         require_folder(self.root)
+        require_inside(self.root.parent, self.root)  # `.agent-apps/sessions` committed as a symlink
         cleanup_temp_files(self.root)
 
     def load(self, key: str) -> list[Entry]:
