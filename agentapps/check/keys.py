@@ -46,8 +46,8 @@ def name_differs_from_file(site: Site) -> list[Finding]:
     declares `name: b` is a frequent surprise, and the Agent Skills format expects a folder's
     SKILL.md to carry the folder's name."""
     tool = site.tool
-    if tool.path is None or "name" not in tool.frontmatter:
-        return []
+    if tool.path is None or "name" not in tool.frontmatter or tool.metadata.get("role") == "main":
+        return []  # (a main skill is found by its role: its file is often named for its project)
     expected = name_from_file(tool.path.name, tool.path.parent.name)
     if tool.name == expected:
         return []

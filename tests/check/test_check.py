@@ -69,6 +69,10 @@ BROKEN = [
                    ("Skill 'other-name' differs from its file name 'mismatch': it is found as 'other-name', "
                     "and 'agentapps run mismatch' will not find it."))],
                  id="name-differs-from-file"),
+    pytest.param({"main.skill.md": md("my-project", "metadata: {role: main}\n"),
+                  "other.skill.md": md("renamed")},  # a main skill may be named for its project
+                 [("other.skill.md", 2, "warning", "name-differs-from-file", "its file name 'other'")],
+                 id="name-differs-not-for-the-main-skill"),
     pytest.param({"pdf/SKILL.md": md("pdf-tools")},
                  [("pdf/SKILL.md", 2, "warning", "name-differs-from-file", "differs from its folder 'pdf'")],
                  id="name-differs-from-folder"),
