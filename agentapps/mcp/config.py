@@ -74,8 +74,22 @@ class ServerSpec:
         return self.url or " ".join([self.command or "", *self.args])[:200]
 
 
+def line_of(file: str | Path | None, *keys: str) -> int | None:
+    """The line of `metadata.mcp.KEYS...` in `file` (of the nearest enclosing key that is written),
+    for an error's `file:line`; None when it cannot be told. Only read when an error is raised."""
+    if file is None:
+        return None
+    from agentapps.check.locate import KeyLines
+
+    try:
+        return KeyLines(Path(file)).line(["metadata", "mcp", *keys])
+    except Exception:  # noqa: BLE001 - locating is best effort: the error itself must still surface
+        return None
+
+
 def _bad(owner: ToolDef, server: str, why: str) -> ConfigError:
-    return ConfigError(f"Skill '{owner.name}' metadata.mcp.{server}: {why}", skill=owner.name, file=owner.path)
+    return ConfigError(f"Skill '{owner.name}' metadata.mcp.{server}: {why}", skill=owner.name, file=owner.path,
+                       line=line_of(owner.path, server))
 
 
 def _strings(owner: ToolDef, server: str, key: str, value: Any) -> tuple[tuple[str, str], ...]:
@@ -163,7 +177,8 @@ def expand(spec: ServerSpec, where: str, value: str, internals: Internals) -> st
         if found is None:
             raise ConfigError(f"MCP server '{spec.name}' needs the environment variable {variable} "
                               f"(its {where}); set it, or remove it from metadata.mcp.{spec.name}.",
-                              skill=spec.declared_by, file=spec.file)
+                              skill=spec.declared_by, file=spec.file,
+                              line=line_of(spec.file, spec.name, *where.split(".", 1)))
         remember_secret(internals, variable)
         return found
 

@@ -138,8 +138,11 @@ class Connection:
         if isinstance(exc, AgentAppsError):
             return exc
         if isinstance(exc, FileNotFoundError):
+            from agentapps.mcp.config import line_of
+
             return SkillError(f"MCP server '{name}' could not start: command '{self.spec.command}' was not found.",
-                              skill=self.spec.declared_by)
+                              skill=self.spec.declared_by, file=self.spec.file,
+                              line=line_of(self.spec.file, name, "command"))
         if self.info.pid is not None and (self.info.closed.is_set() or self.info.returncode is not None):
             return SkillError(f"MCP server '{name}' exited while starting{self._how_it_ended()}.",
                               skill=self.spec.declared_by)

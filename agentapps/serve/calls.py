@@ -29,7 +29,10 @@ def offered(server: Server, name: Any) -> ToolDef:
         raise Refused(400, UsageError("'skill' must name a skill (GET /skills lists them)."))
     tool = server.tool(name)
     if tool is None:
-        raise Refused(404, SkillNotFoundError(f"No skill '{name[:64]}' is served here (GET /skills lists them)."))
+        from agentapps.tools.names import did_you_mean
+
+        hint = did_you_mean(name[:64], server.exposure.offers)  # among the served ones only: nothing hidden leaks
+        raise Refused(404, SkillNotFoundError(f"No skill '{name[:64]}' is served here (GET /skills lists them).{hint}"))
     return tool
 
 
@@ -90,6 +93,7 @@ async def thread_for(server: Server, tool: ToolDef, meta: dict[str, Any], args: 
     given = args.get(name)
     if thread is not None and given is not None and given != thread:
         raise Refused(400, ArgsError(f"'threadId' and args.{name} differ; send only threadId.", skill=tool.name))
+    by_arg = thread is None and given is not None  # the client named the session key itself
     thread = thread if thread is not None else given
     if thread is not None and (not isinstance(thread, str) or not 0 < len(thread) <= 128):
         raise Refused(400, UsageError("'threadId' must be a string of 1 to 128 characters."))
@@ -98,7 +102,10 @@ async def thread_for(server: Server, tool: ToolDef, meta: dict[str, Any], args: 
     # client cannot take over a session the server did not start for it (a CLI or CI run's, a
     # schedule's, one from before a restart) by naming its key.
     if thread and (record is None or record.get("owner") != owner):
-        raise Refused(404, UsageError(f"No thread '{thread}' (GET /threads lists yours)."))
+        # the same answer whether or not such a session exists; only the wording names what was sent
+        how = ("" if not by_arg else f" args.{name} of '{tool.name}' is the server's to fill: send threadId "
+               "(an id it gave you) to continue a thread, or neither to start one.")
+        raise Refused(404, UsageError(f"No thread '{thread}' (GET /threads lists yours).{how}", skill=tool.name))
     thread = thread or f"t-{secrets.token_hex(8)}"
     if record is None:
         now = time.time()

@@ -218,7 +218,8 @@ def test_listing_reports_a_server_that_cannot_start_and_lists_the_rest(project, 
     write_main(project, {"fake": fake_entry(pidfile), "ghost": {"command": "/no/such/program"}})
     listed = project.cli("list", "--tag", "mcp")
     assert listed.returncode == 0 and "fake-echo" in listed.stdout
-    assert "warning: MCP server 'ghost' could not start: command '/no/such/program' was not found" in listed.stderr
+    assert (f"warning: {project.root / 'main.skill.md'}:4: MCP server 'ghost' could not start: command "
+            "'/no/such/program' was not found") in listed.stderr  # where the server is declared
 
 
 def test_url_wins_over_command_and_cwd_is_relative_to_the_project(project):
@@ -249,3 +250,37 @@ def test_a_forged_tool_list_cache_cannot_drop_the_approval_of_a_destructive_tool
     assert peeked == "peek done"  # what the server lists as read-only still runs unasked
     ran = project.cli("run", "fake-delete-all")  # the real CLI, no terminal, from the forged cache again
     assert ran.returncode == 3 and "delete_all done" not in ran.stdout
+
+
+MAIN_WITH_MISTAKES = """---
+name: main
+description: Test project.
+metadata:
+  role: main
+  mcp:
+    keyed:
+      command: agentapps
+      env:
+        T: "${NO_SUCH_TOKEN_FOR_THIS_TEST}"
+    typo: { comand: x }
+    ghost:
+      args: [x]
+      command: /no/such/program
+---
+Main.
+"""
+
+
+@pytest.mark.parametrize(("skill", "line", "code", "says"), [
+    ("keyed-x", 10, 2, "MCP server 'keyed' needs the environment variable NO_SUCH_TOKEN_FOR_THIS_TEST (its env.T)"),
+    ("typo-x", 11, 2, "Skill 'main' metadata.mcp.typo: unknown key(s) comand"),
+    ("ghost-x", 14, 1, "MCP server 'ghost' could not start: command '/no/such/program' was not found."),
+])
+def test_a_run_names_the_file_and_line_of_the_mcp_entry_it_cannot_use(project, skill, line, code, says):
+    project.write("main.skill.md", MAIN_WITH_MISTAKES)
+    done = project.cli("run", skill)
+    errors = [row for row in done.stderr.splitlines() if row.startswith("error:")]
+    assert done.returncode == code and len(errors) == 1, done.stderr  # one line, the exit code of its kind
+    assert errors[0].startswith(f"error: {project.root / 'main.skill.md'}:{line}: {says}"), done.stderr
+    shown = json.loads(project.cli("run", "--json", skill).stdout)["error"]
+    assert (shown["line"], shown["exit_code"]) == (line, code)

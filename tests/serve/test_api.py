@@ -101,6 +101,7 @@ def test_a_markdown_skill_reports_usage_like_run_json(served):
     ("chatty", {"txet": "hi"}, 400, "ArgsError", "('txet' is not accepted). Did you mean 'text' instead of 'txet'?"),
     ("nope", {}, 404, "SkillNotFoundError", "No skill 'nope'"),
     ("secret-helper", {}, 404, "SkillNotFoundError", "No skill"),
+    ("gret", {}, 404, "SkillNotFoundError", "No skill 'gret' is served here (GET /skills lists them). Did you mean 'greet'?"),
     ("boom", {}, 500, "SkillError", "RuntimeError: the gears are stuck"),
     ("slow", {"seconds": 30}, 422, "LimitError", "longer than the server's limit of 3 s"),
     ("risky", {}, 400, "UsageError", "needs a stream: use POST /chat"),
@@ -111,6 +112,11 @@ def test_failures_are_one_line_json_with_the_exit_code_class(served, skill, args
     error = response.json()["error"]
     assert error["type"] == kind and says in error["message"] and "\n" not in error["message"]
     assert "Traceback" not in response.text
+
+
+def test_an_unknown_skill_is_never_likened_to_a_skill_that_is_not_served(served):
+    answer = invoke(served, "secret-helpr", {})
+    assert answer.status_code == 404 and "Did you mean" not in answer.text and "secret-helper" not in answer.text
 
 
 def test_declared_secrets_never_reach_a_client(served):
@@ -280,7 +286,11 @@ def test_threads_are_sessions_each_client_sees_only_its_own(served):
         assert bob.delete(f"/threads/{thread}").status_code == 404
     assert invoke(served, "chatty", {"text": "x"}, token=BOB, threadId=thread).status_code == 404
     # the session key is the server's to fill: naming it directly is the same as naming the thread
-    assert invoke(served, "chatty", {"text": "x", "sessionId": thread}, token=BOB).status_code == 404
+    named = invoke(served, "chatty", {"text": "x", "sessionId": thread}, token=BOB)
+    assert named.status_code == 404 and named.json()["error"]["message"] == (
+        f"No thread '{thread}' (GET /threads lists yours). args.sessionId of 'chatty' is the server's to fill: "
+        "send threadId (an id it gave you) to continue a thread, or neither to start one.")
+    assert "is the server's to fill" not in invoke(served, "chatty", {"text": "x"}, token=BOB, threadId=thread).text
     assert invoke(served, "greet", {"name": "A"}, threadId=thread).status_code == 400  # keeps no session
     with served.client(ALICE) as alice:
         assert alice.delete(f"/threads/{thread}").json()["ok"] is True
