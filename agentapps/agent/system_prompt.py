@@ -104,16 +104,9 @@ def compose(*, task: str, skill: str, mode: str, tools: Sequence[Mapping[str, An
     out.append("\n# Skills you can call\n")
     if tools:
         for tool in tools:
-            out.append(f"\n## {tool['name']}\n")
-            if tool["description"]:
-                out.append(f"{tool['description']}\n")
-            out.append(f"`await ctx.manager.invoke(\"{tool['name']}\", {tool['signature']})`\n")
-            out.extend(_param(p) for p in tool["params"])
-            if not tool["accepts_args"]:
-                out.append("- takes no arguments\n")
-            if tool["returns"]:
-                out.append(f"- returns: `{tool['returns']}`\n")
-            out.extend(_constraint(c) for c in tool["constraints"])
+            notes = ([] if tool["accepts_args"] else ["- takes no arguments\n"]) + (
+                [f"- returns: `{tool['returns']}`\n"] if tool["returns"] else [])
+            out.append(_entry(tool, f"`await ctx.manager.invoke(\"{tool['name']}\", {tool['signature']})`\n", notes))
     else:
         out.append("\nNo skills are available to you in this run.\n")
     if mode == "discovery":
@@ -128,14 +121,19 @@ def compose(*, task: str, skill: str, mode: str, tools: Sequence[Mapping[str, An
     if middleware:
         out.append(MIDDLEWARE.format(middleware[0]["name"]))
         for tool in middleware:
-            out.append(f"\n## {tool['name']}\n")
-            if tool["description"]:
-                out.append(f"{tool['description']}\n")
-            out.append(f"Configuration `{tool['signature']}`:\n")
-            out.extend(_param(p) for p in tool["params"])
-            out.extend(_constraint(c) for c in tool["constraints"])
+            out.append(_entry(tool, f"Configuration `{tool['signature']}`:\n", []))
     out.append(f"\n# The task\n\n{task}\n")
     return "".join(out).strip() + "\n"
+
+
+def _entry(tool: Mapping[str, Any], how: str, notes: list[str]) -> str:
+    """One skill's section: its heading and description, how to call (or configure) it, its
+    params, then `notes` and the constraints of its grant."""
+    out = [f"\n## {tool['name']}\n", f"{tool['description']}\n" if tool["description"] else "", how]
+    out.extend(_param(p) for p in tool["params"])
+    out.extend(notes)
+    out.extend(_constraint(c) for c in tool["constraints"])
+    return "".join(out)
 
 
 def _param(p: Mapping[str, Any]) -> str:
