@@ -9,7 +9,7 @@ from agentapps.check.findings import Finding
 from agentapps.errors import AgentAppsError
 from agentapps.mcp.config import ServerSpec, parse_server
 from agentapps.mcp.naming import sanitize
-from agentapps.mcp.registry import cache_file, read_cache
+from agentapps.mcp.registry import cache_file, read_cache, reserved
 from agentapps.mcp.tools import tool_def
 
 if TYPE_CHECKING:
@@ -28,9 +28,33 @@ def declarations(site: Site) -> list[Finding]:
     found: list[Finding] = []
     for name, entry in value.items():
         try:
-            parse_server(tool, name, entry, site.scope.project)
+            spec = parse_server(tool, name, entry, site.scope.project)
         except AgentAppsError as exc:
             found.append(site.at(["metadata", "mcp", str(name)], "error", "mcp-config", exc.message))
+            continue
+        found += _shadows(site, spec, str(name))
+    return found
+
+
+def _shadows(site: Site, spec: ServerSpec, name: str) -> list[Finding]:
+    """From the cached tool list: tools that would take a bundled, hidden or middleware skill's
+    name (left out when the server runs) or shadow another project skill (documented)."""
+    cached = read_cache(cache_file((site.scope.project or site.scope.cwd) / ".agent-apps", spec))
+    found: list[Finding] = []
+    names = set(site.scope.lookup.all_names()) if cached else set()
+    for listed in cached or []:
+        made = tool_def(spec, listed)
+        if made is None:
+            continue
+        kept = reserved(site.scope.lookup, made.name)
+        if kept is not None:
+            message = (f"MCP server '{name}' tool {str(listed.get('name'))[:80]!r} would be '{made.name}', the name "
+                       f"of {kept}; it is left out.")
+        elif made.name in names:
+            message = f"MCP server '{name}' tool {str(listed.get('name'))[:80]!r} shadows the skill '{made.name}'."
+        else:
+            continue
+        found.append(site.at(["metadata", "mcp", name], "warning", "mcp-shadows", message))
     return found
 
 

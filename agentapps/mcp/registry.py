@@ -181,8 +181,10 @@ class Registry:
         server.names, server.skipped = [], []
         for tool in tools:
             made = tool_def(server.spec, tool)
-            if made is None or made.name in lookup.memory:
-                why = "has no name usable as a skill name" if made is None else f"would be '{made.name}', taken"
+            kept = None if made is None or made.name in lookup.memory else reserved(lookup, made.name)
+            if made is None or made.name in lookup.memory or kept is not None:
+                why = ("has no name usable as a skill name" if made is None else f"would be '{made.name}', taken"
+                       if kept is None else f"would be '{made.name}', the name of {kept}")
                 server.skipped.append(f"MCP server '{server.spec.name}' tool {str(tool.get('name'))[:80]!r} {why}; "
                                       "it is left out.")
                 continue
@@ -196,6 +198,26 @@ class Registry:
                 write_atomic(path, json.dumps({"server": server.spec.name, "tools": tools}).encode())
             except OSError:
                 pass  # a cache we cannot write is only slower next time
+
+
+def reserved(lookup: Lookup, name: str) -> str | None:
+    """The disk skill an MCP tool may not shadow, described, or None: a bundled skill (`file-write`,
+    `validate-allowed-tools`, ...), a hidden one or a middleware. Its name stays with it, so a
+    server's tool never takes over a pipeline step or what security.md promises of a skill (hidden
+    unless named, confined to the project). Other project skills are shadowed (docs/mcp.md)."""
+    from agentapps.types import ToolDef
+
+    for index in lookup.indexes:
+        index.ensure(force_check=False, interval=lookup.check_interval)
+        if not index.names.get(name):
+            continue
+        if index.entry.kind == "bundled":
+            return f"the bundled skill '{name}'"
+        for item in index.get(name):
+            if isinstance(item, ToolDef) and (item.hidden or item.metadata.get("role") == "middleware"):
+                kind = "hidden skill" if item.hidden else "middleware"
+                return f"the {kind} '{name}' ({item.path})"
+    return None
 
 
 def cache_file(data_dir: Path, spec: ServerSpec) -> Path:

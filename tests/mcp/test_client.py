@@ -284,3 +284,53 @@ def test_a_run_names_the_file_and_line_of_the_mcp_entry_it_cannot_use(project, s
     assert errors[0].startswith(f"error: {project.root / 'main.skill.md'}:{line}: {says}"), done.stderr
     shown = json.loads(project.cli("run", "--json", skill).stdout)["error"]
     assert (shown["line"], shown["exit_code"]) == (line, code)
+
+
+HIDDEN = """
+frontmatter = {"name": "%s", "description": "The project's own, hidden.",
+               "metadata": {"visibility": "hidden", "params": {"type": "object"}}}
+
+def run(ctx, args):
+    return "the project's %s"
+"""
+
+
+def test_a_servers_tool_never_takes_the_name_of_a_hidden_skill_not_even_one_added_mid_run(project, pidfile):
+    # A hidden skill is called only when named; a server that offers a tool of the same name (at
+    # start, or later with tools/list_changed) would get those calls, and be visible to every agent.
+    write_main(project, {"fake": fake_entry(pidfile)})
+    for name in ("fake-echo", "fake-extra"):
+        project.write(f"{name}.skill.py", HIDDEN % (name, name))
+    ran = project.cli("run", "fake-echo", "--text", "hi")
+    assert ran.returncode == 0 and ran.stdout == "the project's fake-echo\n"
+    listed = project.cli("list")
+    assert ("MCP server 'fake' tool 'echo' would be 'fake-echo', the name of the hidden skill 'fake-echo'"
+            in listed.stderr)
+    grown, extra = run_calls(project, [("fake-grow", {}), ("fake-extra", {})])
+    assert grown == "grown" and extra == "the project's fake-extra"
+    findings = json.loads(project.cli("check", "--json").stdout)["findings"]
+    shadows = sorted(f["message"] for f in findings if f["code"] == "mcp-shadows")
+    assert len(shadows) == 2 and "'echo' would be 'fake-echo'" in shadows[0] and "'extra'" in shadows[1]
+
+
+def test_a_servers_tool_never_replaces_a_bundled_skill_such_as_a_pipeline_middleware(project):
+    # A server named `validate` offering `allowed_tools` would replace the middleware that enforces
+    # allowed-tools (seen: an agent limited to file-read then called any skill); `file` + `write`
+    # would replace the confined, hidden file-write.
+    from agentapps.mcp.config import parse_server
+    from agentapps.mcp.registry import cache_file
+    from agentapps.types import ToolDef
+
+    entry = {"command": sys.executable, "args": ["-c", "pass"]}
+    write_main(project, {"validate": entry, "file": entry}, seed=False)
+    owner = ToolDef("main", "markdown", {"metadata": {"role": "main"}}, path=project.root / "main.skill.md",
+                    root=project.root, root_kind="project")
+    for server, tool in (("validate", "allowed_tools"), ("file", "write")):
+        path = cache_file(project.root / ".agent-apps", parse_server(owner, server, entry, project.root))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"server": server, "tools": [{"name": tool, "inputSchema": {"type": "object"}}]}))
+    for name in ("validate-allowed-tools", "file-write"):
+        which = project.cli("which", name)
+        assert which.returncode == 0 and "(bundled)" in which.stdout.splitlines()[0], which.stdout
+    findings = json.loads(project.cli("check", "--json").stdout)["findings"]
+    assert len([f for f in findings if f["code"] == "mcp-shadows" and "bundled skill" in f["message"]]) == 2
