@@ -21,9 +21,15 @@ FORWARD: ContextVar[Forward | None] = ContextVar("agentapps_mcp_forward", defaul
 _UNSAFE = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
 
 
-def safe(text: Any) -> str:
-    """Server text as the terminal should show it: control and format characters escaped."""
-    return "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) in _UNSAFE else ch for ch in str(text))
+MAX_SHOWN = 500  # characters of a server's question shown: a longer one could push its own name off screen
+
+
+def safe(text: Any, limit: int = MAX_SHOWN) -> str:
+    """Server text as the terminal should show it: control and format characters escaped, and at
+    most `limit` characters of it (a fake prompt cannot hide after a screenful of padding)."""
+    text = str(text)
+    shown = "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) in _UNSAFE else ch for ch in text[:limit])
+    return shown + (f"... ({len(text) - limit} more characters not shown)" if len(text) > limit else "")
 
 
 def interactive() -> bool:
@@ -74,8 +80,9 @@ def ask_terminal(server: str, message: str, schema: dict[str, Any], timeout: flo
     content: dict[str, Any] = {}
     for key, prop in props.items():
         prop = prop if isinstance(prop, dict) else {}
-        label = safe(prop.get("title") or key)
-        hint = "/".join(safe(e) for e in prop["enum"]) if prop.get("enum") else safe(prop.get("type") or "text")
+        label = safe(prop.get("title") or key, 100)
+        hint = "/".join([safe(e, 100) for e in prop["enum"][:20]] + (["..."] if len(prop["enum"]) > 20 else [])) \
+            if prop.get("enum") else safe(prop.get("type") or "text", 100)
         while True:
             text = _line(f"  {label} ({hint}): ", timeout)
             if text is None:
