@@ -76,8 +76,11 @@ class Gateway:
     # -- turn interrupts (used by the REPL) -----------------------------------------------------
 
     def watch(self, task: asyncio.Task[Any] | None) -> None:
-        """The running snippet an interrupt stops (None when none runs)."""
+        """The running snippet an interrupt stops (None when none runs). An interrupt that came
+        after the snippet's call was let through but before it started stops it at once."""
         self._cancellable = task
+        if task is not None and self.interrupted:
+            task.cancel()
 
     def interrupt(self) -> None:
         """Stop the current turn (call on the event loop's thread)."""

@@ -57,3 +57,24 @@ def test_agent_code_can_ask_the_gateway_itself(agentic):
     assert json.loads(result.stdout)["result"] == {"text": "from the user", "from": "stdin"}
     ended = agentic.run("--json", "asker")
     assert ended.returncode == 0 and json.loads(ended.stdout)["result"] is None
+
+
+def test_an_interrupt_between_a_calls_approval_and_its_start_still_stops_it():
+    """The REPL's Ctrl-C may land after the tool call was let through but before its snippet runs:
+    the snippet must stop as soon as it starts, not run to its end."""
+    import asyncio
+
+    from agentapps.gateway import Gateway
+
+    async def scenario() -> bool:
+        gateway = Gateway(lambda prompt: None)
+        gateway.interrupt()  # nothing is running yet
+        snippet = asyncio.ensure_future(asyncio.sleep(30))
+        gateway.watch(snippet)
+        try:
+            await asyncio.wait_for(snippet, 2)
+        except asyncio.CancelledError:
+            return True
+        return False
+
+    assert asyncio.run(scenario()) is True
