@@ -228,6 +228,9 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
         for ref in refs:
             release_callback_ref(g, ref)
         _settle(g, info, run, depth)
+        # the run's totals close its trace (emitted and reported just below, in their own shapes)
+        trace.record("complete", announce=False, stopReason=run.stop_reason, usage=dict(run.usage),
+                     cost=spend.cost, turns=run.turn, steps=run.steps, model=run.model)
         trace.emit("agent-complete", {"stopReason": run.stop_reason, "usage": dict(run.usage),
                                       "cost": spend.cost})
         trace.report("agent-complete", {"stopReason": run.stop_reason, "usage": spend.usage,

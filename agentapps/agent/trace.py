@@ -53,12 +53,15 @@ class Trace:
         self.reporter: Reporter | None = reporter if callable(reporter) else None
         self.redactor = g.internals.redactor
 
-    def record(self, type_: str, **fields: Any) -> dict[str, Any]:
+    def record(self, type_: str, *, announce: bool = True, **fields: Any) -> dict[str, Any]:
+        """Add an entry to the trace and, with `announce`, emit and report it."""
         entry: dict[str, Any] = self.redactor.redact_data(
             {"type": type_, "timestamp": int(time.time() * 1000), **fields})
         if len(self.entries) >= MAX_TRACE:
             del self.entries[: MAX_TRACE // 10]
         self.entries.append(entry)
+        if not announce:
+            return entry
         name = event_name(entry)
         self.emit(name, entry)
         self.report(name, entry)

@@ -110,7 +110,10 @@ def test_the_trace_lands_on_the_served_context_and_events_are_emitted(project):
     captured = g.cache_for("test")["captured"]
     kinds = [e["type"] for e in captured["trace"]]
     assert kinds == ["turn-start", "message", "tool-call", "tool-result", "turn-end",
-                     "turn-start", "message", "turn-end"]
+                     "turn-start", "message", "turn-end", "complete"]
+    totals = captured["trace"][-1]  # the run's totals close its trace
+    assert (totals["stopReason"], totals["turns"], totals["steps"]) == ("answered", 2, 1)
+    assert totals["usage"] == captured["usage"] and "cost" in totals
     assert all(isinstance(e["timestamp"], int) for e in captured["trace"])
     assert captured["stopReason"] == "answered" and captured["turns"] == 2 and captured["steps"] == 1
     bus = bus_for(g)
