@@ -387,6 +387,23 @@ def test_a_signed_webhook_runs_once_and_a_replay_is_refused(served, module_proje
     assert len(_hook_lines(module_project, 0, timeout=0)) == before + 1
 
 
+def test_a_replay_in_another_spelling_of_the_same_signature_is_still_a_replay(served, module_project):
+    # one more spelling than the fix was made for: the same signature in upper-case hex or with an
+    # upper-case prefix, under a fresh delivery id (the claim is keyed on the signature the body gives)
+    body = json.dumps({"action": "edited", "number": 9}).encode()
+    signature = _signed(body)
+    before = len(_hook_lines(module_project, 0, timeout=0))
+    with served.client() as client:
+        first = {"Content-Type": "application/json", "X-Hub-Signature-256": signature, "X-GitHub-Delivery": "s-1"}
+        assert client.post("/hooks/hooked", content=body, headers=first).status_code == 202
+        for spelled in ("sha256=" + signature[7:].upper(), "SHA256=" + signature[7:]):
+            again = {**first, "X-Hub-Signature-256": spelled, "X-GitHub-Delivery": f"s-{spelled[:3]}"}
+            assert client.post("/hooks/hooked", content=body, headers=again).status_code in (401, 409)
+    _hook_lines(module_project, before + 1)
+    time.sleep(0.3)
+    assert len(_hook_lines(module_project, 0, timeout=0)) == before + 1
+
+
 def test_a_signed_delivery_resent_under_a_fresh_delivery_id_is_a_replay(served, module_project):
     # X-GitHub-Delivery is not covered by the signature: whoever saw one delivery can set any id
     body = json.dumps({"action": "closed", "number": 8}).encode()
