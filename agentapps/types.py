@@ -122,15 +122,26 @@ class Event:
     depth: int = 0  # how many event handlers this emission is nested in (a re-emitting handler loops)
 
 
+class ChainStep(NamedTuple):
+    """One entry of a resolved chain: its definition, cascaded metadata (None when it interpolates
+    the call), own plan, and whether it declares params (its metadata key is then its args)."""
+
+    tool: ToolDef
+    meta: dict[str, Any] | None
+    plan: ChainPlan
+    configured: bool
+
+
 @dataclass
 class ChainPlan:
     """The resolved middleware chain of one tool: names in order, or static (fn called directly)."""
 
     entries: list[str] = field(default_factory=list)
     static: bool = False
-    # per entry, as last resolved (re-resolved at the lookup's check interval): its definition,
-    # cascaded metadata (None when it interpolates the call) and own plan
-    steps: list[tuple[ToolDef, dict[str, Any] | None, ChainPlan]] = field(default_factory=list)
+    # per entry, as last resolved (re-resolved at the lookup's check interval), and whether any of
+    # them must run on an event loop
+    steps: list[ChainStep] = field(default_factory=list)
+    loop: bool = False
     resolved_at: float = -1.0
 
 

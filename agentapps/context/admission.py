@@ -33,18 +33,20 @@ def refuse_options(args: Any, who: str) -> None:
             raise DeniedError(f"{who} may not pass invoke options in args ('{found[0]}').")
 
 
-def split_options(caller: Context, args: Any, explicit: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """Pull `$NAME` keys out of `args` as invoke options (`$context` -> `context`).
+def split_options(caller: Context, args: Any, explicit: dict[str, Any] | None
+                  ) -> tuple[Any, dict[str, Any] | None]:
+    """Pull `$NAME` keys out of `args` as invoke options (`$context` -> `context`); None when the
+    call has none.
 
     Explicit options win; when both are objects the `$NAME` value only fills missing fields. Agent
     code may pass only `$frontmatter`: a seed could otherwise forge the scope that bounds a sub-agent."""
-    if not isinstance(args, dict) or not any(isinstance(k, str) and k.startswith("$") for k in args):
+    if not isinstance(args, dict) or not _has_options(args):
         return args, explicit
     if caller.envelope.untrusted and any(isinstance(k, str) and k.startswith("$") and k[1:] not in
                                          UNTRUSTED_OPTIONS for k in args):
         raise DeniedError("Agent code may not pass invoke options ($-keys) in args other than "
                           "$frontmatter.", skill=caller.tool.name)
-    options = dict(explicit)
+    options = dict(explicit or {})
     plain: dict[str, Any] = {}
     for key, value in args.items():
         if not (isinstance(key, str) and key.startswith("$")):
@@ -60,6 +62,13 @@ def split_options(caller: Context, args: Any, explicit: dict[str, Any]) -> tuple
         elif mine is None:
             options[name] = value
     return plain, options
+
+
+def _has_options(args: dict[Any, Any]) -> bool:
+    for key in args:
+        if isinstance(key, str) and key.startswith("$"):
+            return True
+    return False
 
 
 def apply_seed(ctx: Context, seed: Any) -> None:

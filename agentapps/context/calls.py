@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import inspect
+from collections.abc import Awaitable
+from inspect import isawaitable
 from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
@@ -14,21 +15,36 @@ if TYPE_CHECKING:
     from agentapps.context.context import Context
 
 
-async def call_tool(ctx: Context) -> Any:
-    """Run `ctx.tool`'s function on `ctx` with `ctx.args`; a markdown tool has none and returns None."""
-    tool = ctx.tool
+_DATA = frozenset({type(None), str, int, float, bool, dict, list})  # never awaitable
+
+
+def call_tool(ctx: Context) -> Any:
+    """Call `ctx.tool`'s function on `ctx` with `ctx.args` (a markdown tool has none: None).
+
+    A plain function's value comes back as it is; an awaitable (an `async def run`) comes back
+    wrapped by `settle`, for the caller to await. Either way a failure names the skill."""
+    tool = ctx.run.tool
     if tool.kind == "markdown":
         return None
-    fn = tool.fn or load_function(tool)
     try:
-        value = fn(ctx, ctx.args)
-        if type(value) is CoroutineType or (value is not None and inspect.isawaitable(value)):
-            value = await value
+        value = (tool.fn or load_function(tool))(ctx, ctx._args)
     except AgentAppsError:
         raise
     except (Exception, SystemExit) as exc:  # sys.exit() in a skill ends the skill, not the process
         raise skill_failure(tool, exc) from exc
+    if type(value) is CoroutineType or (value.__class__ not in _DATA and isawaitable(value)):
+        return settle(tool, value)
     return value
+
+
+async def settle(tool: ToolDef, pending: Awaitable[Any]) -> Any:
+    """Await what `tool`'s function returned; its failure names the skill."""
+    try:
+        return await pending
+    except AgentAppsError:
+        raise
+    except (Exception, SystemExit) as exc:
+        raise skill_failure(tool, exc) from exc
 
 
 def skill_failure(tool: ToolDef, exc: BaseException) -> SkillError:

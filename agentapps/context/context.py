@@ -8,7 +8,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentapps.errors import InterruptedError_
 from agentapps.secrets import Redactor
@@ -17,6 +17,7 @@ from agentapps.types import ChainPlan, HistoryFrame, Reporter, ToolDef
 if TYPE_CHECKING:
     from agentapps.agent.script import Recorder
     from agentapps.agent.spend import Spend
+    from agentapps.cascade.resolve import Cascaded
     from agentapps.context.manager import ContextManager
     from agentapps.core.driver import Loan
     from agentapps.events.bus import EventBus
@@ -161,88 +162,129 @@ class Globals:
         return self.cache.setdefault(name, {})
 
 
-class Envelope:
+class Envelope(Protocol):
     """Who a call is: its id, its caller (`parent`), the context it serves (`target`, itself unless
     it is a chain entry), the shared cancellation signal, whether it is agent code, its depth."""
 
-    __slots__ = ("_prefix", "_serial", "depth", "parent", "signal", "target", "untrusted")
-
-    def __init__(self, serial: int, prefix: str, parent: Context | None, target: Context, signal: Signal,
-                 untrusted: bool = False, depth: int = 0) -> None:
-        self._serial, self._prefix = serial, prefix
-        self.parent, self.target, self.signal, self.untrusted, self.depth = parent, target, signal, untrusted, depth
+    parent: Context | None
+    target: Context
+    signal: Signal
+    untrusted: bool
+    depth: int
 
     @property
-    def id(self) -> str:
-        """Unique per process run (formatted only when asked for: most calls never are)."""
-        return f"{self._prefix}-{self._serial}"
+    def id(self) -> str: ...
 
 
-@dataclass(slots=True)
-class Run:
+class Run(Protocol):
     """The kernel's own state of one call: its tool, cascaded metadata, chain and policy view."""
 
     tool: ToolDef
     meta: dict[str, Any]
     chain: ChainPlan
-    entry: bool = False
+    entry: bool
     # calls made from this context are trusted pipeline calls (chain entries always are; the agent
     # marks itself so for its provider calls): no caller's allowed-tools, no arg size limits
-    trusted: bool = False
-    chain_index: int = -1  # a chain entry's position in its owner's chain
-    stopped: bool = False  # a chain entry returned a value: the rest of this chain does not run
+    trusted: bool
+    chain_index: int  # a chain entry's position in its owner's chain
+    stopped: bool  # a chain entry returned a value: the rest of this chain does not run
     # allowed-tools: the immediate caller's grant (checked for this call), and the grant this
     # context's own calls are checked against (this skill's allowed-tools, plus any restriction)
-    caller_policies: tuple[Any, ...] = ()
-    policies: tuple[Any, ...] = ()
+    caller_policies: tuple[Any, ...]
+    policies: tuple[Any, ...]
     # the call's arguments as its skill normalises them for permission checks (tools.views):
     # kept here, where no caller's context seed can reach, never in `locals`
-    view: dict[str, Any] | None = None
+    view: dict[str, Any] | None
+    cascade: Cascaded | None  # the tool's cascade as prepare() found it
 
 
 _NO_PLAN = ChainPlan()  # until prepare() fills it in
+_NO_META: dict[str, Any] = {}
+_MANAGER: list[Callable[[Context], ContextManager]] = []  # the manager class, bound by context.manager
+
+
+def bind_manager(factory: Callable[[Context], ContextManager]) -> None:
+    """context.manager gives every context its manager (made when first used) through this."""
+    _MANAGER[:] = [factory]
 
 
 class Context:
-    """One call. Contexts are made by `agentapps.context.manager.new_context`, which gives each
-    its `manager`; this module knows nothing of the onion. `locals` and `nonlocals` are made on
-    first use: most middleware contexts never touch their own."""
+    """One call. `ctx.envelope` (who the call is) and `ctx.run` (the kernel's state of it) are views
+    of the context's own fields: one object per call, since every middleware of every call gets
+    one. This module knows nothing of the onion: `manager` comes from `agentapps.context.manager`,
+    made when first used, as are `locals` and `nonlocals` (most middleware never touch their own)."""
 
-    __slots__ = ("_args", "_locals", "_nonlocals", "_started", "envelope", "globals", "manager", "run")
-    envelope: Envelope
-    run: Run
+    __slots__ = ("_args", "_locals", "_manager", "_nonlocals", "_serial", "_started", "caller_policies", "cascade",
+                 "chain", "chain_index", "depth", "entry", "globals", "meta", "parent", "policies", "signal",
+                 "stopped", "target", "tool", "trusted", "untrusted", "view")
     globals: Globals
-    manager: ContextManager
+    parent: Context | None
+    target: Context
+    signal: Signal
+    untrusted: bool
+    depth: int
+    tool: ToolDef
+    meta: dict[str, Any]
+    chain: ChainPlan
+    entry: bool
+    trusted: bool
+    chain_index: int
+    stopped: bool
+    caller_policies: tuple[Any, ...]
+    policies: tuple[Any, ...]
+    view: dict[str, Any] | None
+    cascade: Cascaded | None
 
-    def __init__(
-        self, *, tool: ToolDef, args: dict[str, Any], parent: Context | None, globals_: Globals,
-        target: Context | None = None, untrusted: bool = False,
-    ) -> None:
-        depth = 0 if parent is None else parent.envelope.depth + 1
-        self.envelope = Envelope(globals_.next_serial(), globals_._prefix, parent, target or self,
-                                 globals_.signal, untrusted, depth)
+    def __init__(self, tool: ToolDef, args: dict[str, Any], parent: Context | None, globals_: Globals,
+                 target: Context | None = None, untrusted: bool = False) -> None:
+        self._serial = next(globals_._ids)
+        self.parent, self.signal, self.untrusted, self.globals = parent, globals_.signal, untrusted, globals_
+        self.depth = 0 if parent is None else parent.depth + 1
         self._args = args
-        entry = target is not None
-        self.run = Run(tool, {}, _NO_PLAN, entry, entry)
+        entry = self.entry = self.trusted = target is not None
+        self.target = target or self
+        self.tool, self.meta, self.chain, self.chain_index, self.stopped = tool, _NO_META, _NO_PLAN, -1, False
+        self.caller_policies = self.policies = ()
+        self.view = self.cascade = None
         self._started = time.time()
         self._locals: Namespace | None = None
+        self._manager: ContextManager | None = None
         # a snapshot of the caller's nonlocals as they are when the call starts; a caller that has
         # not touched its own yet holds what its caller had, so that is copied on first use (as
         # are a middleware's, which share the served call's)
         if parent is None:
-            self._nonlocals: Namespace | None = Namespace(rootContextId=self.envelope.id)
+            self._nonlocals: Namespace | None = Namespace(rootContextId=self.id)
         elif entry or parent._nonlocals is None:
             self._nonlocals = None
         else:
             self._nonlocals = Namespace(parent._nonlocals)
-        self.globals = globals_
+
+    @property
+    def envelope(self) -> Envelope:
+        return self
+
+    @property
+    def run(self) -> Run:
+        return self
+
+    @property
+    def id(self) -> str:
+        """Unique per process run (formatted only when asked for: most calls never are)."""
+        return f"{self.globals._prefix}-{self._serial}"
+
+    @property
+    def manager(self) -> ContextManager:
+        found = self._manager
+        if found is None:
+            found = self._manager = _MANAGER[0](self)
+        return found
 
     @property
     def locals(self) -> Namespace:
         """Per-call scratch: `result`, `error`, `history` (the call stack), `config`, `prompt`."""
         found = self._locals
         if found is None:
-            tool = self.run.tool
+            tool = self.tool
             found = self._locals = _Locals(result=None, error=None, config=Namespace())
             object.__setattr__(found, "_ctx", self)
             if tool.kind == "markdown":
@@ -255,7 +297,7 @@ class Context:
         """Inherited scratch: a shallow copy of the caller's, taken when the call started."""
         found = self._nonlocals
         if found is None:
-            parent = self.envelope.parent
+            parent = self.parent
             found = self._nonlocals = Namespace(parent.nonlocals) if parent is not None else Namespace()
         return found
 
@@ -263,26 +305,14 @@ class Context:
         frames: list[HistoryFrame] = []
         node: Context | None = self
         while node is not None:
-            frames.append(HistoryFrame(node.run.tool.name, node._args, node._started))
-            node = node.envelope.parent
+            frames.append(HistoryFrame(node.tool.name, node._args, node._started))
+            node = node.parent
         frames.reverse()
         return frames
 
     @property
     def args(self) -> dict[str, Any]:
         return self._args
-
-    @property
-    def target(self) -> Context:
-        return self.envelope.target
-
-    @property
-    def tool(self) -> ToolDef:
-        return self.run.tool
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        return self.run.meta
 
     @property
     def config(self) -> Namespace:
@@ -292,11 +322,11 @@ class Context:
         if name in ("args", "locals", "nonlocals", "meta", "config"):
             return getattr(self, name)
         if name == "target":
-            return self.envelope.target
+            return self.target
         if name == "tool":
             return {"name": self.tool.name, "path": str(self.tool.path or ""), "description": self.tool.description}
         if name == "envelope":
-            return {"id": self.envelope.id, "depth": self.envelope.depth}
+            return {"id": self.id, "depth": self.depth}
         return default
 
     def __repr__(self) -> str:

@@ -4,13 +4,15 @@ Rules (pinned by tests/context/test_onion.py): an entry that returns a value oth
 the served context's result and stops its chain; returning None continues with the next entry
 (whether or not it called `next()`); an exception unwinds through every entry; calling `next()`
 twice, or returning before the `next()` it started has finished, is a ChainError.
+
+An entry's function is called directly; only an awaitable it returns is awaited, so a middleware
+that is a plain function (a guard that checks and returns) costs a call, not a coroutine.
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Coroutine, Sequence
-from inspect import isawaitable
+from inspect import CORO_CLOSED, CORO_CREATED, getcoroutinestate
 from types import CoroutineType
 from typing import Any
 
@@ -22,12 +24,11 @@ from agentapps.context.admission import (
     refuse_pipeline_call,
     split_options,
 )
-from agentapps.context.calls import skill_failure
-from agentapps.context.context import Context, Globals
+from agentapps.context.calls import call_tool
+from agentapps.context.context import Context, Globals, bind_manager
 from agentapps.context.plan import chain_steps, needs_loop, prepare
 from agentapps.core.driver import Loan, loop_running
-from agentapps.errors import AgentAppsError, ChainError
-from agentapps.tools.loader import load_function
+from agentapps.errors import ChainError
 from agentapps.tools.policy import Policy
 from agentapps.types import ToolDef
 
@@ -39,53 +40,60 @@ class ContextManager:
         self.ctx = ctx
         self._next: Coroutine[Any, Any, None] | None = None
 
-    async def invoke(self, ref: str | ToolDef, args: dict[str, Any] | None = None, *,
-                     untrusted: bool = False, restrict: Sequence[Policy] = (),
-                     context: dict[str, Any] | None = None) -> Any:
-        """Call a skill through the full pipeline and return its result. `untrusted` (agent code)
+    def invoke(self, ref: str | ToolDef, args: dict[str, Any] | None = None, *,
+               untrusted: bool = False, restrict: Sequence[Policy] = (),
+               context: dict[str, Any] | None = None) -> Coroutine[Any, Any, Any]:
+        """Call a skill through the full pipeline; await the result. `untrusted` (agent code)
         allows bare names only; `restrict` adds grants the callee's own calls must also pass;
         `context` seeds the callee's `nonlocals`/`locals` (args may carry it as `$context`)."""
-        return await invoke(self.ctx, ref, {} if args is None else args, untrusted, tuple(restrict),
-                            {} if context is None else {"context": context})
+        return invoke(self.ctx, ref, {} if args is None else args, untrusted, tuple(restrict),
+                      None if context is None else {"context": context})
 
     def next(self) -> Coroutine[Any, Any, None]:
         """Run the rest of the served context's chain (once per middleware call; await it)."""
         ctx = self.ctx
-        if ctx.envelope.target is ctx:
+        target = ctx.target
+        if target is ctx:
             raise ChainError(f"Skill '{ctx.tool.name}' called next() but is not running as middleware.",
                              skill=ctx.tool.name)
         if self._next is not None:
             raise ChainError(f"Middleware '{ctx.tool.name}' called next() twice; call it at most once.",
                              skill=ctx.tool.name)
-        self._next = _dispatch(ctx.envelope.target, ctx.run.chain_index + 1)
+        self._next = _dispatch(target, ctx.chain_index + 1)
         return self._next
+
+
+bind_manager(ContextManager)
 
 
 def new_context(tool: ToolDef, args: dict[str, Any], parent: Context | None, globals_: Globals, *,
                 target: Context | None = None, untrusted: bool = False) -> Context:
-    """A context with its manager (every context is made here)."""
-    ctx = Context(tool=tool, args=args, parent=parent, globals_=globals_, target=target, untrusted=untrusted)
-    ctx.manager = ContextManager(ctx)
-    return ctx
+    """A context for a call made outside the onion (the CLI's root, an agent's code)."""
+    return Context(tool, args, parent, globals_, target, untrusted)
 
 
 async def invoke(caller: Context, ref: str | ToolDef, args: dict[str, Any], untrusted: bool = False,
                  restrict: tuple[Policy, ...] = (), options: dict[str, Any] | None = None) -> Any:
-    args, options = split_options(caller, args, options or {})
+    args, options = split_options(caller, args, options)
     tool = admit(caller, ref, args, untrusted)
-    ctx = new_context(tool, args, caller, caller.globals)
-    ctx.run.caller_policies, ctx.run.policies = grants(caller, tool, restrict)
-    apply_seed(ctx, options.get("context"))
+    g = caller.globals
+    ctx = Context(tool, args, caller, g)
+    ctx.caller_policies, ctx.policies = grants(caller, tool, restrict)
     try:
+        if options is not None:
+            apply_seed(ctx, options.get("context"))
         prepare(ctx)
         refuse_pipeline_call(ctx)
-        activate(ctx, options.get("frontmatter"))
-        if not loop_running() and needs_loop(ctx):  # driven without a loop: lend one to this call
-            g = ctx.globals
+        if options is not None:
+            activate(ctx, options.get("frontmatter"))
+        if needs_loop(ctx) and not loop_running():  # driven without a loop: lend one to this call
             if g.internals.loan is None:
                 g.internals.loan = Loan()
             return g.internals.loan.run(_serve(ctx))
-        return await _serve(ctx)
+        if ctx.chain.static:
+            return await _serve(ctx)
+        await _dispatch(ctx, 0)
+        return ctx._locals.result if ctx._locals is not None else None
     except BaseException as exc:
         ctx.locals.error = exc
         raise
@@ -94,55 +102,57 @@ async def invoke(caller: Context, ref: str | ToolDef, args: dict[str, Any], untr
 async def _serve(ctx: Context) -> Any:
     """Run a prepared context — a static tool's function directly, else its chain from the start —
     and return its result."""
-    if ctx.run.chain.static:  # call_tool, inlined: every middleware of every call comes through here
-        tool = ctx.run.tool
-        if tool.kind == "markdown":
-            return None
-        fn = tool.fn or load_function(tool)
-        try:
-            value = fn(ctx, ctx.args)
-            if type(value) is CoroutineType or (value is not None and isawaitable(value)):
-                value = await value
-        except AgentAppsError:
-            raise
-        except (Exception, SystemExit) as exc:  # sys.exit() in a skill ends the skill, not the process
-            raise skill_failure(tool, exc) from exc
-        if value is not None:
-            ctx.locals.result = value
-        return value
-    await _dispatch(ctx, 0)
-    return ctx.locals.result if ctx._locals is not None else None
+    if not ctx.chain.static:
+        await _dispatch(ctx, 0)
+        return ctx._locals.result if ctx._locals is not None else None
+    value = call_tool(ctx)
+    if type(value) is CoroutineType:
+        value = await value
+    if value is not None:
+        ctx.locals.result = value
+    return value
 
 
 async def _dispatch(owner: Context, index: int) -> None:
-    """Run entry `index` of `owner`'s chain and, unless it stopped the chain or called next()
-    itself, the entries after it."""
+    """Run `owner`'s chain from entry `index` until an entry returns a value (the result: the
+    chain stops), calls next() (which ran the rest), or the chain ends."""
     g = owner.globals
-    steps = chain_steps(owner.run.chain, g)
-    if index >= len(steps) or owner.run.stopped:
-        return
-    g.signal.raise_if_aborted()
-    tool, meta, plan = steps[index]
-    # a middleware that declares params gets its metadata key's value as its args (`label: {text: x}`)
-    config = owner.run.meta.get(tool.name) if tool.params is not None else None
-    entry = new_context(tool, dict(config) if isinstance(config, dict) else {}, owner, g, target=owner)
-    entry.run.chain_index = index
-    if meta is None:  # its metadata interpolates the call
-        prepare(entry)
-    else:
-        entry.run.meta, entry.run.chain = meta, plan
-    value = await _serve(entry)
-    pending = entry.manager._next
-    if pending is not None and inspect.getcoroutinestate(pending) != inspect.CORO_CLOSED:
-        if inspect.getcoroutinestate(pending) == inspect.CORO_CREATED:
-            pending.close()  # never awaited: nothing ran, and no "never awaited" warning
-        raise ChainError(f"Middleware '{entry.tool.name}' returned before its next() finished; "
-                         "await ctx.manager.next().", skill=entry.tool.name)
-    if value is not None:
-        owner.locals.result = value
-        owner.run.stopped = True
-    elif pending is None:
-        await _dispatch(owner, index + 1)
+    steps = chain_steps(owner.chain, g)
+    signal = g.signal
+    while index < len(steps) and not owner.stopped:
+        if signal.reason is not None:
+            signal.raise_if_aborted()
+        tool, meta, plan, configured = steps[index]
+        # a middleware that declares params gets its metadata key's value as its args (`label: {text: x}`)
+        config = owner.meta.get(tool.name) if configured else None
+        entry = Context(tool, dict(config) if type(config) is dict else {}, owner, g, owner)
+        entry.chain_index = index
+        if meta is None:  # its metadata interpolates the call
+            prepare(entry)
+        else:
+            entry.meta, entry.chain = meta, plan
+        if plan.static:
+            value = call_tool(entry)
+            if type(value) is CoroutineType:  # an awaitable comes back wrapped as a coroutine
+                value = await value
+        else:
+            value = await _serve(entry)
+        manager = entry._manager
+        pending = None if manager is None else manager._next
+        if pending is not None:
+            state = getcoroutinestate(pending)
+            if state != CORO_CLOSED:
+                if state == CORO_CREATED:
+                    pending.close()  # never awaited: nothing ran, and no "never awaited" warning
+                raise ChainError(f"Middleware '{tool.name}' returned before its next() finished; "
+                                 "await ctx.manager.next().", skill=tool.name)
+        if value is not None:
+            owner.locals.result = value
+            owner.stopped = True
+            return
+        if pending is not None:
+            return
+        index += 1
 
 
 async def invoke_root(root: Context, ref: str | ToolDef, args: dict[str, Any]) -> Any:

@@ -11,7 +11,7 @@ from agentapps.cascade.interpolate import interpolate
 from agentapps.cascade.resolve import Cascaded, cascade
 from agentapps.errors import AgentAppsError
 from agentapps.secrets import register_declared
-from agentapps.types import ChainPlan, ToolDef
+from agentapps.types import ChainPlan, ChainStep, ToolDef
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context, Globals
@@ -127,7 +127,7 @@ def chain_plan(tool: ToolDef, meta: dict[str, Any], g: Globals) -> ChainPlan:
     return plan
 
 
-def chain_steps(plan: ChainPlan, g: Globals) -> list[tuple[ToolDef, dict[str, Any] | None, ChainPlan]]:
+def chain_steps(plan: ChainPlan, g: Globals) -> list[ChainStep]:
     """Each entry's definition, metadata and plan, re-resolved at the lookup's check interval
     (shadowing stays live) so that serving a call prepares no entry from scratch."""
     now = time.monotonic()
@@ -138,23 +138,28 @@ def chain_steps(plan: ChainPlan, g: Globals) -> list[tuple[ToolDef, dict[str, An
             result = cascaded(tool, g)
             if "env" in result.meta:
                 register_declared(g.internals, result.meta["env"])
-            steps.append((tool, None if result.dynamic else result.meta, chain_plan(tool, result.meta, g)))
+            steps.append(ChainStep(tool, None if result.dynamic else result.meta,
+                                   chain_plan(tool, result.meta, g), tool.params is not None))
         plan.steps, plan.resolved_at = steps, now
+        plan.loop = any(step.tool.loop for step in steps)
     return plan.steps
 
 
 def needs_loop(ctx: Context) -> bool:
     """Whether serving `ctx` may wait on an event loop: its skill or any middleware of its chain."""
-    if ctx.tool.loop:
+    if ctx.run.tool.loop:
         return True
     plan = ctx.run.chain
-    return not plan.static and any(tool.loop for tool, _, _ in chain_steps(plan, ctx.globals))
+    if plan.static:
+        return False
+    chain_steps(plan, ctx.globals)
+    return plan.loop
 
 
 def interface(ctx: Context, key: str) -> dict[str, Any] | None:
     """The served skill's `params` or `returns` (own, else through `$inherit`), cached with its
     cascade so the pipeline resolves each once per skill, not once per middleware per call."""
-    hit = cascaded(ctx.tool, ctx.globals)
+    hit = ctx.run.cascade or cascaded(ctx.run.tool, ctx.globals)
     if key not in hit.interface:
         hit.interface[key] = interface_key(ctx.tool, ctx.globals.lookup, key, ctx.globals.config.main_tool)
     return hit.interface[key]
@@ -167,5 +172,6 @@ def prepare(ctx: Context) -> None:
     meta = interpolate(result.meta, ctx) if result.dynamic else result.meta
     if "env" in meta:
         register_declared(g.internals, meta["env"])
-    ctx.run.meta = meta
-    ctx.run.chain = chain_plan(ctx.tool, result.meta, g)
+    run = ctx.run
+    run.meta, run.cascade = meta, result
+    run.chain = chain_plan(run.tool, result.meta, g)

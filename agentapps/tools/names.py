@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any, Literal
 
 NAME_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,63})$")
@@ -24,6 +25,7 @@ def is_valid_name(name: str) -> bool:
     return bool(NAME_RE.match(name)) and len(name) <= 64
 
 
+@lru_cache(maxsize=1024)
 def ref_kind(ref: str) -> RefKind:
     """Classify a ref the way $PATH lookup does: anything that is not a bare name is a path."""
     if URI_RE.match(ref):

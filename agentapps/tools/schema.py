@@ -25,6 +25,8 @@ MAX_STRING = 64_000
 
 def check_limits(args: Any, *, skill: str, max_string: int = MAX_STRING) -> None:
     """Refuse non-JSON, oversized or over-deep args before any schema work runs."""
+    if type(args) is dict and len(args) <= 64 and _flat(args, max_string):
+        return  # the common call: a few scalars, far below every limit
     stack: list[tuple[Any, int]] = [(args, 0)]
     estimate = 0  # a lower bound of the JSON size; exact serialisation only when it gets close
     while stack:
@@ -60,6 +62,24 @@ def check_limits(args: Any, *, skill: str, max_string: int = MAX_STRING) -> None
         size = len(json.dumps(args))
         if size > MAX_ARGS_BYTES:
             raise ArgsError(f"Arguments for '{skill}' are {size} bytes of JSON; the limit is 1 MiB.", skill=skill)
+
+
+def _flat(args: dict[Any, Any], max_string: int) -> bool:
+    """Only string keys and ints, bools, None and strings within the limit, well under 1 MiB in all
+    (anything else takes the full walk)."""
+    size = 0
+    for key, value in args.items():
+        if type(key) is not str:
+            return False
+        size += len(key)
+        kind = type(value)
+        if kind is str:
+            if len(value) > max_string:
+                return False
+            size += len(value)
+        elif not (kind is int or kind is bool or value is None):
+            return False
+    return size < MAX_ARGS_BYTES // 4
 
 
 Path = tuple[str | int, ...]

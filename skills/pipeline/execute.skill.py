@@ -9,7 +9,7 @@ frontmatter = {
 }
 
 
-async def run(ctx, args):
+def run(ctx, args):
     target = ctx.target
     if target.tool.kind == "markdown":
         return None  # markdown skills are served by agent-execute
@@ -21,4 +21,4 @@ async def run(ctx, args):
             "args": dict(target.args),
             "chain": list(target.run.chain.entries),
         }
-    return await call_tool(target)
+    return call_tool(target)  # the skill's value, or an awaitable the pipeline awaits

@@ -50,11 +50,30 @@ def _caller_name(target):
     return ctx.tool.name if ctx is not None else "agentapps"
 
 
-async def run(ctx, args):
+def _maybe_rules(target):
+    """Cheap and generous: does any caller up the tree, or the main skill, set `trust` at all?"""
+    ctx = target.envelope.parent
+    while ctx is not None:
+        found = ctx.run.meta.get("trust")
+        if found is not None and found is not False:
+            return True
+        ctx = ctx.envelope.parent
+    main = target.globals.config.main_tool
+    found = None if main is None else main.metadata.get("trust")
+    return found is not None and found is not False
+
+
+def run(ctx, args):
     target = ctx.target
+    if not _maybe_rules(target):  # the common case: nobody up the tree has trust rules
+        return None
     rule_sets = [(owner, rules) for owner, rules in _rule_sets(target) if rules]
     if not rule_sets:  # the common case: nobody up the tree has trust rules
-        return
+        return None
+    return _ask(ctx, target, rule_sets)
+
+
+async def _ask(ctx, target, rule_sets):
     who = candidate(target)
     view = policy_args(target)
     found = needs_approval(rule_sets, who, view)

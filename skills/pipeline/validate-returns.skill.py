@@ -11,14 +11,19 @@ frontmatter = {
 }
 
 
-async def run(ctx, args):
-    await ctx.manager.next()
+def run(ctx, args):
     target = ctx.target
     if ctx.globals.internals.dry_run:
-        return
+        return None
     schema = interface(target, "returns")
-    if isinstance(schema, dict):
-        validate(
-            target.locals.result, schema, ctx.globals.cache_for("schema"),
-            skill=target.tool.name, where="returns", error_cls=ReturnsError, file=target.tool.path,
-        )
+    if not isinstance(schema, dict):
+        return None  # nothing to check: the chain goes on without this entry around it
+    return _after(ctx, target, schema)
+
+
+async def _after(ctx, target, schema):
+    await ctx.manager.next()
+    validate(
+        target.locals.result, schema, ctx.globals.cache_for("schema"),
+        skill=target.tool.name, where="returns", error_cls=ReturnsError, file=target.tool.path,
+    )
