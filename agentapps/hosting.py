@@ -110,7 +110,7 @@ def begin(server: Globals, policy: Policy | None = None) -> ServedRun:
     root.locals.config.update(cwd=str(server.config.cwd),
                               project=str(server.config.project) if server.config.project else None)
     if policy is not None:
-        root.run.policies = (policy,)  # the server's --allowed-tools binds every call, constraints included
+        root.policies = (policy,)  # the server's --allowed-tools binds every call, constraints included
     return ServedRun(mine, root)
 
 

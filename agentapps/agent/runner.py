@@ -148,7 +148,7 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
                   else process_spend(g), limits.max_tokens, limits.max_cost)
     run = AgentRun(skill, limits, args.get("returns"), trace, g.cache_for("schema"),
                    recorder_for(g, g.config.overrides.get("record")), spend, config, config["id"])
-    ctx.nonlocals["agent"] = {"events": topic, "contextId": served.envelope.id, "depth": depth,
+    ctx.nonlocals["agent"] = {"events": topic, "contextId": served.id, "depth": depth,
                               "ancestorContextId": parent.get("contextId"), "config": config,
                               "spend": spend}
     code_ctx = code_context(ctx, p.policies)

@@ -25,17 +25,17 @@ CODE_TOOL = ToolDef("agent-code", "memory", {"name": "agent-code", "metadata": {
 
 def served_context(ctx: Context) -> Context:
     """The context whose `locals.agent` gets the trace: the markdown skill agent-execute serves
-    (reached as `ctx.envelope.parent.target`), else the agent's own context (a direct call)."""
-    parent = ctx.envelope.parent
-    if parent is not None and parent.run.entry:
-        return parent.envelope.target
+    (reached as `ctx.parent.target`), else the agent's own context (a direct call)."""
+    parent = ctx.parent
+    if parent is not None and parent.entry:
+        return parent.target
     return ctx
 
 
 def started_by_agent_code(ctx: Context) -> bool:
     """Whether this agent run was started directly by agent code (the model chose its args)."""
-    parent = ctx.envelope.parent
-    return parent is not None and parent.envelope.untrusted
+    parent = ctx.parent
+    return parent is not None and parent.untrusted
 
 
 def code_policies(ctx: Context, allowed_tools: str | None, owner: str) -> tuple[Policy, ...]:
@@ -43,22 +43,22 @@ def code_policies(ctx: Context, allowed_tools: str | None, owner: str) -> tuple[
     sub-agent that agent code started, also everything the starting agent's code was bound by:
     what runs on behalf of the model never exceeds the model's grant."""
     own = policy_for(ctx.globals, allowed_tools, owner)
-    inherited = ctx.envelope.parent.run.policies if started_by_agent_code(ctx) else ()  # type: ignore[union-attr]
+    inherited = ctx.parent.policies if started_by_agent_code(ctx) else ()  # type: ignore[union-attr]
     return inherited if own in inherited else (*inherited, own)
 
 
 def code_context(ctx: Context, policies: tuple[Policy, ...]) -> Context:
     """A child of the agent context that agent code calls from: untrusted (bare names only)."""
     child = new_context(CODE_TOOL, {}, ctx, ctx.globals, untrusted=True)
-    child.run.policies = policies
+    child.policies = policies
     return child
 
 
 def make_infrastructure(ctx: Context) -> None:
     """From now on the agent context's own calls (provider, guard) are trusted pipeline calls:
     not bound by its callers' allowed-tools, not size-checked (agent code uses `code_context`)."""
-    ctx.run.policies = ()
-    ctx.run.trusted = True
+    ctx.policies = ()
+    ctx.trusted = True
 
 
 def is_within(ctx: Context, ancestor: Context) -> bool:
@@ -68,7 +68,7 @@ def is_within(ctx: Context, ancestor: Context) -> bool:
     while node is not None:
         if node is ancestor:
             return True
-        node = node.envelope.parent
+        node = node.parent
     return False
 
 

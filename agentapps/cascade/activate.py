@@ -31,11 +31,11 @@ def activate(ctx: Context, frontmatter: Any) -> None:
     if not isinstance(frontmatter, dict) or not frontmatter:
         raise ArgsError(f"$frontmatter for '{tool.name}' must be an object naming middleware to "
                         "activate, e.g. {\"audit\": {\"level\": 2}}.", skill=tool.name)
-    if ctx.run.chain.static:
+    if ctx.chain.static:
         raise DeniedError(f"'{tool.name}' runs without a middleware chain; $frontmatter cannot "
                           "activate middleware around it.", skill=tool.name)
     g = ctx.globals
-    meta = dict(ctx.run.meta)
+    meta = dict(ctx.meta)
     for name, config in frontmatter.items():
         if not isinstance(name, str) or name.startswith("$") or name in meta or name in tool.metadata:
             raise DeniedError(f"$frontmatter may only activate middleware; '{name}' is already part "
@@ -50,10 +50,10 @@ def activate(ctx: Context, frontmatter: Any) -> None:
                               f"'{name}' is not one.", skill=tool.name)
         check_limits(config, skill=name, max_string=MAX_STRING)
         validate(config, params, g.cache_for("schema"), skill=name, where="params")
-        check_chain(ctx.run.caller_policies, Candidate(middleware.name, middleware.tags, middleware.hidden),
+        check_chain(ctx.caller_policies, Candidate(middleware.name, middleware.tags, middleware.hidden),
                     config if isinstance(config, dict) else {})
         meta[name] = config
     from agentapps.context.plan import chain_plan
 
-    ctx.run.meta = meta
-    ctx.run.chain = chain_plan(tool, meta, g)
+    ctx.meta = meta
+    ctx.chain = chain_plan(tool, meta, g)

@@ -111,8 +111,12 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
             from agentapps.gateway import GATEWAY, stdin_gateway
 
             report = json_report(skill_name, started) if opts.json else plain_report
-            GATEWAY.set(stdin_gateway())  # a persistent agent waits for input here between turns
-            result: Any = run_supervised(invoke_root(root, tool, args), g, opts.timeout, report, loop=tool.loop)
+            gateway = GATEWAY.set(stdin_gateway())  # a persistent agent waits for input here between turns
+            try:
+                result: Any = run_supervised(invoke_root(root, tool, args), g, opts.timeout, report,
+                                             loop=tool.loop)
+            finally:  # a caller that embeds run_command keeps no gateway it did not set
+                GATEWAY.reset(gateway)
         finally:
             if progress is not None:
                 progress.close()

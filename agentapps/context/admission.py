@@ -42,7 +42,7 @@ def split_options(caller: Context, args: Any, explicit: dict[str, Any] | None
     code may pass only `$frontmatter`: a seed could otherwise forge the scope that bounds a sub-agent."""
     if not isinstance(args, dict) or not _has_options(args):
         return args, explicit
-    if caller.envelope.untrusted and any(isinstance(k, str) and k.startswith("$") and k[1:] not in
+    if caller.untrusted and any(isinstance(k, str) and k.startswith("$") and k[1:] not in
                                          UNTRUSTED_OPTIONS for k in args):
         raise DeniedError("Agent code may not pass invoke options ($-keys) in args other than "
                           "$frontmatter.", skill=caller.tool.name)
@@ -95,23 +95,24 @@ def apply_seed(ctx: Context, seed: Any) -> None:
 def admit(caller: Context, ref: str | ToolDef, args: Any, untrusted: bool) -> ToolDef:
     """Resolve `ref` for a call from `caller` and refuse what may not be called at all."""
     g = caller.globals
-    g.signal.raise_if_aborted()
+    if g.signal.reason is not None:
+        g.signal.raise_if_aborted()
     if isinstance(ref, str):
         # agent code's own calls name bare skills only; the skills they run are not agent code
-        if (untrusted or caller.envelope.untrusted) and ref_kind(ref) != "name":
+        if (untrusted or caller.untrusted) and ref_kind(ref) != "name":
             raise DeniedError(f"Agent code may only call skills by bare name; '{ref[:80]}' is a path or URI.",
                               skill=caller.tool.name)
         tool = g.lookup.resolve(ref)
     else:
         tool = ref
-    if caller.envelope.depth + 1 > g.config.max_depth:
+    if caller.depth + 1 > g.config.max_depth:
         raise LimitError(f"Calling '{tool.name}' would nest deeper than {g.config.max_depth} skill calls; "
                          "look for a skill that calls itself.", skill=tool.name)
     if not isinstance(args, dict):
         raise ArgsError(f"Arguments for '{tool.name}' must be an object.", skill=tool.name)
-    if not caller.run.trusted:  # middleware are trusted pipeline code (e.g. a long prompt for the agent)
+    if not caller.trusted:  # middleware are trusted pipeline code (e.g. a long prompt for the agent)
         # the user's own args from the command line (a piped diff, say) may use the whole 1 MiB
-        top = caller.envelope.parent is None
+        top = caller.parent is None
         check_limits(args, skill=tool.name, max_string=MAX_ARGS_BYTES if top else MAX_STRING)
     return tool
 
@@ -138,13 +139,13 @@ def grants(caller: Context, tool: ToolDef, restrict: tuple[Policy, ...]
         if exc.file is None and tool.path is not None:
             exc.file = str(tool.path)
         raise
-    return (() if caller.run.trusted else caller.run.policies), (*restrict, own)
+    return (() if caller.trusted else caller.policies), (*restrict, own)
 
 
 def refuse_pipeline_call(ctx: Context) -> None:
     """Standard middleware serve other skills' chains; called on their own they would serve nothing."""
     role = ctx.tool.metadata.get("role")
-    if role == "pipeline" or (role == "middleware" and (ctx.run.chain.static or not ctx.tool.params)):
+    if role == "pipeline" or (role == "middleware" and (ctx.chain.static or not ctx.tool.params)):
         raise UsageError(
             f"'{ctx.tool.name}' is pipeline middleware: it runs inside other skills' chains and cannot be "
             "run by itself ('agentapps describe SKILL' shows a skill's chain).",

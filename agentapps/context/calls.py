@@ -23,7 +23,7 @@ def call_tool(ctx: Context) -> Any:
 
     A plain function's value comes back as it is; an awaitable (an `async def run`) comes back
     wrapped by `settle`, for the caller to await. Either way a failure names the skill."""
-    tool = ctx.run.tool
+    tool = ctx.tool
     if tool.kind == "markdown":
         return None
     try:

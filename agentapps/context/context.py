@@ -238,12 +238,19 @@ class Context:
     def __init__(self, tool: ToolDef, args: dict[str, Any], parent: Context | None, globals_: Globals,
                  target: Context | None = None, untrusted: bool = False) -> None:
         self._serial = next(globals_._ids)
-        self.parent, self.signal, self.untrusted, self.globals = parent, globals_.signal, untrusted, globals_
+        self.globals = globals_
+        self.parent = parent
+        self.signal = globals_.signal
+        self.untrusted = untrusted
         self.depth = 0 if parent is None else parent.depth + 1
         self._args = args
         entry = self.entry = self.trusted = target is not None
         self.target = target or self
-        self.tool, self.meta, self.chain, self.chain_index, self.stopped = tool, _NO_META, _NO_PLAN, -1, False
+        self.tool = tool
+        self.meta = _NO_META
+        self.chain = _NO_PLAN
+        self.chain_index = -1
+        self.stopped = False
         self.caller_policies = self.policies = ()
         self.view = self.cascade = None
         self._started = time.time()

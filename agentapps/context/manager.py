@@ -46,7 +46,7 @@ class ContextManager:
         """Call a skill through the full pipeline; await the result. `untrusted` (agent code)
         allows bare names only; `restrict` adds grants the callee's own calls must also pass;
         `context` seeds the callee's `nonlocals`/`locals` (args may carry it as `$context`)."""
-        return invoke(self.ctx, ref, {} if args is None else args, untrusted, tuple(restrict),
+        return invoke(self.ctx, ref, {} if args is None else args, untrusted, tuple(restrict) if restrict else (),
                       None if context is None else {"context": context})
 
     def next(self) -> Coroutine[Any, Any, None]:
@@ -93,7 +93,7 @@ async def invoke(caller: Context, ref: str | ToolDef, args: dict[str, Any], untr
         if ctx.chain.static:
             return await _serve(ctx)
         await _dispatch(ctx, 0)
-        return ctx._locals.result if ctx._locals is not None else None
+        return ctx._locals["result"] if ctx._locals is not None else None
     except BaseException as exc:
         ctx.locals.error = exc
         raise
@@ -104,7 +104,7 @@ async def _serve(ctx: Context) -> Any:
     and return its result."""
     if not ctx.chain.static:
         await _dispatch(ctx, 0)
-        return ctx._locals.result if ctx._locals is not None else None
+        return ctx._locals["result"] if ctx._locals is not None else None
     value = call_tool(ctx)
     if type(value) is CoroutineType:
         value = await value
@@ -123,17 +123,20 @@ async def _dispatch(owner: Context, index: int) -> None:
         if signal.reason is not None:
             signal.raise_if_aborted()
         tool, meta, plan, configured = steps[index]
-        # a middleware that declares params gets its metadata key's value as its args (`label: {text: x}`)
-        config = owner.meta.get(tool.name) if configured else None
-        entry = Context(tool, dict(config) if type(config) is dict else {}, owner, g, owner)
-        entry.chain_index = index
-        if meta is None:  # its metadata interpolates the call
-            prepare(entry)
+        if configured:  # a middleware that declares params gets its metadata key's value as its args
+            config = owner.meta.get(tool.name)
+            entry = Context(tool, dict(config) if isinstance(config, dict) else {}, owner, g, owner)
         else:
-            entry.meta, entry.chain = meta, plan
+            entry = Context(tool, {}, owner, g, owner)
+        entry.chain_index = index
+        if meta is not None:
+            entry.meta = meta
+            entry.chain = plan
+        else:  # its metadata interpolates the call
+            prepare(entry)
         if plan.static:
             value = call_tool(entry)
-            if type(value) is CoroutineType:  # an awaitable comes back wrapped as a coroutine
+            if value.__class__ is CoroutineType:  # an awaitable comes back wrapped as a coroutine
                 value = await value
         else:
             value = await _serve(entry)
@@ -147,7 +150,7 @@ async def _dispatch(owner: Context, index: int) -> None:
                 raise ChainError(f"Middleware '{tool.name}' returned before its next() finished; "
                                  "await ctx.manager.next().", skill=tool.name)
         if value is not None:
-            owner.locals.result = value
+            owner.locals["result"] = value
             owner.stopped = True
             return
         if pending is not None:

@@ -147,9 +147,9 @@ def chain_steps(plan: ChainPlan, g: Globals) -> list[ChainStep]:
 
 def needs_loop(ctx: Context) -> bool:
     """Whether serving `ctx` may wait on an event loop: its skill or any middleware of its chain."""
-    if ctx.run.tool.loop:
+    if ctx.tool.loop:
         return True
-    plan = ctx.run.chain
+    plan = ctx.chain
     if plan.static:
         return False
     chain_steps(plan, ctx.globals)
@@ -159,14 +159,14 @@ def needs_loop(ctx: Context) -> bool:
 def interface(ctx: Context, key: str) -> dict[str, Any] | None:
     """The served skill's `params` or `returns` (own, else through `$inherit`), cached with its
     cascade so the pipeline resolves each once per skill, not once per middleware per call."""
-    hit = ctx.run.cascade or cascaded(ctx.run.tool, ctx.globals)
+    hit = ctx.cascade or cascaded(ctx.tool, ctx.globals)
     if key not in hit.interface:
         hit.interface[key] = interface_key(ctx.tool, ctx.globals.lookup, key, ctx.globals.config.main_tool)
     return hit.interface[key]
 
 
 def prepare(ctx: Context) -> None:
-    """Fill ctx.run.meta and ctx.run.chain for the tool it serves."""
+    """Fill ctx.meta and ctx.chain for the tool it serves."""
     g = ctx.globals
     result = cascaded(ctx.tool, g)
     meta = interpolate(result.meta, ctx) if result.dynamic else result.meta

@@ -14,10 +14,10 @@ def caller_skill(ctx: Context) -> Context | None:
     directly from the command line or from the process itself."""
     from agentapps.agent.scope import CODE_TOOL, served_context
 
-    parent = ctx.envelope.parent
-    if parent is None or parent.envelope.parent is None:
+    parent = ctx.parent
+    if parent is None or parent.parent is None:
         return None
     if parent.tool is CODE_TOOL or parent.tool.uri == CODE_TOOL.uri:
-        agent = parent.envelope.parent
+        agent = parent.parent
         return served_context(agent)
     return parent

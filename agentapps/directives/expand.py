@@ -112,10 +112,10 @@ def directive_target(ctx: Context) -> Context | None:
     entry because a metadata key shares its name (`metadata.env: [...]` names the `env` skill):
     it must then do nothing. Called any other way (directly, or from agent code) it refuses.
     """
-    if ctx.run.entry:
+    if ctx.entry:
         return None
-    parent = ctx.envelope.parent
-    if parent is None or not parent.run.entry or parent.target is parent or ctx.envelope.untrusted:
+    parent = ctx.parent
+    if parent is None or not parent.entry or parent.target is parent or ctx.untrusted:
         raise DeniedError(
             f"Skill '{ctx.tool.name}' serves the directive :{ctx.tool.name}[...] in prompts; only the "
             "directives middleware calls it.",

@@ -34,10 +34,10 @@ def hub_for(g: Globals) -> Hub:
 
 def _caller(ctx: Context) -> str:
     """The skill on whose behalf the call is made (agent code acts for the skill its agent serves)."""
-    parent = ctx.envelope.parent
-    while parent is not None and (parent.run.entry or parent.tool.name in ("agent-code", "agent")):
-        parent = parent.envelope.parent
-    return parent.tool.name if parent is not None and parent.envelope.parent is not None else "agentapps"
+    parent = ctx.parent
+    while parent is not None and (parent.entry or parent.tool.name in ("agent-code", "agent")):
+        parent = parent.parent
+    return parent.tool.name if parent is not None and parent.parent is not None else "agentapps"
 
 
 async def _approve(ctx: Context, spec: ServerSpec, skill: str, args: dict[str, Any]) -> None:

@@ -44,7 +44,10 @@ class Lookup:
         return "\0".join(f"{r.kind}:{r.directory}" for r in self.roots)
 
     def _generation(self) -> int:
-        return sum(index.generation for index in self._indexes)
+        total = 0
+        for index in self._indexes:
+            total += index.generation
+        return total
 
     def register(self, tool: ToolDef) -> None:
         self._memo.pop(tool.name, None)
@@ -66,6 +69,8 @@ class Lookup:
         return None if name is None else self.memory.get(name)
 
     def resolve(self, ref: str, *, base: Path | None = None) -> ToolDef:
+        if ref in self._memo:  # a bare name found before
+            return self.find(ref)
         kind = ref_kind(ref)
         if kind == "uri":
             tool = self.memory.get(ref) or (self._provided(ref) if self.providers else None)
@@ -135,7 +140,7 @@ class Lookup:
             return memory
         memo = self._memo.get(name)
         now = time.monotonic()
-        if memo is not None and memo[1] == self._generation() and now - memo[2] < self.check_interval:
+        if memo is not None and now - memo[2] < self.check_interval and memo[1] == self._generation():
             tool = memo[0]
             if RUN_STARTED.get() is not None:  # within a run the definition stands: a file written
                 return tool  # after the run started is never loaded anyway

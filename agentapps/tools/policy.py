@@ -278,7 +278,7 @@ class Policy:
     def decide(self, c: Candidate, args: Mapping[str, Any]) -> Decision:
         special = _hidden_or_self(self, c)
         if self.rules is None:
-            return Decision(special is None, special or "no allowed-tools declared")
+            return _UNDECLARED if special is None else Decision(False, special)
         for rule in self.rules:
             if rule.deny and rule.selects(c) and rule.unmet(args) is None:  # deny: its own keys only
                 return Decision(False, f"denied by '{rule.text}'")
@@ -295,6 +295,17 @@ class Policy:
             miss = why  # a failed constraint is the most specific explanation
         shown = " ".join((self.source or "").split())
         return Decision(False, miss or f"no pattern in allowed-tools '{shown}' matches '{c.name}'")
+
+
+_UNDECLARED = Decision(True, "no allowed-tools declared")
+
+
+def reads_args(policies: Sequence[Policy]) -> bool:
+    """Whether any of `policies` declares allowed-tools (only those look at a call's arguments)."""
+    for policy in policies:
+        if policy.rules is not None:
+            return True
+    return False
 
 
 def check_chain(policies: Sequence[Policy], c: Candidate, args: Mapping[str, Any]) -> None:

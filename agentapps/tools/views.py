@@ -29,7 +29,7 @@ def candidate(ctx: Context) -> Candidate:
 
 def checked_view(ctx: Context) -> dict[str, Any]:
     """The view the permission checks of this call saw ({} when none was computed)."""
-    return ctx.run.view or {}
+    return ctx.view or {}
 
 
 def policy_args(ctx: Context) -> dict[str, Any]:
@@ -38,10 +38,10 @@ def policy_args(ctx: Context) -> dict[str, Any]:
     A code skill may define `policy_view(ctx, args)` returning its arguments with every spelling
     of the action folded into one (a resolved project-relative path, the effective command line),
     so a constraint binds what really runs rather than one way of writing it."""
-    cached = ctx.run.view
+    cached = ctx.view
     if cached is not None:
         return cached
     view_fn = load_policy_view(ctx.tool)
     view = dict(ctx.args) if view_fn is None else dict(view_fn(ctx, dict(ctx.args)))
-    ctx.run.view = view
+    ctx.view = view
     return view

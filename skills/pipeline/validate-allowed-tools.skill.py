@@ -1,6 +1,6 @@
 """validate-allowed-tools: the immediate caller's allowed-tools must admit this call."""
 
-from agentapps.tools.policy import check_chain
+from agentapps.tools.policy import check_chain, reads_args
 from agentapps.tools.views import candidate, policy_args
 
 frontmatter = {
@@ -15,5 +15,5 @@ def run(ctx, args):
     policies = target.run.caller_policies
     if policies:
         # a grant without allowed-tools never looks at the args: no view is computed for it
-        view = policy_args(target) if any(p.rules is not None for p in policies) else {}
+        view = policy_args(target) if reads_args(policies) else {}
         check_chain(policies, candidate(target), view)
