@@ -12,7 +12,7 @@ from agentapps.cascade.interpolate import needs_interpolation
 from agentapps.cascade.merge import merge_levels
 from agentapps.errors import ConfigError, SkillNotFoundError
 from agentapps.tools.lookup import Lookup
-from agentapps.types import ToolDef
+from agentapps.types import ChainPlan, ToolDef
 
 DEFAULT = "default"
 AUTHORITY = "$authority"  # `$inherit: $authority` names the project's main skill
@@ -32,6 +32,7 @@ class Cascaded:
     # `params`/`returns` as resolved through `$inherit`, filled on first use (valid as long as the
     # cascade is: its contributors include every `$inherit` parent)
     interface: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    plan: ChainPlan | None = None  # the chain this metadata resolves to, filled on first use
 
 
 def parents_of(meta: dict[str, Any]) -> list[str] | None:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from agentapps.context.context import Context
 
 
-_DATA = frozenset({type(None), str, int, float, bool, dict, list})  # never awaitable
+DATA = frozenset({type(None), str, int, float, bool, dict, list})  # never awaitable
 
 
 def call_tool(ctx: Context) -> Any:
@@ -32,7 +32,7 @@ def call_tool(ctx: Context) -> Any:
         raise
     except (Exception, SystemExit) as exc:  # sys.exit() in a skill ends the skill, not the process
         raise skill_failure(tool, exc) from exc
-    if type(value) is CoroutineType or (value.__class__ not in _DATA and isawaitable(value)):
+    if type(value) is CoroutineType or (value.__class__ not in DATA and isawaitable(value)):
         return settle(tool, value)
     return value
 

@@ -12,7 +12,7 @@ that is a plain function (a guard that checks and returns) costs a call, not a c
 from __future__ import annotations
 
 from collections.abc import Coroutine, Sequence
-from inspect import CORO_CLOSED, CORO_CREATED, getcoroutinestate
+from inspect import CORO_CLOSED, CORO_CREATED, getcoroutinestate, isawaitable
 from types import CoroutineType
 from typing import Any
 
@@ -24,13 +24,14 @@ from agentapps.context.admission import (
     refuse_pipeline_call,
     split_options,
 )
-from agentapps.context.calls import call_tool
+from agentapps.context.calls import DATA, call_tool, settle, skill_failure
 from agentapps.context.context import Context, Globals, bind_manager
-from agentapps.context.plan import chain_steps, needs_loop, prepare
+from agentapps.context.plan import chain_steps, prepare
 from agentapps.core.driver import Loan, loop_running
-from agentapps.errors import ChainError
+from agentapps.errors import AgentAppsError, ChainError
+from agentapps.tools.loader import load_function
 from agentapps.tools.policy import Policy
-from agentapps.types import ToolDef
+from agentapps.types import ChainStep, ToolDef
 
 
 class ContextManager:
@@ -86,13 +87,15 @@ async def invoke(caller: Context, ref: str | ToolDef, args: dict[str, Any], untr
         refuse_pipeline_call(ctx)
         if options is not None:
             activate(ctx, options.get("frontmatter"))
-        if needs_loop(ctx) and not loop_running():  # driven without a loop: lend one to this call
-            if g.internals.loan is None:
+        plan = ctx.chain
+        steps = None if plan.static else chain_steps(plan, g)
+        if (tool.loop or (steps is not None and plan.loop)) and not loop_running():
+            if g.internals.loan is None:  # driven without a loop, and the call may wait: lend it one
                 g.internals.loan = Loan()
             return g.internals.loan.run(_serve(ctx))
-        if ctx.chain.static:
+        if steps is None:
             return await _serve(ctx)
-        await _dispatch(ctx, 0)
+        await _dispatch(ctx, 0, steps)
         return ctx._locals["result"] if ctx._locals is not None else None
     except BaseException as exc:
         ctx.locals.error = exc
@@ -113,11 +116,12 @@ async def _serve(ctx: Context) -> Any:
     return value
 
 
-async def _dispatch(owner: Context, index: int) -> None:
+async def _dispatch(owner: Context, index: int, steps: list[ChainStep] | None = None) -> None:
     """Run `owner`'s chain from entry `index` until an entry returns a value (the result: the
     chain stops), calls next() (which ran the rest), or the chain ends."""
     g = owner.globals
-    steps = chain_steps(owner.chain, g)
+    if steps is None:
+        steps = chain_steps(owner.chain, g)
     signal = g.signal
     while index < len(steps) and not owner.stopped:
         if signal.reason is not None:
@@ -134,10 +138,19 @@ async def _dispatch(owner: Context, index: int) -> None:
             entry.chain = plan
         else:  # its metadata interpolates the call
             prepare(entry)
-        if plan.static:
-            value = call_tool(entry)
-            if value.__class__ is CoroutineType:  # an awaitable comes back wrapped as a coroutine
-                value = await value
+        if plan.static:  # call_tool, inlined: every entry of every call comes through here
+            if tool.kind == "markdown":
+                value = None
+            else:
+                try:
+                    value = (tool.fn or load_function(tool))(entry, entry._args)
+                except AgentAppsError:
+                    raise
+                except (Exception, SystemExit) as exc:
+                    raise skill_failure(tool, exc) from exc
+                if value is not None and value.__class__ not in DATA and (
+                        value.__class__ is CoroutineType or isawaitable(value)):
+                    value = await settle(tool, value)
         else:
             value = await _serve(entry)
         manager = entry._manager

@@ -9,7 +9,7 @@ from agentapps.cascade.chain import candidate_entries, order_entries, reaches
 from agentapps.cascade.interface import interface_key
 from agentapps.cascade.interpolate import interpolate
 from agentapps.cascade.resolve import Cascaded, cascade
-from agentapps.errors import AgentAppsError
+from agentapps.errors import AgentAppsError, ConfigError
 from agentapps.secrets import register_declared
 from agentapps.types import ChainPlan, ChainStep, ToolDef
 
@@ -85,15 +85,27 @@ def _locked(g: Globals) -> list[str]:
     return [str(n) for n in locked] if isinstance(locked, list) else []
 
 
+INTERFACE_KEYS = ("params", "returns")
+
+
 def _applies(name: str, tool: ToolDef, g: Globals) -> bool:
-    """A middleware may declare `applies-to: markdown` (or `[code, memory]`): the kinds it serves."""
+    """A middleware may declare `applies-to: markdown` (or `[code, memory]`): the kinds it serves;
+    and `applies-if: returns` (or `params`): it serves only skills that declare that schema."""
     try:
-        kinds = g.lookup.find(name).metadata.get("applies-to")
+        middleware = g.lookup.find(name)
     except AgentAppsError:
         return True
-    if kinds is None:
+    kinds = middleware.metadata.get("applies-to")
+    if kinds is not None and tool.kind not in ([kinds] if isinstance(kinds, str) else list(kinds)):
+        return False
+    needs = middleware.metadata.get("applies-if")
+    if needs is None:
         return True
-    return tool.kind in ([kinds] if isinstance(kinds, str) else list(kinds))
+    if needs not in INTERFACE_KEYS:
+        raise ConfigError(f"Middleware '{name}' has `applies-if: {needs!r}`; it takes 'params' or 'returns' "
+                          "(the middleware then serves only skills that declare that schema).",
+                          skill=name, file=middleware.path)
+    return interface_key(tool, g.lookup, needs, g.config.main_tool) is not None
 
 
 def chain_plan(tool: ToolDef, meta: dict[str, Any], g: Globals) -> ChainPlan:
@@ -145,17 +157,6 @@ def chain_steps(plan: ChainPlan, g: Globals) -> list[ChainStep]:
     return plan.steps
 
 
-def needs_loop(ctx: Context) -> bool:
-    """Whether serving `ctx` may wait on an event loop: its skill or any middleware of its chain."""
-    if ctx.tool.loop:
-        return True
-    plan = ctx.chain
-    if plan.static:
-        return False
-    chain_steps(plan, ctx.globals)
-    return plan.loop
-
-
 def interface(ctx: Context, key: str) -> dict[str, Any] | None:
     """The served skill's `params` or `returns` (own, else through `$inherit`), cached with its
     cascade so the pipeline resolves each once per skill, not once per middleware per call."""
@@ -172,6 +173,9 @@ def prepare(ctx: Context) -> None:
     meta = interpolate(result.meta, ctx) if result.dynamic else result.meta
     if "env" in meta:
         register_declared(g.internals, meta["env"])
-    run = ctx.run
-    run.meta, run.cascade = meta, result
-    run.chain = chain_plan(run.tool, result.meta, g)
+    ctx.meta = meta
+    ctx.cascade = result
+    plan = result.plan
+    if plan is None:
+        plan = result.plan = chain_plan(ctx.tool, result.meta, g)
+    ctx.chain = plan

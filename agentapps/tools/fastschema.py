@@ -48,7 +48,7 @@ def unknown_keywords(schema: Any, path: str = "", depth: int = 0) -> list[str]:
     return found
 
 
-def _is_number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -75,7 +75,7 @@ def supports(schema: Any, depth: int = 0) -> bool:
             return False
     if "enum" in schema and not isinstance(schema["enum"], list):
         return False
-    if any(k in schema and not _is_number(schema[k]) for k in NUMERIC):
+    if any(k in schema and not is_number(schema[k]) for k in NUMERIC):
         return False
     if any(k in schema and not (isinstance(schema[k], int) and not isinstance(schema[k], bool) and schema[k] >= 0)
            for k in COUNTS):
@@ -91,7 +91,7 @@ BOUNDS = (("minimum", "less than the minimum of"), ("maximum", "greater than the
           ("exclusiveMaximum", "greater than or equal to the maximum of"))
 
 
-def _out_of_bounds(key: str, value: float, bound: float) -> bool:
+def out_of_bounds(key: str, value: float, bound: float) -> bool:
     if key == "minimum":
         return value < bound
     if key == "maximum":
@@ -101,13 +101,13 @@ def _out_of_bounds(key: str, value: float, bound: float) -> bool:
     return value >= bound
 
 
-def _type_ok(value: Any, kind: str) -> bool:
+def type_ok(value: Any, kind: str) -> bool:
     if kind == "string":
         return isinstance(value, str)
     if kind == "integer":
-        return _is_number(value) and float(value).is_integer()
+        return is_number(value) and float(value).is_integer()
     if kind == "number":
-        return _is_number(value)
+        return is_number(value)
     if kind == "boolean":
         return isinstance(value, bool)
     if kind == "object":
@@ -117,15 +117,15 @@ def _type_ok(value: Any, kind: str) -> bool:
     return value is None
 
 
-def _equal(a: Any, b: Any) -> bool:
+def json_equal(a: Any, b: Any) -> bool:
     """JSON equality: 1 == 1.0, but true is not 1."""
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) or (_is_number(a) and _is_number(b)) if a == b else False
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) or (is_number(a) and is_number(b)) if a == b else False
 
 
 def _type_only(schema: Any) -> bool:
@@ -144,16 +144,16 @@ def errors(value: Any, schema: Any, path: str = "") -> list[str]:
     kind = schema.get("type")
     if kind is not None:
         kinds = kind if isinstance(kind, list) else [kind]
-        if not any(_type_ok(value, k) for k in kinds):
+        if not any(type_ok(value, k) for k in kinds):
             return [f"{where}{value!r} is not of type {' or '.join(repr(k) for k in kinds)}"]
     found: list[str] = []
-    if "enum" in schema and not any(_equal(value, e) for e in schema["enum"]):
+    if "enum" in schema and not any(json_equal(value, e) for e in schema["enum"]):
         found.append(f"{where}{value!r} is not one of {schema['enum']!r}")
-    if "const" in schema and not _equal(value, schema["const"]):
+    if "const" in schema and not json_equal(value, schema["const"]):
         found.append(f"{where}{schema['const']!r} was expected")
-    if _is_number(value):
+    if is_number(value):
         for key, text in BOUNDS:
-            if key in schema and _out_of_bounds(key, value, schema[key]):
+            if key in schema and out_of_bounds(key, value, schema[key]):
                 found.append(f"{where}{value!r} is {text} {schema[key]!r}")
     if isinstance(value, str):
         if "minLength" in schema and len(value) < schema["minLength"]:
@@ -171,7 +171,7 @@ def errors(value: Any, schema: Any, path: str = "") -> list[str]:
             items = schema["items"]
             if _type_only(items):  # the common `items: {type: object}`: no recursion per item
                 kinds = items["type"] if isinstance(items["type"], list) else [items["type"]]
-                bad = [i for i, item in enumerate(value) if not any(_type_ok(item, k) for k in kinds)]
+                bad = [i for i, item in enumerate(value) if not any(type_ok(item, k) for k in kinds)]
             else:
                 bad = list(range(len(value)))
             for i in bad:

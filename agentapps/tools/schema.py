@@ -15,6 +15,7 @@ from pathlib import Path as FilePath
 from typing import Any
 
 from agentapps.errors import AgentAppsError, ArgsError, ConfigError
+from agentapps.tools.fastcheck import compile_check
 from agentapps.tools.fastschema import errors, supports
 from agentapps.tools.patterns import pattern_problem, search
 
@@ -185,9 +186,12 @@ def validate(
     """Refuse `value` unless `schema` admits it; `file` (the skill's) goes on every error."""
     hit = cache.get(("fast", id(schema)))
     if hit is None or hit[0] is not schema:
-        fast = supports(schema)  # refuses patterns RE2 cannot run: jsonschema's path then reports them
-        hit = cache[("fast", id(schema))] = (schema, fast)
-    if hit[1]:  # plain schema: checked without importing jsonschema (same verdicts, tested)
+        # refuses patterns RE2 cannot run: jsonschema's path then reports them
+        hit = cache[("fast", id(schema))] = (schema, compile_check(schema) if supports(schema) else None)
+    check = hit[1]
+    if check is not None:  # plain schema: checked without importing jsonschema (same verdicts, tested)
+        if check(value):
+            return
         messages = errors(value, schema)
     else:
         validator = validator_for(schema, cache, skill=skill, where=where, file=file)

@@ -7,7 +7,8 @@ from agentapps.tools.schema import validate
 frontmatter = {
     "name": "validate-returns",
     "description": "Middleware: validate a skill's result against its `returns` JSON Schema.",
-    "metadata": {"role": "middleware", "tags": ["pipeline"]},
+    # it joins only the chains of skills that declare `returns` (own or through $inherit)
+    "metadata": {"role": "middleware", "tags": ["pipeline"], "applies-if": "returns"},
 }
 
 

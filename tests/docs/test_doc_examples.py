@@ -334,7 +334,7 @@ def test_a_dry_run_runs_the_middleware_for_real_but_not_the_skill(project):
     dry = project.cli("run", "--dry-run", "w", "--n", "3")
     assert dry.returncode == 0, dry.stderr
     assert json.loads(dry.stdout)["chain"] == ["validate-allowed-tools", "validate-args", "audit", "trust",
-                                               "validate-returns", "execute"]
+                                               "execute"]  # no `returns`: no validate-returns
     assert "audit: ran" in dry.stderr  # the middleware ran, and so did the skill it called:
     assert project.cli("run", "state-get", "--key", "audited", "--store", "file").stdout == "w\n"
     assert not (project.root / "ran.txt").exists()

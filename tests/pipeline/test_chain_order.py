@@ -15,14 +15,54 @@ def chain(project, name):
 
 
 def test_code_skill_chain(project):
-    project.write("c.skill.py", 'frontmatter = {"name": "c"}\n\ndef run(ctx, args):\n    return 1\n')
+    project.write("c.skill.py", 'frontmatter = {"name": "c", "metadata": {"returns": {"type": "integer"}}}\n\n'
+                  'def run(ctx, args):\n    return 1\n')
     assert chain(project, "c") == CODE
 
 
 def test_markdown_skill_chain_with_a_session(project):
-    project.write("m.skill.md", "---\nname: m\nmetadata:\n  session: args.sid\n---\nHi\n")
+    project.write("m.skill.md", "---\nname: m\nmetadata:\n  session: args.sid\n  returns: {type: string}\n---\nHi\n")
     expected = MARKDOWN[:-1] + ["session", "agent-execute"]
     assert chain(project, "m") == expected
+
+
+def test_validate_returns_serves_only_skills_that_declare_returns(project):
+    """It declares `applies-if: returns`: a skill without a `returns` schema (own or inherited)
+    has nothing for it to check, so it is not in that skill's chain."""
+    project.write("plain.skill.py", 'frontmatter = {"name": "plain"}\n\ndef run(ctx, args):\n    return 1\n')
+    project.write("base.skill.md", "---\nname: base\nmetadata:\n  returns: {type: integer}\n---\nBase.\n")
+    project.write("heir.skill.py", 'frontmatter = {"name": "heir", "metadata": {"$inherit": "base"}}\n\n'
+                  'def run(ctx, args):\n    return "not an integer"\n')
+    assert chain(project, "plain") == [n for n in CODE if n != "validate-returns"]
+    assert chain(project, "heir") == CODE
+    failed = project.cli("run", "heir")
+    assert failed.returncode != 0 and "Invalid result for skill 'heir'" in failed.stderr
+
+
+def test_a_shadowing_validate_returns_without_applies_if_serves_every_skill(project):
+    project.write("validate-returns.skill.py", '''
+        frontmatter = {"name": "validate-returns", "metadata": {"role": "middleware"}}
+
+        def run(ctx, args):
+            ctx.target.locals.checked = True
+        ''')
+    project.write("plain.skill.py", 'frontmatter = {"name": "plain"}\n\ndef run(ctx, args):\n    return 1\n')
+    assert "validate-returns" in chain(project, "plain")
+
+
+def test_applies_if_takes_params_or_returns(project):
+    project.write("mw/picky.skill.py", '''
+        frontmatter = {"name": "picky", "metadata": {"role": "middleware", "applies-if": "result"}}
+
+        def run(ctx, args):
+            return None
+        ''')
+    project.write("c.skill.py", 'frontmatter = {"name": "c", "metadata": {"picky": True}}\n\n'
+                  "def run(ctx, args):\n    return 1\n")
+    result = project.cli("run", "c")
+    assert result.returncode == 2
+    assert "Middleware 'picky' has `applies-if: 'result'`; it takes 'params' or 'returns'" in result.stderr
+    assert "picky.skill.py" in result.stderr
 
 
 def test_applies_to_keeps_a_middleware_to_the_kinds_it_serves(project):

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+from agentapps.tools.fastcheck import compile_check
 from agentapps.tools.fastschema import errors, supports
 
 SCHEMAS = [
@@ -22,6 +23,12 @@ SCHEMAS = [
     {"type": "array", "items": {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}},
     {"type": "string", "maxLength": 3},
     {"type": "integer"},
+    {"type": "object", "properties": {"key": {"type": "string", "minLength": 1, "maxLength": 3},
+                                      "value": {"description": "any"}, "n": {"type": ["integer", "null"]},
+                                      "store": {"type": "string", "enum": ["a", "abc"]}},
+     "required": ["key", "value"], "additionalProperties": False},
+    {"type": ["object", "null"], "properties": {"ok": {"const": True}, "name": {"type": "string"}}},
+    {"type": "array", "minItems": 1, "maxItems": 2, "items": {"type": ["number", "string"], "maximum": 5}},
     {},
     True,
     False,
@@ -57,6 +64,7 @@ def test_verdicts_match_jsonschema(index, value):
     schema = SCHEMAS[index]
     expected = Draft202012Validator(schema).is_valid(value)
     assert (errors(value, schema) == []) == expected
+    assert compile_check(schema)(value) is expected  # the compiled yes/no check of the same schema
 
 
 def test_messages_name_the_problem():
@@ -91,9 +99,8 @@ def test_patterns_re2_cannot_run_leave_the_fast_path(pattern):
 
 
 def test_keywords_that_are_not_json_schema_are_ignored_on_the_fast_path():
-    from agentapps.tools.fastschema import errors, supports
-
     schema = {"type": "object", "properties": {"n": {"type": "integer", "minimun": 1, "x-ui": "slider"}}}
     assert supports(schema)  # no jsonschema import for an annotation or a typo (draft 2020-12 ignores them)
     assert errors({"n": 0}, schema) == [] and errors({"n": "x"}, schema) != []
+    assert compile_check(schema)({"n": 0}) and not compile_check(schema)({"n": "x"})
     assert not supports({"type": "object", "oneOf": [{"required": ["a"]}]})  # a keyword it does not implement

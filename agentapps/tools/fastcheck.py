@@ -1,0 +1,155 @@
+"""Plain schemas compiled to a yes/no check, for the calls that pass (nearly all of them).
+
+`compile_check(schema)` gives a function whose verdict is exactly `errors(value, schema) == []`
+(tools/fastschema.py) but that builds no messages and walks the schema once, when compiled; the
+caller asks `errors` for the messages only when the check says no. Call only when
+`supports(schema)`. A differential test pins the verdicts to jsonschema's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from agentapps.tools.fastschema import BOUNDS, is_number, json_equal, out_of_bounds, type_ok
+from agentapps.tools.patterns import search
+
+Check = Callable[[Any], bool]
+
+
+def _yes(value: Any) -> bool:
+    return True
+
+
+def _no(value: Any) -> bool:
+    return False
+
+
+def _integer(value: Any) -> bool:
+    kind = type(value)
+    if kind is int:
+        return True
+    return kind is not bool and type_ok(value, "integer")
+
+
+def _number(value: Any) -> bool:
+    kind = type(value)
+    return kind is int or kind is float or (kind is not bool and is_number(value))
+
+
+TYPE_CHECKS: dict[str, Check] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": _integer,
+    "number": _number,
+    "boolean": lambda v: isinstance(v, bool),
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "null": lambda v: v is None,
+}
+
+
+def _types(kinds: list[str]) -> Check:
+    if len(kinds) == 1:
+        return TYPE_CHECKS[kinds[0]]
+    checks = [TYPE_CHECKS[k] for k in kinds]
+    return lambda v: any(check(v) for check in checks)
+
+
+def _all(checks: list[Check]) -> Check:
+    if not checks:
+        return _yes
+    if len(checks) == 1:
+        return checks[0]
+
+    def check(value: Any) -> bool:
+        for one in checks:
+            if not one(value):
+                return False
+        return True
+
+    return check
+
+
+def _object(schema: dict[str, Any]) -> Check | None:
+    """properties / required / additionalProperties, for dict values (others pass, as in errors)."""
+    props = {name: compile_check(sub) for name, sub in schema.get("properties", {}).items()}
+    required = list(schema.get("required", []))
+    extra = schema.get("additionalProperties", True)
+    if not props and not required and extra is True:
+        return None
+    other = None if extra is False else compile_check(extra)
+    closed = extra is False
+
+    def check(value: Any) -> bool:
+        if not isinstance(value, dict):
+            return True
+        for name in required:
+            if name not in value:
+                return False
+        for key, item in value.items():
+            sub = props.get(key)
+            if sub is not None:
+                if not sub(item):
+                    return False
+            elif closed or (other is not None and not other(item)):
+                return False
+        return True
+
+    return check
+
+
+def _array(schema: dict[str, Any]) -> Check | None:
+    low, high = schema.get("minItems"), schema.get("maxItems")
+    items = compile_check(schema["items"]) if "items" in schema else None
+    if low is None and high is None and items is None:
+        return None
+
+    def check(value: Any) -> bool:
+        if not isinstance(value, list):
+            return True
+        if (low is not None and len(value) < low) or (high is not None and len(value) > high):
+            return False
+        return items is None or all(items(item) for item in value)
+
+    return check
+
+
+def _string(schema: dict[str, Any]) -> Check | None:
+    low, high, pattern = schema.get("minLength"), schema.get("maxLength"), schema.get("pattern")
+    if low is None and high is None and pattern is None:
+        return None
+
+    def check(value: Any) -> bool:
+        if not isinstance(value, str):
+            return True
+        if (low is not None and len(value) < low) or (high is not None and len(value) > high):
+            return False
+        return pattern is None or bool(search(pattern, value))
+
+    return check
+
+
+def compile_check(schema: Any) -> Check:
+    """The yes/no check of a plain schema (see the module's docstring)."""
+    if schema is True:
+        return _yes
+    if schema is False:
+        return _no
+    checks: list[Check] = []
+    kind = schema.get("type")
+    if kind is not None:
+        checks.append(_types(kind if isinstance(kind, list) else [kind]))
+    if "enum" in schema:
+        options = list(schema["enum"])
+        checks.append(lambda v: any(json_equal(v, option) for option in options))
+    if "const" in schema:
+        const = schema["const"]
+        checks.append(lambda v: json_equal(v, const))
+    bounds = [(key, schema[key]) for key, _ in BOUNDS if key in schema]
+    if bounds:
+        checks.append(lambda v: not is_number(v) or not any(out_of_bounds(k, v, b) for k, b in bounds))
+    for make in (_string, _array, _object):
+        found = make(schema)
+        if found is not None:
+            checks.append(found)
+    return _all(checks)
