@@ -24,7 +24,7 @@ from agentapps.context.admission import (
     refuse_pipeline_call,
     split_options,
 )
-from agentapps.context.calls import DATA, call_tool, settle, skill_failure
+from agentapps.context.calls import DATA, call_tool, skill_failure
 from agentapps.context.context import Context, Globals, bind_manager
 from agentapps.context.plan import chain_steps, prepare
 from agentapps.core.driver import Loan, loop_running
@@ -144,13 +144,13 @@ async def _dispatch(owner: Context, index: int, steps: list[ChainStep] | None = 
             else:
                 try:
                     value = (tool.fn or load_function(tool))(entry, entry._args)
+                    if value is not None and value.__class__ not in DATA and (
+                            value.__class__ is CoroutineType or isawaitable(value)):
+                        value = await value  # what the entries after it raise is named already
                 except AgentAppsError:
                     raise
                 except (Exception, SystemExit) as exc:
                     raise skill_failure(tool, exc) from exc
-                if value is not None and value.__class__ not in DATA and (
-                        value.__class__ is CoroutineType or isawaitable(value)):
-                    value = await settle(tool, value)
         else:
             value = await _serve(entry)
         manager = entry._manager

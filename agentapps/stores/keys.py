@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+from functools import lru_cache
 from typing import Any, Final
 from urllib.parse import unquote_to_bytes
 
@@ -11,6 +13,7 @@ from agentapps.errors import ConflictError, LimitError, UsageError
 
 MAX_KEY_CHARS: Final = 256
 MISSING: Final[Any] = object()  # `expect` not given: an unconditional write
+_CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
 _SAFE: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 SUFFIX: Final = ".json"
 # Longer encoded names are shortened and hashed so file names stay well under NAME_MAX (255).
@@ -28,7 +31,7 @@ def validate_key(key: object) -> str:
         raise UsageError(f"State key must be a string, not {type(key).__name__}.")
     if not 1 <= len(key) <= MAX_KEY_CHARS:
         raise UsageError(f"State key {shown(key)} must be 1-{MAX_KEY_CHARS} characters long.")
-    if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in key):
+    if _CONTROL.search(key):
         raise UsageError(f"State key {shown(key)} contains a control character; remove it.")
     try:
         key.encode("utf-8")
@@ -37,6 +40,7 @@ def validate_key(key: object) -> str:
     return key
 
 
+@lru_cache(maxsize=4096)  # pure, and the same keys come back (job:1, job:2, ...)
 def encode_key(key: str) -> str:
     """Map a key to a file name made only of `[A-Za-z0-9._%~-]`, never starting with '.'."""
     parts = []

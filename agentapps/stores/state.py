@@ -11,6 +11,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agentapps.stores.config import backend
 from agentapps.stores.filestate import FileStateStore, read_state_file
 from agentapps.stores.keys import (
     MAX_KEY_CHARS,
@@ -118,8 +119,6 @@ def _wake(future: asyncio.Future[None]) -> None:
 
 def store_for(g: Globals, kind: str | None = None) -> StateStore:
     """The process's state store of `kind` (None: the project's default), made once."""
-    from agentapps.stores.config import backend
-
     kind = backend(g, "state", kind)
     stores = g.internals.state
     found = stores.get(kind)

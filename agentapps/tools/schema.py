@@ -28,41 +28,47 @@ def check_limits(args: Any, *, skill: str, max_string: int = MAX_STRING) -> None
     """Refuse non-JSON, oversized or over-deep args before any schema work runs."""
     if type(args) is dict and len(args) <= 64 and _flat(args, max_string):
         return  # the common call: a few scalars, far below every limit
-    stack: list[tuple[Any, int]] = [(args, 0)]
-    estimate = 0  # a lower bound of the JSON size; exact serialisation only when it gets close
-    while stack:
-        value, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise ArgsError(f"Arguments for '{skill}' are nested deeper than {MAX_DEPTH} levels.", skill=skill)
-        if isinstance(value, str):
-            if len(value) > max_string:
-                raise ArgsError(
-                    f"An argument string for '{skill}' has {len(value)} characters; the limit is {max_string}. "
-                    "Pass large text as a file path instead.",
-                    skill=skill,
-                )
-            estimate += len(value) + 2
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                if not isinstance(key, str):
-                    raise ArgsError(f"Arguments for '{skill}' have a non-string key {key!r}.", skill=skill)
-                estimate += len(key) + 4
-                stack.append((item, depth + 1))
-        elif isinstance(value, (list, tuple)):
-            estimate += 2 + len(value)
-            stack.extend((v, depth + 1) for v in value)
-        elif value is None or isinstance(value, (bool, int)):
-            estimate += 4
-        elif isinstance(value, float):
-            if not math.isfinite(value):
-                raise ArgsError(f"Arguments for '{skill}' contain {value!r}, which is not a JSON number.", skill=skill)
-            estimate += 8
-        else:
-            raise ArgsError(f"Arguments for '{skill}' are not JSON data ({type(value).__name__}).", skill=skill)
-    if estimate > MAX_ARGS_BYTES // 2:
+    # a lower bound of the JSON size; exact serialisation only when it gets close
+    if _estimate(args, 0, skill, max_string) > MAX_ARGS_BYTES // 2:
         size = len(json.dumps(args))
         if size > MAX_ARGS_BYTES:
             raise ArgsError(f"Arguments for '{skill}' are {size} bytes of JSON; the limit is 1 MiB.", skill=skill)
+
+
+def _estimate(value: Any, depth: int, skill: str, max_string: int) -> int:
+    """A lower bound of `value`'s JSON size, refusing what is not JSON data, too deep or too long."""
+    if depth > MAX_DEPTH:
+        raise ArgsError(f"Arguments for '{skill}' are nested deeper than {MAX_DEPTH} levels.", skill=skill)
+    kind = type(value)
+    if kind is str or isinstance(value, str):
+        if len(value) > max_string:
+            raise ArgsError(
+                f"An argument string for '{skill}' has {len(value)} characters; the limit is {max_string}. "
+                "Pass large text as a file path instead.",
+                skill=skill,
+            )
+        return len(value) + 2
+    if kind is int or kind is bool or value is None:
+        return 4
+    if kind is dict or isinstance(value, dict):
+        total = 2
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ArgsError(f"Arguments for '{skill}' have a non-string key {key!r}.", skill=skill)
+            total += len(key) + 4 + _estimate(item, depth + 1, skill, max_string)
+        return total
+    if kind is list or isinstance(value, (list, tuple)):
+        total = 2 + len(value)
+        for item in value:
+            total += _estimate(item, depth + 1, skill, max_string)
+        return total
+    if isinstance(value, int):  # bool and int subclasses
+        return 4
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ArgsError(f"Arguments for '{skill}' contain {value!r}, which is not a JSON number.", skill=skill)
+        return 8
+    raise ArgsError(f"Arguments for '{skill}' are not JSON data ({type(value).__name__}).", skill=skill)
 
 
 def _flat(args: dict[Any, Any], max_string: int) -> bool:
