@@ -122,14 +122,10 @@ class Event:
     depth: int = 0  # how many event handlers this emission is nested in (a re-emitting handler loops)
 
 
-class ChainStep(NamedTuple):
-    """One entry of a resolved chain: its definition, cascaded metadata (None when it interpolates
-    the call), own plan, and whether it declares params (its metadata key is then its args)."""
-
-    tool: ToolDef
-    meta: dict[str, Any] | None
-    plan: ChainPlan
-    configured: bool
+# One entry of a resolved chain: its definition, cascaded metadata (None when it interpolates the
+# call), own plan, and whether it declares params (its metadata key is then its args). A plain
+# tuple: a NamedTuple class costs its import time on every run.
+ChainStep = tuple["ToolDef", "dict[str, Any] | None", "ChainPlan", bool]
 
 
 @dataclass

@@ -8,7 +8,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from agentapps.errors import InterruptedError_
 from agentapps.secrets import Redactor
@@ -162,40 +162,43 @@ class Globals:
         return self.cache.setdefault(name, {})
 
 
-class Envelope(Protocol):
-    """Who a call is: its id, its caller (`parent`), the context it serves (`target`, itself unless
-    it is a chain entry), the shared cancellation signal, whether it is agent code, its depth."""
+if TYPE_CHECKING:  # what `ctx.envelope` and `ctx.run` offer: views of the context's own fields
+    from typing import Protocol
 
-    parent: Context | None
-    target: Context
-    signal: Signal
-    untrusted: bool
-    depth: int
+    class Envelope(Protocol):
+        """Who a call is: its id, its caller (`parent`), the context it serves (`target`, itself unless
+        it is a chain entry), the shared cancellation signal, whether it is agent code, its depth."""
 
-    @property
-    def id(self) -> str: ...
+        parent: Context | None
+        target: Context
+        signal: Signal
+        untrusted: bool
+        depth: int
+
+        @property
+        def id(self) -> str: ...
 
 
-class Run(Protocol):
-    """The kernel's own state of one call: its tool, cascaded metadata, chain and policy view."""
+    class Run(Protocol):
+        """The kernel's own state of one call: its tool, cascaded metadata, chain and policy view."""
 
-    tool: ToolDef
-    meta: dict[str, Any]
-    chain: ChainPlan
-    entry: bool
-    # calls made from this context are trusted pipeline calls (chain entries always are; the agent
-    # marks itself so for its provider calls): no caller's allowed-tools, no arg size limits
-    trusted: bool
-    chain_index: int  # a chain entry's position in its owner's chain
-    stopped: bool  # a chain entry returned a value: the rest of this chain does not run
-    # allowed-tools: the immediate caller's grant (checked for this call), and the grant this
-    # context's own calls are checked against (this skill's allowed-tools, plus any restriction)
-    caller_policies: tuple[Any, ...]
-    policies: tuple[Any, ...]
-    # the call's arguments as its skill normalises them for permission checks (tools.views):
-    # kept here, where no caller's context seed can reach, never in `locals`
-    view: dict[str, Any] | None
-    cascade: Cascaded | None  # the tool's cascade as prepare() found it
+        tool: ToolDef
+        meta: dict[str, Any]
+        chain: ChainPlan
+        entry: bool
+        # calls made from this context are trusted pipeline calls (chain entries always are; the agent
+        # marks itself so for its provider calls): no caller's allowed-tools, no arg size limits
+        trusted: bool
+        chain_index: int  # a chain entry's position in its owner's chain
+        stopped: bool  # a chain entry returned a value: the rest of this chain does not run
+        # allowed-tools: the immediate caller's grant (checked for this call), and the grant this
+        # context's own calls are checked against (this skill's allowed-tools, plus any restriction)
+        caller_policies: tuple[Any, ...]
+        policies: tuple[Any, ...]
+        # the call's arguments as its skill normalises them for permission checks (tools.views):
+        # kept here, where no caller's context seed can reach, never in `locals`
+        view: dict[str, Any] | None
+        cascade: Cascaded | None  # the tool's cascade as prepare() found it
 
 
 _NO_PLAN = ChainPlan()  # until prepare() fills it in

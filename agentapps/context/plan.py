@@ -150,10 +150,10 @@ def chain_steps(plan: ChainPlan, g: Globals) -> list[ChainStep]:
             result = cascaded(tool, g)
             if "env" in result.meta:
                 register_declared(g.internals, result.meta["env"])
-            steps.append(ChainStep(tool, None if result.dynamic else result.meta,
-                                   chain_plan(tool, result.meta, g), tool.params is not None))
+            steps.append((tool, None if result.dynamic else result.meta, chain_plan(tool, result.meta, g),
+                          tool.params is not None))
         plan.steps, plan.resolved_at = steps, now
-        plan.loop = any(step.tool.loop for step in steps)
+        plan.loop = any(step[0].loop for step in steps)
     return plan.steps
 
 
