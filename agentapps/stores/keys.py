@@ -79,6 +79,9 @@ def dump(value: Any, what: str = "value") -> str:
 
 def numbers_as_json(value: Any) -> Any:
     """JSON has one number type: make 1.0 compare equal to 1 (but keep true distinct from 1)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, dict):

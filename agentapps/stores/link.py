@@ -88,6 +88,8 @@ class RedisLink:
         from redis.retry import Retry
 
         self.errors: tuple[type[Exception], ...] = (redis_module.ConnectionError, redis_module.TimeoutError)
+        self._refused: type[Exception] = redis_module.AuthenticationError
+        self._answered: type[Exception] = redis_module.ResponseError
         self._retry = Retry(ExponentialBackoff(cap=1.0, base=0.05), _retries_for(self.budget))
         kwargs: dict[str, Any] = {"socket_connect_timeout": 2.0, "socket_keepalive": True,
                                   "retry": Retry(NoBackoff(), 0), "retry_on_error": list(self.errors)}
@@ -146,16 +148,14 @@ class RedisLink:
 
     def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run one client call; a lost server becomes StoreUnavailableError naming host and port."""
-        import redis as redis_module
-
         try:
             result = fn(*args, **kwargs)
-        except redis_module.AuthenticationError as exc:  # a ConnectionError, but no retry can help
+        except self._refused as exc:  # an AuthenticationError is a ConnectionError, but no retry can help
             raise ConfigError(self._said(f"Redis at {self.where} refused the credentials ({exc}); check the "
                                          f"password in {URL_ENV} or {PASSWORD_ENV}.")) from None
         except self.errors as exc:
             raise self.unavailable(exc) from None
-        except redis_module.ResponseError as exc:
+        except self._answered as exc:
             if "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
                 raise ConfigError(self._said(f"Redis at {self.where} needs a password ({exc}); put it in "
                                              f"{URL_ENV} or {PASSWORD_ENV}.")) from None
