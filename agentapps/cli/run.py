@@ -15,6 +15,7 @@ from agentapps.cli.skillargs import parse_skill_args
 from agentapps.errors import (
     AgentAppsError,
     InterruptedError_,
+    LimitError,
     StoreWriteError,
     UsageError,
 )
@@ -184,6 +185,8 @@ def _printable(result: Any, skill: str | None) -> Any:
 def _fail(exc: BaseException, opts: options.RunOptions, skill: str | None, started: float,
           extras: dict[str, Any] | None = None, internals: Internals | None = None) -> int:
     result = _finished_result(exc, skill)
+    if isinstance(exc, LimitError | InterruptedError_) and exc.skill is None and skill is not None:
+        exc.skill = skill  # --timeout, a signal: they stopped the run of the skill the user named
     if result is not None and not opts.json:
         render.emit_result(result, internals)  # the skill did finish: only saving its session failed
     return fail(exc, as_json=opts.json, verbose=opts.verbose, internals=internals, started=started,

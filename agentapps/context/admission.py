@@ -113,7 +113,12 @@ def admit(caller: Context, ref: str | ToolDef, args: Any, untrusted: bool) -> To
     if not caller.trusted:  # middleware are trusted pipeline code (e.g. a long prompt for the agent)
         # the user's own args from the command line (a piped diff, say) may use the whole 1 MiB
         top = caller.parent is None
-        check_limits(args, skill=tool.name, max_string=MAX_ARGS_BYTES if top else MAX_STRING)
+        try:
+            check_limits(args, skill=tool.name, max_string=MAX_ARGS_BYTES if top else MAX_STRING)
+        except ArgsError as exc:  # name the file of the skill the args were for
+            if exc.file is None and tool.path is not None:
+                exc.file = str(tool.path)
+            raise
     return tool
 
 

@@ -261,6 +261,7 @@ def test_piped_input_may_be_larger_than_the_nested_string_limit(typed):
         ''')
     nested = typed.cli("run", "nested")
     assert nested.returncode == 2 and "the limit is 64000" in nested.stderr
+    assert "typed.skill.py" in nested.stderr  # the file of the skill the args were for
 
 
 def test_untagged_skills_have_no_tags(project):

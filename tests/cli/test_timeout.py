@@ -52,6 +52,7 @@ def test_timeout_fires_while_re_backtracks(stuck, as_json):
     if as_json:
         out = json.loads(result.stdout)
         assert out["ok"] is False and out["error"]["exit_code"] == 4 and out["skill"] == "stuck"
+        assert out["error"]["skill"] == "stuck"  # the run it stopped
     time.sleep(0.2)
     assert not alive(int((stuck.root / "child.pid").read_text()))
 
