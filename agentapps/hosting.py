@@ -11,13 +11,13 @@ Everything else — caches, stores, the redactor, MCP connections, child process
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from agentapps.context.context import Globals, Internals, Signal
+from agentapps.core.shown import fields_repr
 from agentapps.types import Reporter
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 # The fields of `Internals` that belong to one run; the rest are shared with the server.
 PER_RUN = frozenset(("dry_run", "agent_totals", "agent_spend", "agent_recorder", "agent_scripts", "session_key",
                      "remote_caller"))
-_SHARED = frozenset(f.name for f in dataclasses.fields(Internals)) - PER_RUN
+_SHARED = frozenset(Internals.FIELDS) - PER_RUN
 # The progress reporter of the run being served (the server's `internals.reporter` dispatches to it).
 REPORT: ContextVar[Reporter | None] = ContextVar("agentapps_hosting_report", default=None)
 
@@ -36,12 +36,11 @@ class RunInternals(Internals):
     """`Internals` whose per-run fields are this run's own and whose other fields are the server's
     (reads and writes go through, so a subsystem one run creates, such as the MCP hub, is shared)."""
 
-    def __init__(self, server: Internals) -> None:  # not the dataclass __init__: it would reset shared fields
+    def __init__(self, server: Internals) -> None:  # not Internals.__init__: it would reset shared fields
         object.__setattr__(self, "_server", server)
+        fresh = Internals()  # the per-run fields as a new run starts them
         for name in PER_RUN:
-            field = Internals.__dataclass_fields__[name]
-            default = field.default_factory() if callable(field.default_factory) else field.default
-            object.__setattr__(self, name, default)
+            object.__setattr__(self, name, getattr(fresh, name))
 
     def __getattribute__(self, name: str) -> Any:
         if name in _SHARED:
@@ -91,20 +90,28 @@ def prepare_server(g: Globals, approve: list[str], *, detach_stdin: bool = True)
         os.close(devnull)
 
 
-@dataclasses.dataclass
 class ServedRun:
     """One run inside a long-lived host (serve, worker, MCP server): its globals and root context."""
 
+    FIELDS = ("g", "root", "started")
+    __slots__ = FIELDS
     g: Globals  # this run's own: shared caches and lookup, its own signal and per-run internals
     root: Context
-    started: float = dataclasses.field(default_factory=time.perf_counter)
+    started: float
+
+    def __init__(self, g: Globals, root: Context, started: float | None = None) -> None:
+        self.g, self.root = g, root
+        self.started = time.perf_counter() if started is None else started
+
+    def __repr__(self) -> str:
+        return fields_repr(self, self.FIELDS)
 
 
 def begin(server: Globals, policy: Policy | None = None) -> ServedRun:
     from agentapps.boot import BOOTSTRAP
     from agentapps.context.manager import new_context
 
-    mine = dataclasses.replace(server, signal=Signal(), internals=RunInternals(server.internals))
+    mine = server.served(Signal(), RunInternals(server.internals))
     mine.internals.remote_caller = True  # a client's call: the project's trust rules apply to it
     root = new_context(BOOTSTRAP, {}, None, mine)
     root.locals.config.update(cwd=str(server.config.cwd),

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
+
+from agentapps.core.shown import fields_repr
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context
@@ -33,22 +34,40 @@ class ToolProvider(Protocol):
         ...
 
 
-@dataclass
 class ToolDef:
     """One skill as loaded from disk (or registered in memory)."""
 
+    FIELDS = ("name", "kind", "frontmatter", "path", "body", "body_line", "fn", "uri", "root", "root_kind",
+              "mtime_ns", "loop")
+    __slots__ = FIELDS
     name: str
     kind: ToolKind
     frontmatter: dict[str, Any]
-    path: Path | None = None
-    body: str = ""
-    body_line: int = 1
-    fn: ToolFn | None = None
-    uri: str | None = None
-    root: Path | None = None
-    root_kind: RootKind | None = None
-    mtime_ns: int = 0
-    loop: bool = True  # must run on an event loop (a code skill whose imports never wait need not)
+    path: Path | None
+    body: str
+    body_line: int
+    fn: ToolFn | None
+    uri: str | None
+    root: Path | None
+    root_kind: RootKind | None
+    mtime_ns: int
+    loop: bool  # must run on an event loop (a code skill whose imports never wait need not)
+
+    def __init__(self, name: str, kind: ToolKind, frontmatter: dict[str, Any], path: Path | None = None,
+                 body: str = "", body_line: int = 1, fn: ToolFn | None = None, uri: str | None = None,
+                 root: Path | None = None, root_kind: RootKind | None = None, mtime_ns: int = 0,
+                 loop: bool = True) -> None:
+        self.name, self.kind, self.frontmatter, self.path = name, kind, frontmatter, path
+        self.body, self.body_line, self.fn, self.uri = body, body_line, fn, uri
+        self.root, self.root_kind, self.mtime_ns, self.loop = root, root_kind, mtime_ns, loop
+
+    def __repr__(self) -> str:
+        return fields_repr(self, self.FIELDS)
+
+    def with_frontmatter(self, frontmatter: dict[str, Any]) -> ToolDef:
+        """A copy of this definition with other frontmatter (everything else the same)."""
+        return ToolDef(self.name, self.kind, frontmatter, self.path, self.body, self.body_line, self.fn, self.uri,
+                       self.root, self.root_kind, self.mtime_ns, self.loop)
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -89,15 +108,24 @@ class ToolDef:
         return str(self.path) if self.path else (self.uri or self.name)
 
 
-@dataclass(frozen=True)
 class PathEntry:
     """One root of the search path."""
 
+    FIELDS = ("directory", "kind", "recursive", "max_depth", "ignore")
+    __slots__ = FIELDS
     directory: Path
     kind: RootKind
-    recursive: bool = True
-    max_depth: int | None = None
-    ignore: tuple[str, ...] = ()
+    recursive: bool
+    max_depth: int | None
+    ignore: tuple[str, ...]
+
+    def __init__(self, directory: Path, kind: RootKind, recursive: bool = True, max_depth: int | None = None,
+                 ignore: tuple[str, ...] = ()) -> None:
+        self.directory, self.kind, self.recursive, self.max_depth, self.ignore = (
+            directory, kind, recursive, max_depth, ignore)
+
+    def __repr__(self) -> str:
+        return fields_repr(self, self.FIELDS)
 
 
 class HistoryFrame(NamedTuple):
@@ -108,18 +136,27 @@ class HistoryFrame(NamedTuple):
     timestamp: float
 
 
-@dataclass(frozen=True)
 class Event:
     """One event on a topic: what emit delivers to each subscriber."""
 
+    FIELDS = ("id", "topic", "type", "timestamp", "source", "data", "root_context_id", "depth")
+    __slots__ = FIELDS
     id: str
     topic: str
     type: str
     timestamp: float
-    source: str | None = None
-    data: Any = None
-    root_context_id: str | None = None
-    depth: int = 0  # how many event handlers this emission is nested in (a re-emitting handler loops)
+    source: str | None
+    data: Any
+    root_context_id: str | None
+    depth: int  # how many event handlers this emission is nested in (a re-emitting handler loops)
+
+    def __init__(self, id: str, topic: str, type: str, timestamp: float, source: str | None = None,
+                 data: Any = None, root_context_id: str | None = None, depth: int = 0) -> None:
+        self.id, self.topic, self.type, self.timestamp = id, topic, type, timestamp
+        self.source, self.data, self.root_context_id, self.depth = source, data, root_context_id, depth
+
+    def __repr__(self) -> str:
+        return fields_repr(self, self.FIELDS)
 
 
 # One entry of a resolved chain: its definition, cascaded metadata (None when it interpolates the
@@ -128,17 +165,28 @@ class Event:
 ChainStep = tuple["ToolDef", "dict[str, Any] | None", "ChainPlan", bool]
 
 
-@dataclass
 class ChainPlan:
     """The resolved middleware chain of one tool: names in order, or static (fn called directly)."""
 
-    entries: list[str] = field(default_factory=list)
-    static: bool = False
+    FIELDS = ("entries", "static", "steps", "loop", "resolved_at")
+    __slots__ = FIELDS
+    entries: list[str]
+    static: bool
     # per entry, as last resolved (re-resolved at the lookup's check interval), and whether any of
     # them must run on an event loop
-    steps: list[ChainStep] = field(default_factory=list)
-    loop: bool = False
-    resolved_at: float = -1.0
+    steps: list[ChainStep]
+    loop: bool
+    resolved_at: float
+
+    def __init__(self, entries: list[str] | None = None, static: bool = False,
+                 steps: list[ChainStep] | None = None, loop: bool = False, resolved_at: float = -1.0) -> None:
+        self.entries = [] if entries is None else entries
+        self.static = static
+        self.steps = [] if steps is None else steps
+        self.loop, self.resolved_at = loop, resolved_at
+
+    def __repr__(self) -> str:
+        return fields_repr(self, self.FIELDS)
 
 
 Reporter = Callable[[str, dict[str, Any]], None]

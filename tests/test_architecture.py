@@ -50,7 +50,8 @@ def test_a_plain_code_skill_run_loads_only_what_it_uses(project):
     """Nothing waits, nothing logs, no override or foreign tool name: none of their modules load."""
     project.write("noop.skill.py", 'frontmatter = {"name": "noop", "allowed-tools": "file-read"}\n\n'
                   'def run(ctx, args):\n    return "ok"\n')
-    unused = ("asyncio", "logging", "agentapps.cascade.local", "agentapps.tools.foreign", "agentapps.agent")
+    unused = ("asyncio", "logging", "agentapps.cascade.local", "agentapps.tools.foreign", "agentapps.agent",
+              "dataclasses", "inspect")
     code = ("import sys, json\nfrom agentapps.cli import main\n"
             "try:\n    main(['run', 'noop'])\nexcept SystemExit:\n    pass\n"
             f"print(json.dumps([m for m in {unused!r} if m in sys.modules]))\n")

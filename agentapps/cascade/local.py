@@ -250,7 +250,7 @@ def apply(main: ToolDef | None, overrides: Sequence[Override]) -> tuple[ToolDef 
     frontmatter = copy.deepcopy(main.frontmatter)
     meta = frontmatter.setdefault("metadata", {})
     applied = [replace(o, path=_set(meta, o)) for o in overrides]
-    return replace(main, frontmatter=frontmatter), applied
+    return main.with_frontmatter(frontmatter), applied
 
 
 def collect(options: Iterable[Override], environ: Mapping[str, str]) -> list[Override]:

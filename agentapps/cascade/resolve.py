@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentapps.cascade.c3 import linearize
 from agentapps.cascade.interpolate import needs_interpolation
 from agentapps.cascade.merge import merge_levels
+from agentapps.core.shown import fields_repr
 from agentapps.errors import ConfigError, SkillNotFoundError
 from agentapps.tools.lookup import Lookup
 from agentapps.types import ChainPlan, ToolDef
@@ -21,18 +21,28 @@ NOT_INHERITED = frozenset({"role", "tags", "visibility", "main"})
 ANNOTATIONS = frozenset({"$inherit", "$private", "$merge"})
 
 
-@dataclass
 class Cascaded:
     """A tool's cascaded metadata, the tools that contributed to it, and whether it depends on args."""
 
+    FIELDS = ("meta", "contributors", "dynamic", "checked_at", "interface", "plan")
+    __slots__ = FIELDS
     meta: dict[str, Any]
     contributors: list[ToolDef]
     dynamic: bool
-    checked_at: float = 0.0
+    checked_at: float
     # `params`/`returns` as resolved through `$inherit`, filled on first use (valid as long as the
     # cascade is: its contributors include every `$inherit` parent)
-    interface: dict[str, dict[str, Any] | None] = field(default_factory=dict)
-    plan: ChainPlan | None = None  # the chain this metadata resolves to, filled on first use
+    interface: dict[str, dict[str, Any] | None]
+    plan: ChainPlan | None  # the chain this metadata resolves to, filled on first use
+
+    def __init__(self, meta: dict[str, Any], contributors: list[ToolDef], dynamic: bool, checked_at: float = 0.0,
+                 interface: dict[str, dict[str, Any] | None] | None = None, plan: ChainPlan | None = None) -> None:
+        self.meta, self.contributors, self.dynamic, self.checked_at = meta, contributors, dynamic, checked_at
+        self.interface = {} if interface is None else interface
+        self.plan = plan
+
+    def __repr__(self) -> str:
+        return fields_repr(self, self.FIELDS)
 
 
 def parents_of(meta: dict[str, Any]) -> list[str] | None:

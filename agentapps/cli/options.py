@@ -4,44 +4,72 @@ skill-argument parser's check for runner options placed after the skill name."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentapps.core.shown import fields_repr
 from agentapps.errors import UsageError
 
 
-@dataclass(frozen=True)
 class RunnerOption:
     """One option of `agentapps run` (before the skill ref): its spellings, field and help."""
 
+    FIELDS = ("names", "dest", "help", "metavar", "convert", "repeat")
+    __slots__ = FIELDS
     names: tuple[str, ...]  # spellings, short first: ("-v", "--verbose")
     dest: str  # the RunOptions field it sets
     help: str
-    metavar: str | None = None  # None: a flag that takes no value
-    convert: Callable[[str], Any] | None = None
-    repeat: bool = False  # values collect into a list
+    metavar: str | None  # None: a flag that takes no value
+    convert: Callable[[str], Any] | None
+    repeat: bool  # values collect into a list
+
+    def __init__(self, names: tuple[str, ...], dest: str, help: str, metavar: str | None = None,
+                 convert: Callable[[str], Any] | None = None, repeat: bool = False) -> None:
+        self.names, self.dest, self.help = names, dest, help
+        self.metavar, self.convert, self.repeat = metavar, convert, repeat
+
+    def __repr__(self) -> str:
+        return fields_repr(self, self.FIELDS)
 
 
-@dataclass
 class RunOptions:
     """The runner options of one `agentapps run`, and the skill ref and the tokens after it."""
 
-    json: bool = False
-    dry_run: bool = False
-    verbose: bool = False
-    quiet: bool = False
-    args_file: str | None = None
-    model: str | None = None
-    record: str | None = None
-    replay: str | None = None
-    timeout: float | None = None
-    max_cost: float | None = None
-    approve: list[str] = field(default_factory=list)
-    local: list[Any] = field(default_factory=list)  # agentapps.cascade.local.Override, in order
-    arg_tokens: list[str] = field(default_factory=list)
-    ref: str | None = None
-    rest: list[str] = field(default_factory=list)
+    FIELDS = ("json", "dry_run", "verbose", "quiet", "args_file", "model", "record", "replay", "timeout",
+              "max_cost", "approve", "local", "arg_tokens", "ref", "rest")
+    __slots__ = FIELDS
+    json: bool
+    dry_run: bool
+    verbose: bool
+    quiet: bool
+    args_file: str | None
+    model: str | None
+    record: str | None
+    replay: str | None
+    timeout: float | None
+    max_cost: float | None
+    approve: list[str]
+    local: list[Any]  # agentapps.cascade.local.Override, in order
+    arg_tokens: list[str]
+    ref: str | None
+    rest: list[str]
+
+    def __init__(self, json: bool = False, dry_run: bool = False, verbose: bool = False, quiet: bool = False,
+                 args_file: str | None = None, model: str | None = None, record: str | None = None,
+                 replay: str | None = None, timeout: float | None = None, max_cost: float | None = None,
+                 approve: list[str] | None = None, local: list[Any] | None = None,
+                 arg_tokens: list[str] | None = None, ref: str | None = None, rest: list[str] | None = None) -> None:
+        self.json, self.dry_run, self.verbose, self.quiet = json, dry_run, verbose, quiet
+        self.args_file, self.model, self.record, self.replay = args_file, model, record, replay
+        self.timeout, self.max_cost = timeout, max_cost
+        self.approve = [] if approve is None else approve
+        self.local = [] if local is None else local
+        self.arg_tokens = [] if arg_tokens is None else arg_tokens
+        self.ref = ref
+        self.rest = [] if rest is None else rest
+
+    def __repr__(self) -> str:
+        return fields_repr(self, self.FIELDS)
 
 
 def _seconds(raw: str) -> float:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from inspect import isawaitable
 from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
+from agentapps.core.awaiting import isawaitable
 from agentapps.errors import AgentAppsError, SkillError
 from agentapps.tools.loader import error_line, load_function
 from agentapps.types import ToolDef

@@ -6,10 +6,10 @@ import itertools
 import os
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentapps.core.shown import fields_repr
 from agentapps.errors import InterruptedError_
 from agentapps.secrets import Redactor
 from agentapps.types import ChainPlan, HistoryFrame, Reporter, ToolDef
@@ -85,16 +85,26 @@ class Signal:
             raise InterruptedError_(self.reason, signal_number=self.signal_number)
 
 
-@dataclass
 class Config:
     """Process-wide configuration computed by bootstrap."""
 
+    FIELDS = ("cwd", "project", "bundled", "main_tool", "overrides", "max_depth")
+    __slots__ = FIELDS
     cwd: Path
     project: Path | None
     bundled: Path
-    main_tool: ToolDef | None = None
-    overrides: dict[str, Any] = field(default_factory=dict)
-    max_depth: int = 16
+    main_tool: ToolDef | None
+    overrides: dict[str, Any]
+    max_depth: int
+
+    def __init__(self, cwd: Path, project: Path | None, bundled: Path, main_tool: ToolDef | None = None,
+                 overrides: dict[str, Any] | None = None, max_depth: int = 16) -> None:
+        self.cwd, self.project, self.bundled, self.main_tool = cwd, project, bundled, main_tool
+        self.overrides = {} if overrides is None else overrides
+        self.max_depth = max_depth
+
+    def __repr__(self) -> str:
+        return fields_repr(self, self.FIELDS)
 
     @property
     def data_dir(self) -> Path:
@@ -108,48 +118,99 @@ class Config:
         return self.data_dir if self.project is not None else Path.home() / ".agent-apps"
 
 
-@dataclass
 class Internals:
     """Process-wide run state, one typed field per concern (the subsystems' own objects are made
     on first use by their modules: `bus_for(g)`, `hub_for(g)`, ...)."""
 
-    dry_run: bool = False  # --dry-run: the skill the user named shows what would run
+    FIELDS = ("dry_run", "remote_caller", "redactor", "reporter", "children", "cleanups", "events", "streams",
+              "redis", "state", "sessions", "callbacks", "agent_totals", "agent_spend", "agent_recorder",
+              "agent_scripts", "session_key", "mcp_hub", "mcp_registry", "mcp_early", "loan", "run_log")
+    __slots__ = FIELDS
+    dry_run: bool  # --dry-run: the skill the user named shows what would run
     # the top-level call comes from someone else (a server's client, a queued event), not from the
     # user at this terminal: the project's trust rules apply to it too
-    remote_caller: bool = False
-    redactor: Redactor = field(default_factory=Redactor)  # every byte written goes through it
-    reporter: Reporter | None = None  # the CLI's progress display (None with -q or in-process)
-    children: set[int] = field(default_factory=set)  # process groups to kill when the run stops
-    cleanups: list[Callable[[], Awaitable[None]]] = field(default_factory=list)  # awaited at run end
-    events: EventBus | None = None
-    streams: StreamBus | None = None  # the Redis Streams event backend (`store: redis`)
-    redis: RedisLink | None = None  # the Redis connection (AGENTAPPS_REDIS_URL), opened on first use
-    state: dict[str, StateStore] = field(default_factory=dict)  # state stores by kind
-    sessions: dict[str, Any] = field(default_factory=dict)  # the memory session store's data
-    callbacks: dict[str, Any] = field(default_factory=dict)  # callback refs by name (both backends)
-    agent_totals: dict[str, Any] | None = None  # usage, cost, turns, steps over every agent run
-    agent_spend: Spend | None = None
-    agent_recorder: Recorder | None = None  # --record
-    agent_scripts: dict[str, Any] = field(default_factory=dict)  # --replay cursors by script path
-    session_key: str | None = None  # the first session a run used (for the run log)
-    mcp_hub: Hub | None = None
-    mcp_registry: Registry | None = None
-    mcp_early: dict[str, Any] = field(default_factory=dict)  # MCP servers started ahead of their session
-    loan: Loan | None = None  # the event loop lent to calls that wait, when the run is driven without one
-    run_log: Batcher | None = None  # run-log records a server writes in batches (runlog.batch)
+    remote_caller: bool
+    redactor: Redactor  # every byte written goes through it
+    reporter: Reporter | None  # the CLI's progress display (None with -q or in-process)
+    children: set[int]  # process groups to kill when the run stops
+    cleanups: list[Callable[[], Awaitable[None]]]  # awaited at run end
+    events: EventBus | None
+    streams: StreamBus | None  # the Redis Streams event backend (`store: redis`)
+    redis: RedisLink | None  # the Redis connection (AGENTAPPS_REDIS_URL), opened on first use
+    state: dict[str, StateStore]  # state stores by kind
+    sessions: dict[str, Any]  # the memory session store's data
+    callbacks: dict[str, Any]  # callback refs by name (both backends)
+    agent_totals: dict[str, Any] | None  # usage, cost, turns, steps over every agent run
+    agent_spend: Spend | None
+    agent_recorder: Recorder | None  # --record
+    agent_scripts: dict[str, Any]  # --replay cursors by script path
+    session_key: str | None  # the first session a run used (for the run log)
+    mcp_hub: Hub | None
+    mcp_registry: Registry | None
+    mcp_early: dict[str, Any]  # MCP servers started ahead of their session
+    loan: Loan | None  # the event loop lent to calls that wait, when the run is driven without one
+    run_log: Batcher | None  # run-log records a server writes in batches (runlog.batch)
+
+    def __init__(self, dry_run: bool = False, remote_caller: bool = False, redactor: Redactor | None = None,
+                 reporter: Reporter | None = None, children: set[int] | None = None,
+                 cleanups: list[Callable[[], Awaitable[None]]] | None = None, events: EventBus | None = None,
+                 streams: StreamBus | None = None, redis: RedisLink | None = None,
+                 state: dict[str, StateStore] | None = None, sessions: dict[str, Any] | None = None,
+                 callbacks: dict[str, Any] | None = None, agent_totals: dict[str, Any] | None = None,
+                 agent_spend: Spend | None = None, agent_recorder: Recorder | None = None,
+                 agent_scripts: dict[str, Any] | None = None, session_key: str | None = None,
+                 mcp_hub: Hub | None = None, mcp_registry: Registry | None = None,
+                 mcp_early: dict[str, Any] | None = None, loan: Loan | None = None,
+                 run_log: Batcher | None = None) -> None:
+        self.dry_run, self.remote_caller = dry_run, remote_caller
+        self.redactor = Redactor() if redactor is None else redactor
+        self.reporter = reporter
+        self.children = set() if children is None else children
+        self.cleanups = [] if cleanups is None else cleanups
+        self.events, self.streams, self.redis = events, streams, redis
+        self.state = {} if state is None else state
+        self.sessions = {} if sessions is None else sessions
+        self.callbacks = {} if callbacks is None else callbacks
+        self.agent_totals, self.agent_spend, self.agent_recorder = agent_totals, agent_spend, agent_recorder
+        self.agent_scripts = {} if agent_scripts is None else agent_scripts
+        self.session_key, self.mcp_hub, self.mcp_registry = session_key, mcp_hub, mcp_registry
+        self.mcp_early = {} if mcp_early is None else mcp_early
+        self.loan, self.run_log = loan, run_log
+
+    def __repr__(self) -> str:
+        return fields_repr(self, self.FIELDS)
 
 
-@dataclass
 class Globals:
     """What every context of one process's run shares: config, lookup, caches, signal, internals."""
 
+    FIELDS = ("config", "lookup", "cache", "internals", "signal", "_ids", "_prefix")
+    __slots__ = FIELDS
     config: Config
     lookup: Lookup
-    cache: dict[str, dict[Any, Any]] = field(default_factory=dict)
-    internals: Internals = field(default_factory=Internals)
-    signal: Signal = field(default_factory=Signal)
-    _ids: Any = field(default_factory=lambda: itertools.count(1))
-    _prefix: str = field(default_factory=lambda: os.urandom(3).hex())
+    cache: dict[str, dict[Any, Any]]
+    internals: Internals
+    signal: Signal
+    _ids: Any
+    _prefix: str
+
+    def __init__(self, config: Config, lookup: Lookup, cache: dict[str, dict[Any, Any]] | None = None,
+                 internals: Internals | None = None, signal: Signal | None = None, _ids: Any = None,
+                 _prefix: str | None = None) -> None:
+        self.config, self.lookup = config, lookup
+        self.cache = {} if cache is None else cache
+        self.internals = Internals() if internals is None else internals
+        self.signal = Signal() if signal is None else signal
+        self._ids = itertools.count(1) if _ids is None else _ids
+        self._prefix = os.urandom(3).hex() if _prefix is None else _prefix
+
+    def __repr__(self) -> str:
+        return fields_repr(self, self.FIELDS)
+
+    def served(self, signal: Signal, internals: Internals) -> Globals:
+        """These globals for one run a server serves: its own signal and internals, the rest shared
+        (caches, lookup, config, and the id counter: contexts' ids stay unique in the process)."""
+        return Globals(self.config, self.lookup, self.cache, internals, signal, self._ids, self._prefix)
 
     def new_id(self) -> str:
         """Unique per process run; cheaper than a uuid per context."""

@@ -12,7 +12,6 @@ that is a plain function (a guard that checks and returns) costs a call, not a c
 from __future__ import annotations
 
 from collections.abc import Coroutine, Sequence
-from inspect import CORO_CLOSED, CORO_CREATED, getcoroutinestate, isawaitable
 from types import CoroutineType
 from typing import Any
 
@@ -27,6 +26,7 @@ from agentapps.context.admission import (
 from agentapps.context.calls import DATA, call_tool, skill_failure
 from agentapps.context.context import Context, Globals, bind_manager
 from agentapps.context.plan import chain_steps, prepare
+from agentapps.core.awaiting import CORO_CLOSED, CORO_CREATED, coroutine_state, isawaitable
 from agentapps.core.driver import Loan, loop_running
 from agentapps.errors import AgentAppsError, ChainError
 from agentapps.tools.loader import load_function
@@ -156,7 +156,7 @@ async def _dispatch(owner: Context, index: int, steps: list[ChainStep] | None = 
         manager = entry._manager
         pending = None if manager is None else manager._next
         if pending is not None:
-            state = getcoroutinestate(pending)
+            state = coroutine_state(pending)
             if state != CORO_CLOSED:
                 if state == CORO_CREATED:
                     pending.close()  # never awaited: nothing ran, and no "never awaited" warning

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentapps.core.shown import fields_repr
 from agentapps.errors import SkillLoadError
 from agentapps.tools import index_cache
 from agentapps.tools.index_cache import Entry, Summary, entry_of, summary_of
@@ -20,30 +20,56 @@ SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "dist", "build", "venv"
 BOUNDARIES = frozenset({".agent-apps", ".agentapps-bundled"})
 
 
-@dataclass
 class Broken:
     """A skill file that failed to load, indexed under the name its file suggests."""
 
+    FIELDS = ("name", "path", "error")
+    __slots__ = FIELDS
     name: str
     path: Path
     error: SkillLoadError
 
+    def __init__(self, name: str, path: Path, error: SkillLoadError) -> None:
+        self.name, self.path, self.error = name, path, error
 
-@dataclass
+    def __repr__(self) -> str:
+        return fields_repr(self, self.FIELDS)
+
+
 class RootIndex:
     """The index of one search-path root: its skill files by name, and the folders' mtimes."""
 
+    FIELDS = ("entry", "names", "dir_mtimes", "files", "defs", "checked_at", "scanned", "generation", "_manifest",
+              "_summaries", "verified")
+    __slots__ = FIELDS
     entry: PathEntry
-    names: dict[str, list[str]] = field(default_factory=dict)  # skill name -> paths, in path order
-    dir_mtimes: dict[str, int] = field(default_factory=dict)
-    files: dict[str, Entry] = field(default_factory=dict)
-    defs: dict[str, ToolDef | Broken] = field(default_factory=dict)  # decoded or loaded, by path
-    checked_at: float = -1.0
-    scanned: bool = False
-    generation: int = 0
-    _manifest: index_cache.Manifest | None = field(default=None, repr=False)
-    _summaries: dict[str, Summary] | None = field(default=None, repr=False)
-    verified: bool = False  # every file was stat-ed by this process (not only trusted from the cache)
+    names: dict[str, list[str]]  # skill name -> paths, in path order
+    dir_mtimes: dict[str, int]
+    files: dict[str, Entry]
+    defs: dict[str, ToolDef | Broken]  # decoded or loaded, by path
+    checked_at: float
+    scanned: bool
+    generation: int
+    _manifest: index_cache.Manifest | None
+    _summaries: dict[str, Summary] | None
+    verified: bool  # every file was stat-ed by this process (not only trusted from the cache)
+
+    def __init__(self, entry: PathEntry, names: dict[str, list[str]] | None = None,
+                 dir_mtimes: dict[str, int] | None = None, files: dict[str, Entry] | None = None,
+                 defs: dict[str, ToolDef | Broken] | None = None, checked_at: float = -1.0, scanned: bool = False,
+                 generation: int = 0, _manifest: index_cache.Manifest | None = None,
+                 _summaries: dict[str, Summary] | None = None, verified: bool = False) -> None:
+        self.entry = entry
+        self.names = {} if names is None else names
+        self.dir_mtimes = {} if dir_mtimes is None else dir_mtimes
+        self.files = {} if files is None else files
+        self.defs = {} if defs is None else defs
+        self.checked_at, self.scanned, self.generation = checked_at, scanned, generation
+        self._manifest, self._summaries, self.verified = _manifest, _summaries, verified
+
+    def __repr__(self) -> str:  # the manifest and summaries are left out, as they always were
+        return fields_repr(self, ("entry", "names", "dir_mtimes", "files", "defs", "checked_at", "scanned",
+                                  "generation", "verified"))
 
     def _walk(self) -> tuple[list[str], dict[str, int]]:
         found: list[str] = []

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentapps.core.shown import fields_repr
 from agentapps.errors import SkillLoadError, SkillNotFoundError
 from agentapps.tools.index import Broken, RootIndex
 from agentapps.tools.loader import RUN_STARTED, load_file, refuse_if_written_after
@@ -15,23 +15,40 @@ from agentapps.tools.names import did_you_mean, is_skill_file, name_from_file, r
 from agentapps.types import PathEntry, ToolDef, ToolProvider
 
 
-@dataclass
 class Lookup:
     """Everything findable from one search path plus the in-memory tools (checked first)."""
 
+    FIELDS = ("roots", "memory", "providers", "check_interval", "_indexes", "_by_path", "_memo", "_listed",
+              "_memory_version")
+    __slots__ = FIELDS
     roots: list[PathEntry]
-    memory: dict[str, ToolDef] = field(default_factory=dict)
+    memory: dict[str, ToolDef]
     # register in-memory tools on demand, before the disk is searched (MCP servers' tools)
-    providers: list[ToolProvider] = field(default_factory=list)
-    check_interval: float = 1.0
-    _indexes: list[RootIndex] = field(default_factory=list)
-    _by_path: dict[str, ToolDef] = field(default_factory=dict)
-    _memo: dict[str, tuple[ToolDef, int, float]] = field(default_factory=dict)
-    _listed: tuple[tuple[int, bool, int], list[ToolDef], list[SkillLoadError]] | None = None
-    _memory_version: int = 0
+    providers: list[ToolProvider]
+    check_interval: float
+    _indexes: list[RootIndex]
+    _by_path: dict[str, ToolDef]
+    _memo: dict[str, tuple[ToolDef, int, float]]
+    _listed: tuple[tuple[int, bool, int], list[ToolDef], list[SkillLoadError]] | None
+    _memory_version: int
 
-    def __post_init__(self) -> None:
-        self._indexes = [RootIndex(entry) for entry in self.roots]
+    def __init__(self, roots: list[PathEntry], memory: dict[str, ToolDef] | None = None,
+                 providers: list[ToolProvider] | None = None, check_interval: float = 1.0,
+                 _indexes: list[RootIndex] | None = None, _by_path: dict[str, ToolDef] | None = None,
+                 _memo: dict[str, tuple[ToolDef, int, float]] | None = None,
+                 _listed: tuple[tuple[int, bool, int], list[ToolDef], list[SkillLoadError]] | None = None,
+                 _memory_version: int = 0) -> None:
+        self.roots = roots
+        self.memory = {} if memory is None else memory
+        self.providers = [] if providers is None else providers
+        self.check_interval = check_interval
+        self._indexes = [RootIndex(entry) for entry in roots]  # one per root, whatever `_indexes` says
+        self._by_path = {} if _by_path is None else _by_path
+        self._memo = {} if _memo is None else _memo
+        self._listed, self._memory_version = _listed, _memory_version
+
+    def __repr__(self) -> str:
+        return fields_repr(self, self.FIELDS)
 
     @property
     def indexes(self) -> list[RootIndex]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from agentapps.core.shown import fields_repr
 from agentapps.errors import DeniedError, UsageError
 from agentapps.tools.names import is_foreign
 
@@ -149,34 +149,57 @@ def matches_pattern(pattern: str, name: str) -> bool:
     return _compile(pattern).fullmatch(name) is not None
 
 
-@dataclass(frozen=True)
 class Candidate:
     """The skill being called. `action` names the arguments (of the policy view) that decide what
     the call does: a rule with argument constraints must constrain every one of them present."""
 
+    FIELDS = ("name", "tags", "hidden", "action")
+    __slots__ = FIELDS
     name: str
-    tags: tuple[str, ...] = ()
-    hidden: bool = False  # metadata.visibility == "hidden"
-    action: tuple[str, ...] = ()
+    tags: tuple[str, ...]
+    hidden: bool  # metadata.visibility == "hidden"
+    action: tuple[str, ...]
+
+    def __init__(self, name: str, tags: tuple[str, ...] = (), hidden: bool = False,
+                 action: tuple[str, ...] = ()) -> None:
+        self.name, self.tags, self.hidden, self.action = name, tags, hidden, action
+
+    def __repr__(self) -> str:
+        return fields_repr(self, self.FIELDS)
 
 
-@dataclass(frozen=True)
 class Decision:
     """One policy's verdict on one call, with a reason fit for an error message."""
 
+    FIELDS = ("allowed", "reason")
+    __slots__ = FIELDS
     allowed: bool
     reason: str
 
+    def __init__(self, allowed: bool, reason: str) -> None:
+        self.allowed, self.reason = allowed, reason
 
-@dataclass(frozen=True)
+    def __repr__(self) -> str:
+        return fields_repr(self, self.FIELDS)
+
+
 class Rule:
     """One parsed pattern: a name glob or `#tag` selector, argument constraints, the deny flag."""
 
+    FIELDS = ("text", "selector", "tag", "constraints", "deny")
+    __slots__ = FIELDS
     text: str
     selector: str
-    tag: bool = False
-    constraints: tuple[tuple[str, str], ...] = ()
-    deny: bool = False
+    tag: bool
+    constraints: tuple[tuple[str, str], ...]
+    deny: bool
+
+    def __init__(self, text: str, selector: str, tag: bool = False,
+                 constraints: tuple[tuple[str, str], ...] = (), deny: bool = False) -> None:
+        self.text, self.selector, self.tag, self.constraints, self.deny = text, selector, tag, constraints, deny
+
+    def __repr__(self) -> str:
+        return fields_repr(self, self.FIELDS)
 
     @classmethod
     def parse(cls, text: str) -> Rule:
@@ -246,13 +269,20 @@ def _hidden_or_self(policy: Policy, c: Candidate) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
 class Policy:
     """The parsed allowed-tools of one skill. `None` source = no allowed-tools declared."""
 
+    FIELDS = ("rules", "owner", "source")
+    __slots__ = FIELDS
     rules: tuple[Rule, ...] | None
     owner: str
     source: str | None
+
+    def __init__(self, rules: tuple[Rule, ...] | None, owner: str, source: str | None) -> None:
+        self.rules, self.owner, self.source = rules, owner, source
+
+    def __repr__(self) -> str:
+        return fields_repr(self, self.FIELDS)
 
     @classmethod
     def parse(cls, text: str | list[str] | None, owner: str) -> Policy:
