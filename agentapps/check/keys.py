@@ -55,3 +55,14 @@ def name_differs_from_file(site: Site) -> list[Finding]:
     message = (f"Skill '{tool.name}' differs from {where}: it is found as '{tool.name}', and "
                f"'agentapps run {expected}' will not find it.")
     return [site.at(["name"], "warning", "name-differs-from-file", message)]
+
+
+def applies_if(site: Site) -> list[Finding]:
+    """`applies-if` names the schema a middleware needs the served skill to declare."""
+    value = site.tool.metadata.get("applies-if")
+    if value is None or value in ("params", "returns"):
+        return []
+    message = (f"Skill '{site.tool.name}' has `applies-if: {value!r}`; it takes 'params' or 'returns' (the "
+               "middleware then serves only skills that declare that schema), and every call it would "
+               "serve fails until it does.")
+    return [site.at(["metadata", "applies-if"], "error", "bad-applies-if", message)]

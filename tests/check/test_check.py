@@ -73,6 +73,9 @@ BROKEN = [
                   "other.skill.md": md("renamed")},  # a main skill may be named for its project
                  [("other.skill.md", 2, "warning", "name-differs-from-file", "its file name 'other'")],
                  id="name-differs-not-for-the-main-skill"),
+    pytest.param({"mw.skill.md": md("mw", "metadata: {role: middleware, applies-if: result}\n")},
+                 [("mw.skill.md", 3, "error", "bad-applies-if", "has `applies-if: 'result'`; it takes 'params' or")],
+                 id="bad-applies-if"),
     pytest.param({"pdf/SKILL.md": md("pdf-tools")},
                  [("pdf/SKILL.md", 2, "warning", "name-differs-from-file", "differs from its folder 'pdf'")],
                  id="name-differs-from-folder"),
