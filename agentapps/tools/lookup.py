@@ -20,7 +20,7 @@ class Lookup:
 
     FIELDS = ("roots", "memory", "providers", "check_interval", "_indexes", "_by_path", "_memo", "_listed",
               "_memory_version")
-    __slots__ = FIELDS
+    __slots__ = (*FIELDS, "_summarised")
     roots: list[PathEntry]
     memory: dict[str, ToolDef]
     # register in-memory tools on demand, before the disk is searched (MCP servers' tools)
@@ -31,6 +31,8 @@ class Lookup:
     _memo: dict[str, tuple[ToolDef, int, float]]
     _listed: tuple[tuple[int, bool, int], list[ToolDef], list[SkillLoadError]] | None
     _memory_version: int
+    # the last list_summaries() answer, by (index generations, memory version)
+    _summarised: tuple[tuple[int, int], list[dict[str, Any]], list[SkillLoadError]] | None
 
     def __init__(self, roots: list[PathEntry], memory: dict[str, ToolDef] | None = None,
                  providers: list[ToolProvider] | None = None, check_interval: float = 1.0,
@@ -46,6 +48,7 @@ class Lookup:
         self._by_path = {} if _by_path is None else _by_path
         self._memo = {} if _memo is None else _memo
         self._listed, self._memory_version = _listed, _memory_version
+        self._summarised = None
 
     def __repr__(self) -> str:
         return fields_repr(self, self.FIELDS)
@@ -239,6 +242,12 @@ class Lookup:
 
         if self.providers:
             self._provided(None)
+        for index in self._indexes:
+            index.ensure(force_check=False, interval=self.check_interval)
+        key = (self._generation(), self._memory_version)
+        done = self._summarised
+        if done is not None and done[0] == key and not self.providers:  # (a provider's problems change)
+            return list(done[1]), list(done[2])
         rows: dict[str, dict[str, Any]] = {}
         taken: set[str] = set()
         problems: list[SkillLoadError] = []
@@ -246,7 +255,6 @@ class Lookup:
             if "://" not in name:
                 rows[name] = summary(tool)
         for index in self._indexes:
-            index.ensure(force_check=False, interval=self.check_interval)
             for name, found in index.entries().items():
                 for path, entry in found:
                     if entry.kind == "broken":
@@ -264,7 +272,9 @@ class Lookup:
                 taken.add(name)
         for provider in self.providers:
             problems += [SkillLoadError(text) for text in provider.problems()]
-        return [rows[n] for n in sorted(rows)], problems
+        listed = [rows[n] for n in sorted(rows)]
+        self._summarised = (key, listed, problems)
+        return list(listed), list(problems)
 
     def _list_all(self) -> tuple[list[ToolDef], list[SkillLoadError]]:
         winners: dict[str, ToolDef] = {}
