@@ -59,7 +59,7 @@ def _main_candidates(directory: Path) -> list[ToolDef]:
 
 def _cached(manifest: Any, path: Path) -> ToolDef | None:
     """The definition from the index cache, when it is of the file as it is now (no YAML parse)."""
-    row = manifest.rows.get(str(path)) if manifest is not None else None
+    row = manifest.entry(str(path)) if manifest is not None else None
     if row is None:
         return None
     try:

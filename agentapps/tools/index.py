@@ -36,16 +36,27 @@ class Broken:
         return fields_repr(self, self.FIELDS)
 
 
+def _by_name(files: dict[str, Entry]) -> dict[str, list[str]]:
+    names: dict[str, list[str]] = {}
+    for path, entry in files.items():
+        names.setdefault(entry.name, []).append(path)
+    return names
+
+
 class RootIndex:
     """The index of one search-path root: its skill files by name, and the folders' mtimes."""
 
     FIELDS = ("entry", "names", "dir_mtimes", "files", "defs", "checked_at", "scanned", "generation", "_manifest",
               "_summaries", "verified")
-    __slots__ = FIELDS
+    # `names` and `files` are properties over `_names` and `_files`: while `_lazy`, a new process
+    # that trusts the on-disk cache holds only the names it was asked for (Manifest.named), and
+    # reads every row the first time something needs all of them
+    __slots__ = ("_files", "_lazy", "_manifest", "_names", "_summaries", "checked_at", "defs", "dir_mtimes", "entry",
+                 "generation", "scanned", "verified")
     entry: PathEntry
-    names: dict[str, list[str]]  # skill name -> paths, in path order
+    _names: dict[str, list[str]]  # skill name -> paths, in path order
     dir_mtimes: dict[str, int]
-    files: dict[str, Entry]
+    _files: dict[str, Entry]
     defs: dict[str, ToolDef | Broken]  # decoded or loaded, by path
     checked_at: float
     scanned: bool
@@ -60,9 +71,10 @@ class RootIndex:
                  generation: int = 0, _manifest: index_cache.Manifest | None = None,
                  _summaries: dict[str, Summary] | None = None, verified: bool = False) -> None:
         self.entry = entry
-        self.names = {} if names is None else names
+        self._names = {} if names is None else names
         self.dir_mtimes = {} if dir_mtimes is None else dir_mtimes
-        self.files = {} if files is None else files
+        self._files = {} if files is None else files
+        self._lazy = False
         self.defs = {} if defs is None else defs
         self.checked_at, self.scanned, self.generation = checked_at, scanned, generation
         self._manifest, self._summaries, self.verified = _manifest, _summaries, verified
@@ -70,6 +82,20 @@ class RootIndex:
     def __repr__(self) -> str:  # the manifest and summaries are left out, as they always were
         return fields_repr(self, ("entry", "names", "dir_mtimes", "files", "defs", "checked_at", "scanned",
                                   "generation", "verified"))
+
+    @property
+    def names(self) -> dict[str, list[str]]:
+        """Every skill name of this root -> its files' paths, in path order."""
+        if self._lazy:
+            self._materialize()
+        return self._names
+
+    @property
+    def files(self) -> dict[str, Entry]:
+        """Every skill file of this root -> what the index keeps of it."""
+        if self._lazy:
+            self._materialize()
+        return self._files
 
     def _walk(self) -> tuple[list[str], dict[str, int]]:
         found: list[str] = []
@@ -125,9 +151,10 @@ class RootIndex:
         ago (index_cache.Manifest.trusted); otherwise, or with `verify`, every file is stat-ed and
         the changed ones are read again."""
         manifest = self._manifest or index_cache.open_manifest(self.entry.directory, self.entry.kind)
-        if not verify and not self.files and manifest is not None and manifest.trusted():
-            # a new process, nothing changed: no walk, no stat of the files
-            self._adopt(manifest, manifest.rows, dict(manifest.dirs), {}, verified=False)
+        if not verify and not self._lazy and not self._files and manifest is not None and manifest.trusted():
+            # a new process, nothing changed: no walk, no stat of the files, and no row read until
+            # a name is asked for
+            self._adopt_lazy(manifest)
             return
         paths, mtimes = self._walk()
         rows = manifest.rows if manifest is not None else {}
@@ -163,23 +190,57 @@ class RootIndex:
         if manifest is not self._manifest and self._manifest is not None:
             self._manifest.close()
         self._manifest = manifest
-        names: dict[str, list[str]] = {}
-        for path, entry in files.items():
-            names.setdefault(entry.name, []).append(path)
-        self.files, self.dir_mtimes, self.names, self.verified = files, mtimes, names, verified
+        self._files, self.dir_mtimes, self._names, self.verified = files, mtimes, _by_name(files), verified
+        self._lazy = False
         self.defs, self._summaries = defs, None
         self.scanned = True
         self.generation += 1
         self.checked_at = time.monotonic()
 
+    def _adopt_lazy(self, manifest: index_cache.Manifest) -> None:
+        if manifest is not self._manifest and self._manifest is not None:
+            self._manifest.close()
+        self._manifest = manifest
+        self._files, self._names, self._lazy = {}, {}, True
+        self.dir_mtimes, self.verified = dict(manifest.dirs), False
+        self.defs, self._summaries = {}, None
+        self.scanned = True
+        self.generation += 1
+        self.checked_at = time.monotonic()
+
+    def _materialize(self) -> None:
+        """Leave the lazy state: every row of the cache (the same files: the generation stays)."""
+        self._lazy = False
+        manifest = self._manifest
+        rows = manifest.rows if manifest is not None else {}
+        if manifest is None or manifest.damaged:
+            self.scan(verify=True)  # the cache cannot be read whole: walk and check every file
+            return
+        rows.update(self._files)  # a row found damaged and read from its file meanwhile stays so
+        self._files, self._names = rows, _by_name(rows)
+
+    def _paths(self, name: str) -> list[str]:
+        if not self._lazy:
+            return self._names.get(name, [])
+        paths = self._names.get(name)
+        if paths is None:
+            found = self._manifest.named(name) if self._manifest is not None else None
+            if found is None:  # rows out of shape: read them all (or the files themselves)
+                self._materialize()
+                return self._names.get(name, [])
+            paths = self._names[name] = [path for path, _ in found]
+            for path, entry in found:
+                self._files.setdefault(path, entry)
+        return paths
+
     def _item(self, path: str) -> ToolDef | Broken:
         found = self.defs.get(path)
         if found is None:
-            entry = self.files[path]
+            entry = self._files.get(path) or self.files[path]
             found = self._manifest.item(path) if self._manifest is not None else None
             if found is None or found.name != entry.name:  # a damaged row: read the file itself
                 found = self._load(path)
-                self.files[path] = entry_of(entry.mtime, entry.size, found)
+                self._files[path] = entry_of(entry.mtime, entry.size, found)
             self.defs[path] = found
         return found
 
@@ -234,7 +295,9 @@ class RootIndex:
 
     def env_names(self) -> set[str]:
         """Every variable any skill of this root declares in `metadata.env`, decoding nothing."""
-        return {name for entry in self.files.values() if entry.env for name in entry.env.split("\n")}
+        if self._lazy and self._manifest is not None:
+            return self._manifest.declared_env()
+        return {name for entry in self._files.values() if entry.env for name in entry.env.split("\n")}
 
     def stale(self) -> bool:
         for directory, mtime in self.dir_mtimes.items():
@@ -260,7 +323,7 @@ class RootIndex:
                 self.scan()
 
     def get(self, name: str) -> list[ToolDef | Broken]:
-        paths = self.names.get(name, [])
+        paths = self._paths(name)
         changed = False
         for path in paths:
             try:
@@ -268,7 +331,7 @@ class RootIndex:
             except OSError:
                 changed = True
                 continue
-            entry = self.files.get(path)
+            entry = self._files.get(path)
             if entry is None or entry.mtime != st.st_mtime_ns or entry.size != st.st_size:
                 changed = True
         if changed:

@@ -33,9 +33,13 @@ except ImportError:  # pragma: no cover - an interpreter without the C module
 from agentapps.errors import SkillLoadError
 from agentapps.types import RootKind, ToolDef
 
-VERSION = 8
+VERSION = 9
+# `files` also holds each file's small columns, indexed by name: a run that asks for a few skills
+# looks them up there and never reads the whole manifest (see Manifest.named).
 SCHEMA = ("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-          "CREATE TABLE files (path TEXT PRIMARY KEY, data TEXT NOT NULL)")
+          "CREATE TABLE files (path TEXT PRIMARY KEY, data TEXT NOT NULL, name TEXT NOT NULL, mtime INTEGER "
+          "NOT NULL, size INTEGER NOT NULL, env TEXT NOT NULL, kind TEXT NOT NULL);"
+          "CREATE INDEX files_by_name ON files (name)")
 # The small columns of every file, in one JSON value of parallel lists (`meta.manifest`): a process
 # reads all of them, and one json.loads of five lists is far cheaper than a row object per file.
 # What only listing needs is a second such value (`meta.summaries`), read only by listing.
@@ -140,10 +144,56 @@ class Manifest:
     """One root's cache, open for reading: every row's small columns, definitions on demand, the
     folders' mtimes when it was written, and when every file was last stat-ed against it."""
 
-    def __init__(self, conn: Any, root: Path, kind: RootKind, rows: dict[str, Entry],
-                 dirs: dict[str, int], verified_ns: int) -> None:
-        self.conn, self.root, self.kind, self.rows = conn, root, kind, rows
-        self.dirs, self.verified_ns = dirs, verified_ns
+    def __init__(self, conn: Any, root: Path, kind: RootKind, dirs: dict[str, int], verified_ns: int,
+                 env: str) -> None:
+        self.conn, self.root, self.kind = conn, root, kind
+        self.dirs, self.verified_ns, self.env = dirs, verified_ns, env
+        self._rows: dict[str, Entry] | None = None
+        self.damaged = False  # the manifest was out of shape when read: its rows are {}
+
+    @property
+    def rows(self) -> dict[str, Entry]:
+        """Every file's small columns by path (one json.loads of the manifest, on first use; {} when
+        it is damaged, so every file is read again and the cache rewritten)."""
+        if self._rows is None:
+            found = _manifest_rows(self.conn)
+            self.damaged = found is None
+            self._rows = found or {}
+        return self._rows
+
+    def entry(self, path: str) -> Entry | None:
+        """One file's small columns, from the indexed columns (no manifest read)."""
+        try:
+            found = self.conn.execute("SELECT mtime, size, name, env, kind FROM files WHERE path = ?",
+                                      (path,)).fetchone()
+        except sqlite3.Error:
+            return None
+        if found is None:
+            return None
+        mtime, size, name, env, kind = found
+        if not (_is_int(mtime) and _is_int(size) and isinstance(name, str) and isinstance(env, str) and kind in KINDS):
+            return None
+        return Entry(mtime, size, name, env, kind)
+
+    def named(self, name: str) -> list[tuple[str, Entry]] | None:
+        """The files that declare `name`, in path order, from the indexed columns (no manifest
+        read); None when the rows are not in the shape `save` writes."""
+        try:
+            found = self.conn.execute("SELECT path, mtime, size, env, kind FROM files WHERE name = ? ORDER BY path",
+                                      (name,)).fetchall()
+        except sqlite3.Error:
+            return None
+        rows = []
+        for path, mtime, size, env, kind in found:
+            if not (isinstance(path, str) and _is_int(mtime) and _is_int(size) and isinstance(env, str)
+                    and kind in KINDS):
+                return None
+            rows.append((path, Entry(mtime, size, name, env, kind)))
+        return rows
+
+    def declared_env(self) -> set[str]:
+        """Every `metadata.env` name any file of this root declares (kept whole at save)."""
+        return set(self.env.split("\n")) - {""}
 
     def summaries(self) -> dict[str, Summary]:
         """What `list` shows of every file, by path; {} when that value is missing or damaged (the
@@ -233,30 +283,19 @@ class Manifest:
 
 
 def open_manifest(root: Path, kind: RootKind) -> Manifest | None:
-    """The cache of `root`, or None (so it is rebuilt and rewritten) when there is no usable one."""
+    """The cache of `root`, or None (so it is rebuilt and rewritten) when there is no usable one.
+    The rows are read when first needed (Manifest.rows, Manifest.named)."""
     path = cache_path(root)
     if path is None or not path.is_file():
         return None
     conn = None
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
-        meta = dict(conn.execute("SELECT key, value FROM meta WHERE key != 'summaries'").fetchall())
-        if meta.get("version") != str(VERSION) or meta.get("root") != str(root):
+        meta = dict(conn.execute(
+            "SELECT key, value FROM meta WHERE key IN ('version', 'root', 'dirs', 'verified', 'env')").fetchall())
+        if meta.get("version") != str(VERSION) or meta.get("root") != str(root) or not isinstance(meta.get("env"), str):
             conn.close()
             return None
-        manifest = json.loads(meta["manifest"])
-        columns = [manifest[c] for c in COLUMNS]
-        if not (all(isinstance(c, list) for c in columns) and len({len(c) for c in columns}) == 1):
-            conn.close()
-            return None
-        paths, mtimes, sizes, names, envs, kinds = columns
-        # every value's type checked by C loops, and each Entry made from C (no Python call per file)
-        if not (set(map(type, paths)) <= {str} and set(map(type, mtimes)) <= {int}
-                and set(map(type, sizes)) <= {int} and set(map(type, names)) <= {str}
-                and set(map(type, envs)) <= {str} and set(kinds) <= KINDS):
-            conn.close()
-            return None
-        rows = dict(zip(paths, map(_entry, zip(mtimes, sizes, names, envs, kinds, strict=True)), strict=True))
         dirs = json.loads(meta.get("dirs", "{}"))
         verified = int(meta.get("verified", "0"))
         if not (isinstance(dirs, dict) and all(isinstance(k, str) and _is_int(v) for k, v in dirs.items())):
@@ -266,7 +305,26 @@ def open_manifest(root: Path, kind: RootKind) -> Manifest | None:
             with contextlib.suppress(sqlite3.Error):
                 conn.close()
         return None
-    return Manifest(conn, root, kind, rows, dirs, verified)
+    return Manifest(conn, root, kind, dirs, verified, meta["env"])
+
+
+def _manifest_rows(conn: Any) -> dict[str, Entry] | None:
+    """The manifest's parallel lists as Entries by path; None when any value is out of shape."""
+    try:
+        found = conn.execute("SELECT value FROM meta WHERE key = 'manifest'").fetchone()
+        manifest = json.loads(found[0]) if found else None
+        columns = [manifest[c] for c in COLUMNS] if isinstance(manifest, dict) else None
+    except (sqlite3.Error, KeyError, ValueError, TypeError, RecursionError):
+        return None
+    if not (columns and all(isinstance(c, list) for c in columns) and len({len(c) for c in columns}) == 1):
+        return None
+    paths, mtimes, sizes, names, envs, kinds = columns
+    # every value's type checked by C loops, and each Entry made from C (no Python call per file)
+    if not (set(map(type, paths)) <= {str} and set(map(type, mtimes)) <= {int}
+            and set(map(type, sizes)) <= {int} and set(map(type, names)) <= {str}
+            and set(map(type, envs)) <= {str} and set(kinds) <= KINDS):
+        return None
+    return dict(zip(paths, map(_entry, zip(mtimes, sizes, names, envs, kinds, strict=True)), strict=True))
 
 
 def save(root: Path, rows: list[tuple[str, Entry, Summary, str]], dirs: dict[str, int]) -> None:
@@ -291,10 +349,13 @@ def save(root: Path, rows: list[tuple[str, Entry, Summary, str]], dirs: dict[str
             manifest = {"paths": paths, **{c: [e[i] for e in entries] for i, c in enumerate(COLUMNS[1:])}}
             summaries = {"paths": paths, "descriptions": [s[0] for _, _, s, _ in rows],
                          "tags": ["\n".join(s[1]) for _, _, s, _ in rows], "hidden": [s[2] for _, _, s, _ in rows]}
+            env = sorted({n for e in entries if e.env for n in e.env.split("\n")})
             conn.executemany("INSERT INTO meta VALUES (?, ?)", [
                 ("version", str(VERSION)), ("root", str(root)), ("manifest", json.dumps(manifest)),
-                ("summaries", json.dumps(summaries)), ("dirs", json.dumps(dirs)), ("verified", str(time.time_ns()))])
-            conn.executemany("INSERT INTO files VALUES (?, ?)", [(p, text) for p, _, _, text in rows])
+                ("summaries", json.dumps(summaries)), ("dirs", json.dumps(dirs)), ("verified", str(time.time_ns())),
+                ("env", "\n".join(env))])
+            conn.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             [(p, text, e.name, e.mtime, e.size, e.env, e.kind) for p, e, _, text in rows])
             conn.commit()
         finally:
             conn.close()

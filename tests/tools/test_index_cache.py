@@ -121,8 +121,10 @@ def test_a_damaged_manifest_is_ignored_and_rewritten(project, manifest):
     project.cli("list")
     cache = index_cache.cache_path(project.root)
     _damage(cache, "UPDATE meta SET value = ? WHERE key = 'manifest'", manifest)
-    result = project.cli("describe", "s", "--json")
+    result = project.cli("describe", "s", "--json")  # found through the indexed columns: no manifest read
     assert result.returncode == 0 and json.loads(result.stdout)["description"] == "ok"
+    listed = project.cli("list", "--json")  # every row is needed: the manifest is read, found damaged
+    assert listed.returncode == 0 and "s" in [s["name"] for s in json.loads(listed.stdout)["skills"]]
     assert json.loads(_rows(cache)[0]["manifest"])["names"] == ["s"]
 
 
@@ -158,6 +160,30 @@ def test_a_warm_process_decodes_only_the_definitions_it_uses(project):
     assert len(index.defs) == 1
     rows, _ = lookup.list_summaries()  # what `list` shows comes from the summaries, decoding none
     assert {r["name"] for r in rows} >= {f"s{i}" for i in range(50)} and len(index.defs) == 1
+
+
+def test_a_warm_process_reads_only_the_rows_of_the_names_it_asks_for(project):
+    for i in range(50):
+        project.write(f"many/s{i}.skill.md", f"---\nname: s{i}\nmetadata: {{env: [VAR_{i}]}}\n---\nBody\n")
+    project.cli("list")  # writes the cache
+    from agentapps.boot import bootstrap
+
+    lookup = bootstrap(project.root).globals.lookup
+    index = next(i for i in lookup.indexes if i.entry.kind == "project")
+    assert lookup.find("s7").name == "s7" and lookup.find("s12").name == "s12"
+    assert index._manifest is not None and index._manifest._rows is None  # the manifest itself: unread
+    assert {f"VAR_{i}" for i in range(50)} <= lookup.declared_env()
+    assert index._manifest._rows is None
+    assert len(index.names) == 50 and index._manifest._rows is not None  # all names: every row, once
+
+
+def test_out_of_shape_indexed_columns_fall_back_to_the_whole_manifest(project):
+    _skill(project, "ok")
+    project.cli("list")
+    cache = index_cache.cache_path(project.root)
+    _damage(cache, "UPDATE files SET kind = 'strange', size = 'x'")
+    result = project.cli("describe", "s", "--json")
+    assert result.returncode == 0 and json.loads(result.stdout)["description"] == "ok"
 
 
 def test_a_new_process_trusts_a_fresh_cache_and_checks_every_file_on_a_miss(project):
