@@ -3,10 +3,11 @@ even decode, every frontmatter.
 
 It holds each file's path, mtime, size, skill name, kind and declared `metadata.env` names (the
 manifest: one JSON value of parallel lists), what `list` shows of it (the summaries: another such
-value, read only by listing) and, one row per file, its parsed definition as JSON. A process reads
-the manifest (enough to build the name index and to know every declared secret) and decodes a
-definition only when that skill is asked for, so a project of 10 000 skills costs about what one of
-1 000 does. Anything that does not round-trip
+value, read only by listing) and, one row per file, its parsed definition as JSON with the same
+small columns, indexed by name. A process that trusts the cache looks up only the names it is asked
+for, knows every declared secret from one value kept whole, reads the manifest only when something
+needs every file (listing, checking, a rescan), and decodes a definition only when that skill is
+asked for, so a project of 10 000 skills costs about what one of 1 000 does. Anything that does not round-trip
 through JSON exactly is not cached. The cache is an optimisation only: a file that is missing,
 unreadable, not a database of this version and root, or holding a row not in the shape this module
 writes is ignored (a bad row is re-read from its skill file) and rewritten. `AGENTAPPS_CACHE_DIR`
