@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -104,6 +105,9 @@ def main() -> None:
         for folder in (empty, full, cli):
             (folder / ".agent-apps").mkdir(parents=True)
         prefill(full, 10_000)
+        # the disk's writeback of what this script (and the scripts before it) wrote must not land
+        # inside the timings: flush it first
+        os.sync()
         first_empty = fresh(empty, env, n)
         first_full = fresh(full, env, n)
         again = warm(full, 500)
