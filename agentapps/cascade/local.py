@@ -41,7 +41,18 @@ if TYPE_CHECKING:
 
 ENV_PREFIX = LOCAL_ENV_PREFIX
 REFUSED = frozenset({"params", "returns", "role", "tags", "visibility", "main", "allowed-tools"})
-SECRET_WORDS = re.compile(r"secret|token|password|passwd|credential|api_?key|private", re.IGNORECASE)
+# a key naming a credential: judged by its words (`apiKey`, `GITHUB_TOKEN`, `routes.0.secret`), so
+# that `maxTokens` (a count) stays a number
+SECRET_WORDS = frozenset({"secret", "secrets", "token", "password", "passwd", "credential", "credentials",
+                          "private", "apikey"})
+_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+
+
+def names_a_secret(path: str) -> bool:
+    """Whether a key path names a credential: one of its words does (`api key` counts as one)."""
+    words = [w.lower() for w in _WORD.findall(path)]
+    return any(w in SECRET_WORDS for w in words) or any(
+        a == "api" and b == "key" for a, b in itertools.pairwise(words))
 
 
 @dataclass(frozen=True)
@@ -58,7 +69,7 @@ class Override:
     @property
     def secret(self) -> bool:
         """Whether the value looks like a credential (it is then redacted wherever shown)."""
-        return bool(SECRET_WORDS.search(self.path))
+        return names_a_secret(self.path)
 
     def shown(self) -> dict[str, Any]:
         value = "[redacted]" if self.secret else self.value
@@ -172,7 +183,7 @@ def _coerce(current: Any, text: str, where: str) -> Any:
 def _literal(text: str, key: str) -> Any:
     """A new key's value: a number or boolean when the text is exactly one as JSON writes it
     (`50`, `0.5`, `true`; not `050` or `1e3`), else the text."""
-    if SECRET_WORDS.search(key):
+    if names_a_secret(key):
         return text
     if text in ("true", "false"):
         return text == "true"

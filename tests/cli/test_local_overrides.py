@@ -218,3 +218,17 @@ def test_a_number_under_an_existing_object_is_a_key_and_a_new_list_can_hold_obje
 def test_a_variables_error_names_the_variable_once(app, env, expected):
     result = app.cli("run", "show", **env)
     assert (result.returncode, result.stderr.strip()) == (2, expected)
+
+
+@pytest.mark.parametrize(("key", "secret"), [
+    ("model.maxTokens", False), ("model.max_tokens", False), ("model.tokenBudgetRatio", True),
+    ("webhook.routes.0.secret", True), ("github.apiKey", True), ("github.api_key", True), ("GITHUB_TOKEN", True),
+    ("db.password", True), ("tls.privateKey", True), ("model.keyboard", False), ("auth.credentials", True),
+])
+def test_a_key_is_a_secret_when_one_of_its_words_names_a_credential(key, secret):
+    assert parse_option(f"{key}=x", as_json=False).secret is secret
+
+
+def test_a_token_count_set_from_the_command_line_or_environment_is_a_number(app):
+    assert _shown(app, "--local", "model.maxTokens=4000")["model"]["maxTokens"] == 4000
+    assert _shown(app, AGENTAPPS_LOCAL_MODEL__MAX_TOKENS="4000")["model"]["maxTokens"] == 4000
