@@ -9,7 +9,7 @@ import contextvars
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agentapps.errors import AgentAppsError, ArgsError, LimitError, SkillError
+from agentapps.errors import AgentAppsError, ArgsError, ConfigError, LimitError, SkillError
 from agentapps.mcp import config, elicit
 from agentapps.mcp.spawn import spawn
 from agentapps.mcp.stdio import ProcessInfo, kill_group, stdio_transport
@@ -140,9 +140,11 @@ class Connection:
         if isinstance(exc, FileNotFoundError):
             from agentapps.mcp.config import line_of
 
-            return SkillError(f"MCP server '{name}' could not start: command '{self.spec.command}' was not found.",
-                              skill=self.spec.declared_by, file=self.spec.file,
-                              line=line_of(self.spec.file, name, "command"))
+            # the machine lacks what the configuration names: a configuration problem (exit 2), as a
+            # missing variable is, not a failure of the skill
+            return ConfigError(f"MCP server '{name}' could not start: command '{self.spec.command}' was not found.",
+                               skill=self.spec.declared_by, file=self.spec.file,
+                               line=line_of(self.spec.file, name, "command"))
         if self.info.pid is not None and (self.info.closed.is_set() or self.info.returncode is not None):
             return SkillError(f"MCP server '{name}' exited while starting{self._how_it_ended()}.",
                               skill=self.spec.declared_by)

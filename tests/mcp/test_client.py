@@ -117,7 +117,7 @@ def test_a_server_that_never_answers_fails_its_start_timeout(project, pidfile):
     assert len(pids(pidfile)) == 2  # the server and its child were running when the timeout struck
     assert_all_gone(pidfile)  # no orphan: the server's whole process group was stopped
     [ghost] = run_calls(project, [("mcp://ghost/anything", {})])
-    assert isinstance(ghost, SkillError)
+    assert isinstance(ghost, ConfigError)  # not installed here: configuration, exit 2
     assert "MCP server 'ghost' could not start: command '/no/such/program' was not found" in str(ghost)
 
 
@@ -274,7 +274,7 @@ Main.
 @pytest.mark.parametrize(("skill", "line", "code", "says"), [
     ("keyed-x", 10, 2, "MCP server 'keyed' needs the environment variable NO_SUCH_TOKEN_FOR_THIS_TEST (its env.T)"),
     ("typo-x", 11, 2, "Skill 'main' metadata.mcp.typo: unknown key(s) comand"),
-    ("ghost-x", 14, 1, "MCP server 'ghost' could not start: command '/no/such/program' was not found."),
+    ("ghost-x", 14, 2, "MCP server 'ghost' could not start: command '/no/such/program' was not found."),
 ])
 def test_a_run_names_the_file_and_line_of_the_mcp_entry_it_cannot_use(project, skill, line, code, says):
     project.write("main.skill.md", MAIN_WITH_MISTAKES)
