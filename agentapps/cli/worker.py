@@ -3,7 +3,8 @@ consumer group, each through the full pipeline, until --max-events, SIGTERM (143
 
 A signal stops the taking of events; the ones in flight finish and are acknowledged, then the
 worker exits (a second signal exits at once; what was in flight is redelivered later). Progress
-and a summary go to stderr; `--json` prints the summary object on stdout.
+and a summary go to stderr; `--json` prints the summary object on stdout (after a second signal
+too: `ok` false, and `abandoned` counts the events taken but not acknowledged).
 
 Each event is a run of its own (`hosting.begin`): its own usage, cost, budgets and session key, and
 one run-log record (skill: the handler; exit code 0 or the error's; a failed delivery's error line
@@ -15,9 +16,11 @@ are written before it exits (not after a second signal, which exits at once).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agentapps.cli import render
@@ -76,18 +79,26 @@ def _serve(topic: str, group_name: str, handler: str, concurrency: int, max_even
                     finished=runs.record)
     lines.say(f"{label}: handler '{tool.name}', consumer {group.consumer}, concurrency {concurrency}, "
               f"redis {link.where}")
-    stopped_by = asyncio.run(_supervised(worker, lines, g, runs))
+    head = {"topic": topic, "group": group_name, "handler": tool.name, "consumer": group.consumer}
+
+    def abandoned(name: str) -> None:
+        """A second signal: the process exits at once, but --json still gets its summary line."""
+        if as_json:
+            late = {"ok": False, **head, **worker.tally.as_dict(), "stoppedBy": name,
+                    "abandoned": worker.in_flight}  # taken, not acknowledged: redelivered later
+            os.write(1, (g.internals.redactor.redact(json.dumps(late)) + "\n").encode())
+
+    stopped_by = asyncio.run(_supervised(worker, lines, g, runs, abandoned))
     tally = worker.tally
-    summary = {"ok": True, "topic": topic, "group": group_name,
-               "handler": tool.name, "consumer": group.consumer, **tally.as_dict(),
-               "stoppedBy": stopped_by or "max-events"}
+    summary = {"ok": True, **head, **tally.as_dict(), "stoppedBy": stopped_by or "max-events"}
     render.info(_summary_line(label, tally, stopped_by))
     if as_json:
         render.emit_json(summary, g.internals)
     return {"SIGTERM": 143, "SIGINT": 130}.get(stopped_by or "", 0)
 
 
-async def _supervised(worker: Worker, lines: _Lines, g: Any, runs: _Handler) -> str | None:
+async def _supervised(worker: Worker, lines: _Lines, g: Any, runs: _Handler,
+                      abandoned: Callable[[str], None]) -> str | None:
     from agentapps.core.cleanup import run_cleanups
 
     loop = asyncio.get_running_loop()
@@ -99,6 +110,7 @@ async def _supervised(worker: Worker, lines: _Lines, g: Any, runs: _Handler) -> 
         if stopped:  # the second signal: leave now; what is in flight is redelivered later
             os.write(2, f"{lines.label}: {name} again; exiting without waiting for the events in flight.\n"
                      .encode())
+            abandoned(name)
             os._exit(128 + number)
         stopped.append(name)
         worker.stop()

@@ -153,6 +153,28 @@ def test_a_signal_finishes_the_events_in_flight_and_acknowledges_them(jobs, sig,
     assert rest.returncode == 0 and handled(jobs)[-1][1] == ids[2]
 
 
+def test_a_second_signal_exits_at_once_and_still_prints_the_json_summary(jobs):
+    ids = emit(jobs, "jobs", [{"sleep": 3.0}, "later"])
+    worker = start(jobs, "jobs", "--group", "g", "--handler", "record", "--json")
+    try:
+        time.sleep(0.7)  # the slow event is in flight
+        worker.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        worker.send_signal(signal.SIGTERM)
+        out, err = worker.communicate(timeout=20)
+    finally:
+        worker.kill()
+        worker.communicate()
+    assert worker.returncode == 143 and "SIGTERM again" in err, err
+    summary = json.loads(out)
+    assert summary["ok"] is False and summary["stoppedBy"] == "SIGTERM" and summary["abandoned"] == 1
+    assert summary["acked"] == 0 and pending(jobs, "jobs", "g") == 1  # redelivered to the next worker
+    rest = jobs.cli("worker", "jobs", "--group", "g", "--handler", "record", "--max-events", "2",
+                    "--visibility-timeout", "0.5", timeout=60)
+    assert rest.returncode == 0, rest.stderr
+    assert sorted(i for _, i in handled(jobs)) == sorted(ids)  # the abandoned one too
+
+
 @pytest.mark.slow
 def test_a_worker_killed_mid_run_loses_nothing_and_repeats_only_what_it_never_acknowledged(jobs):
     ids = emit(jobs, "jobs", [{"sleep": 0.005}] * 300)
