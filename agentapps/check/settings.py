@@ -103,7 +103,19 @@ def problems(site: Site, cascaded: Cascaded, cache: dict[Any, Any] | None = None
     if tool.kind == "markdown" and meta.get("model") is not None:
         returns = interface_key(tool, scope.lookup, "returns", scope.main)
         found += model_problems(meta.get("model"), tool.name, returns=returns, names=_names(scope))
+        found += _script_problem(tool, meta.get("model"))
     return found
+
+
+def _script_problem(tool: Any, model: Any) -> list[ConfigError]:
+    """`model.script` (agent-scripted's turns) is read relative to the running skill's folder: the
+    run stops with exit 2 when it is not there, so say so before."""
+    script = model.get("script") if isinstance(model, dict) else None
+    if not isinstance(script, str) or tool.path is None or (tool.path.parent / script).is_file():
+        return []
+    return [ConfigError(f"Skill '{tool.name}' model.script '{script}' is not a file next to the skill "
+                        f"({tool.path.parent / script}); the script is read relative to the skill's folder.",
+                        skill=tool.name, file=tool.path, setting=("model", "script"))]
 
 
 def settings(site: Site, cascaded: Cascaded, memo: SettingsMemo) -> None:

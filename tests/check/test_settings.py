@@ -53,6 +53,8 @@ REFUSED = [
     pytest.param("  returns: {type: object}\n  model:\n    persistent: true\n", 7,
                  "sets model.persistent and `returns`", id="persistent-with-returns"),
     pytest.param("  model: fast\n", 5, "model must be a mapping of settings", id="model-not-a-mapping"),
+    pytest.param("  model:\n    agent: agent-scripted\n    script: missing.turns.json\n", 7,
+                 "model.script 'missing.turns.json' is not a file next to the skill", id="missing-script"),
     pytest.param("  session: {maxEntries: 3}\n", 5, "`key` must be a path into the context", id="session-no-key"),
     pytest.param("  session:\n    key: args.id\n    store: fiel\n", 7, "`store` must be memory, file or redis",
                  id="session-store"),
@@ -128,6 +130,7 @@ def test_a_combination_is_reported_where_the_cascaded_part_is_written(project):
 
 def test_valid_settings_and_code_skills_give_no_findings(project):
     project.write("guard.skill.py", 'frontmatter = {"name": "guard"}\n\n\ndef run(ctx, args):\n    return None\n')
+    project.write("t.yaml", "[]\n")  # the script, next to the skill
     project.write("t.skill.md", md(
         "  model:\n    id: my-model\n    agent: agent-scripted\n    script: t.yaml\n    maxTurns: 5\n"
         "    deadline: Infinity\n    temperature: 0.2\n    fallback: other\n    cache: conversation\n"
