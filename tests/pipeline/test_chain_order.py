@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
+
+import pytest
 
 CODE = ["validate-allowed-tools", "validate-args", "trust", "validate-returns", "execute"]
 MARKDOWN = ["validate-allowed-tools", "directives", "validate-args", "trust", "validate-returns", "agent-execute"]
@@ -48,6 +51,27 @@ def test_a_shadowing_validate_returns_without_applies_if_serves_every_skill(proj
         ''')
     project.write("plain.skill.py", 'frontmatter = {"name": "plain"}\n\ndef run(ctx, args):\n    return 1\n')
     assert "validate-returns" in chain(project, "plain")
+
+
+@pytest.mark.xfail(strict=True, reason="applies-if is decided when the served skill's chain is planned; the plan "
+                   "is kept with its cascade, so a shadow added later never joins (found in review)")
+def test_a_shadowing_validate_returns_added_while_a_process_runs_joins_the_chains_it_now_serves(project):
+    """Shadowing stays live in a long-lived process (serve, worker, the REPL): a project
+    validate-returns without applies-if, written while the process runs, serves a skill without
+    `returns` from its next call on, as it does in a new process (and as it did before applies-if)."""
+    project.write("plain.skill.py", 'frontmatter = {"name": "plain"}\n\ndef run(ctx, args):\n    return "plain"\n')
+    root = project.boot()
+    root.globals.lookup.check_interval = 0.0
+    assert project.invoke("plain", {}, root) == "plain"
+    time.sleep(0.05)  # the folder's mtime moves on
+    project.write("validate-returns.skill.py", '''
+        frontmatter = {"name": "validate-returns", "metadata": {"role": "middleware"}}
+
+        def run(ctx, args):
+            return "shadowed"
+        ''')
+    assert project.invoke("plain", {}, project.boot()) == "shadowed"  # a new process
+    assert project.invoke("plain", {}, root) == "shadowed"  # the running one
 
 
 def test_applies_if_takes_params_or_returns(project):
