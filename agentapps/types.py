@@ -168,7 +168,7 @@ ChainStep = tuple["ToolDef", "dict[str, Any] | None", "ChainPlan", bool]
 class ChainPlan:
     """The resolved middleware chain of one tool: names in order, or static (fn called directly)."""
 
-    FIELDS = ("entries", "static", "steps", "loop", "resolved_at")
+    FIELDS = ("entries", "static", "steps", "loop", "resolved_at", "ordered", "served")
     __slots__ = FIELDS
     entries: list[str]
     static: bool
@@ -177,13 +177,20 @@ class ChainPlan:
     steps: list[ChainStep]
     loop: bool
     resolved_at: float
+    # every middleware the metadata activates, in order, and the skill served: `entries` are those
+    # that serve it (`applies-to`, `applies-if`), decided again with the steps, as a shadow may differ
+    ordered: list[str]
+    served: ToolDef | None
 
     def __init__(self, entries: list[str] | None = None, static: bool = False,
-                 steps: list[ChainStep] | None = None, loop: bool = False, resolved_at: float = -1.0) -> None:
+                 steps: list[ChainStep] | None = None, loop: bool = False, resolved_at: float = -1.0,
+                 ordered: list[str] | None = None, served: ToolDef | None = None) -> None:
         self.entries = [] if entries is None else entries
         self.static = static
         self.steps = [] if steps is None else steps
         self.loop, self.resolved_at = loop, resolved_at
+        self.ordered = list(self.entries) if ordered is None else ordered
+        self.served = served
 
     def __repr__(self) -> str:
         return fields_repr(self, self.FIELDS)

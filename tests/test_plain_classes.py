@@ -37,7 +37,8 @@ def test_the_repr_shows_every_field_in_order():
 def test_a_repr_that_reaches_itself_shows_dots():
     plan = ChainPlan(["a"])
     plan.steps.append(plan)  # type: ignore[arg-type]
-    assert repr(plan) == "ChainPlan(entries=['a'], static=False, steps=[...], loop=False, resolved_at=-1.0)"
+    assert repr(plan) == ("ChainPlan(entries=['a'], static=False, steps=[...], loop=False, resolved_at=-1.0, "
+                          "ordered=['a'], served=None)")
 
 
 def test_defaults_made_per_instance_are_never_shared():

@@ -70,7 +70,9 @@ bind_manager(ContextManager)
 def new_context(tool: ToolDef, args: dict[str, Any], parent: Context | None, globals_: Globals, *,
                 target: Context | None = None, untrusted: bool = False) -> Context:
     """A context for a call made outside the onion (the CLI's root, an agent's code)."""
-    return Context(tool, args, parent, globals_, target, untrusted)
+    ctx = Context(tool, args, parent, globals_, target, untrusted)
+    ctx.meta = {}  # its own: nothing prepares it, and code may write to it
+    return ctx
 
 
 async def invoke(caller: Context, ref: str | ToolDef, args: dict[str, Any], untrusted: bool = False,

@@ -134,7 +134,7 @@ def chain_plan(tool: ToolDef, meta: dict[str, Any], g: Globals) -> ChainPlan:
                 return {}
 
         ordered = order_entries(entries, order or {}, own_order)
-        plan = ChainPlan([e for e in ordered if _applies(e, tool, g)], static=False)
+        plan = ChainPlan([e for e in ordered if _applies(e, tool, g)], static=False, ordered=ordered, served=tool)
     cache[key] = (meta, plan)
     return plan
 
@@ -144,6 +144,8 @@ def chain_steps(plan: ChainPlan, g: Globals) -> list[ChainStep]:
     (shadowing stays live) so that serving a call prepares no entry from scratch."""
     now = time.monotonic()
     if now - plan.resolved_at >= g.lookup.check_interval or len(plan.steps) != len(plan.entries):
+        if plan.served is not None and plan.resolved_at >= 0:  # which serve it may have changed meanwhile
+            plan.entries = [e for e in plan.ordered if _applies(e, plan.served, g)]
         steps = []
         for name in plan.entries:
             tool = g.lookup.find(name)

@@ -104,8 +104,8 @@ def out_of_bounds(key: str, value: float, bound: float) -> bool:
 def type_ok(value: Any, kind: str) -> bool:
     if kind == "string":
         return isinstance(value, str)
-    if kind == "integer":
-        return is_number(value) and float(value).is_integer()
+    if kind == "integer":  # an int is one however large (float() of 10**400 would overflow)
+        return is_number(value) and (isinstance(value, int) or float(value).is_integer())
     if kind == "number":
         return is_number(value)
     if kind == "boolean":

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import time
 
-import pytest
-
 CODE = ["validate-allowed-tools", "validate-args", "trust", "validate-returns", "execute"]
 MARKDOWN = ["validate-allowed-tools", "directives", "validate-args", "trust", "validate-returns", "agent-execute"]
 
@@ -53,8 +51,6 @@ def test_a_shadowing_validate_returns_without_applies_if_serves_every_skill(proj
     assert "validate-returns" in chain(project, "plain")
 
 
-@pytest.mark.xfail(strict=True, reason="applies-if is decided when the served skill's chain is planned; the plan "
-                   "is kept with its cascade, so a shadow added later never joins (found in review)")
 def test_a_shadowing_validate_returns_added_while_a_process_runs_joins_the_chains_it_now_serves(project):
     """Shadowing stays live in a long-lived process (serve, worker, the REPL): a project
     validate-returns without applies-if, written while the process runs, serves a skill without

@@ -104,3 +104,10 @@ def test_keywords_that_are_not_json_schema_are_ignored_on_the_fast_path():
     assert errors({"n": 0}, schema) == [] and errors({"n": "x"}, schema) != []
     assert compile_check(schema)({"n": 0}) and not compile_check(schema)({"n": "x"})
     assert not supports({"type": "object", "oneOf": [{"required": ["a"]}]})  # a keyword it does not implement
+
+
+def test_an_integer_too_large_for_a_float_is_judged_not_crashed_on():
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "maximum": 5}}}
+    assert errors({"n": 10**400}, schema) == [f"'n': {10**400!r} is greater than the maximum of 5"]
+    assert errors(10**400, {"type": "integer"}) == []
+    assert compile_check(schema)({"n": 10**400}) is False and compile_check({"type": "integer"})(10**400) is True
