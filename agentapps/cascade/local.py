@@ -41,18 +41,16 @@ if TYPE_CHECKING:
 
 ENV_PREFIX = LOCAL_ENV_PREFIX
 REFUSED = frozenset({"params", "returns", "role", "tags", "visibility", "main", "allowed-tools"})
-# a key naming a credential: judged by its words (`apiKey`, `GITHUB_TOKEN`, `routes.0.secret`), so
-# that `maxTokens` (a count) stays a number
-SECRET_WORDS = frozenset({"secret", "secrets", "token", "password", "passwd", "credential", "credentials",
-                          "private", "apikey"})
-_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+# a key naming a credential, anywhere in it (`aws.secretkey`, `accessTokens`, `GITHUB_TOKEN`) ...
+SECRET_WORDS = re.compile(r"secret|token|password|passwd|credential|api_?key|private", re.IGNORECASE)
+# ... except a token count (`maxTokens`, `max_output_tokens`, `contextTokens`), which is a number
+TOKEN_COUNT = re.compile(r"(max|min|num|total|input|output|context|prompt|completion)[_-]?tokens?(?![a-z])",
+                         re.IGNORECASE)
 
 
 def names_a_secret(path: str) -> bool:
-    """Whether a key path names a credential: one of its words does (`api key` counts as one)."""
-    words = [w.lower() for w in _WORD.findall(path)]
-    return any(w in SECRET_WORDS for w in words) or any(
-        a == "api" and b == "key" for a, b in itertools.pairwise(words))
+    """Whether a key path names a credential (its value is then redacted, and kept as text)."""
+    return bool(SECRET_WORDS.search(TOKEN_COUNT.sub(" ", path)))
 
 
 @dataclass(frozen=True)

@@ -229,6 +229,13 @@ def test_a_key_is_a_secret_when_one_of_its_words_names_a_credential(key, secret)
     assert parse_option(f"{key}=x", as_json=False).secret is secret
 
 
+@pytest.mark.parametrize("key", ["aws.secretkey", "AWS_SECRETACCESSKEY", "github.accessTokens", "gh.apikeys",
+                                 "api.inputTokenValue", "db.dbpasswords", "tls.privatekeyfile", "x.maxTokensecret"])
+def test_a_credential_spelled_as_one_word_or_in_the_plural_is_still_a_secret(key):
+    # the count exception (maxTokens) must not let a credential's value be printed
+    assert parse_option(f"{key}=x", as_json=False).secret is True
+
+
 def test_a_token_count_set_from_the_command_line_or_environment_is_a_number(app):
     assert _shown(app, "--local", "model.maxTokens=4000")["model"]["maxTokens"] == 4000
     assert _shown(app, AGENTAPPS_LOCAL_MODEL__MAX_TOKENS="4000")["model"]["maxTokens"] == 4000
