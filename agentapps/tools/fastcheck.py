@@ -98,35 +98,33 @@ def _object(schema: dict[str, Any]) -> Check | None:
     return check
 
 
-def _array(schema: dict[str, Any]) -> Check | None:
-    low, high = schema.get("minItems"), schema.get("maxItems")
-    items = compile_check(schema["items"]) if "items" in schema else None
-    if low is None and high is None and items is None:
+def _sized(schema: dict[str, Any], kind: type[str | list[Any]], low_key: str, high_key: str,
+           rest: Check | None) -> Check | None:
+    """Length bounds (and `rest`) for values of `kind`; other values pass, as in errors."""
+    low, high = schema.get(low_key), schema.get(high_key)
+    if low is None and high is None and rest is None:
         return None
 
     def check(value: Any) -> bool:
-        if not isinstance(value, list):
+        if not isinstance(value, kind):
             return True
         if (low is not None and len(value) < low) or (high is not None and len(value) > high):
             return False
-        return items is None or all(items(item) for item in value)
+        return rest is None or rest(value)
 
     return check
+
+
+def _array(schema: dict[str, Any]) -> Check | None:
+    items = compile_check(schema["items"]) if "items" in schema else None
+    every = None if items is None else lambda v: all(items(item) for item in v)
+    return _sized(schema, list, "minItems", "maxItems", every)
 
 
 def _string(schema: dict[str, Any]) -> Check | None:
-    low, high, pattern = schema.get("minLength"), schema.get("maxLength"), schema.get("pattern")
-    if low is None and high is None and pattern is None:
-        return None
-
-    def check(value: Any) -> bool:
-        if not isinstance(value, str):
-            return True
-        if (low is not None and len(value) < low) or (high is not None and len(value) > high):
-            return False
-        return pattern is None or bool(search(pattern, value))
-
-    return check
+    pattern = schema.get("pattern")
+    matches = None if pattern is None else lambda v: bool(search(pattern, v))
+    return _sized(schema, str, "minLength", "maxLength", matches)
 
 
 def compile_check(schema: Any) -> Check:

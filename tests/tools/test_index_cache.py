@@ -64,6 +64,15 @@ def test_values_that_do_not_survive_json_are_not_cached(project):
     assert project.cli("describe", "d").returncode == 0
 
 
+def _described_after(project, sql, *params):
+    """`describe s` in a new process after `sql` changed the cache a first process wrote."""
+    _skill(project, "ok")
+    project.cli("list")
+    cache = index_cache.cache_path(project.root)
+    _damage(cache, sql, *params)
+    return project.cli("describe", "s", "--json"), cache
+
+
 def _damage(cache, sql, *params):
     import sqlite3
 
@@ -117,11 +126,8 @@ UNEVEN = '{"paths": ["a", "b"], "mtimes": [1], "sizes": [1], "names": ["s"], "en
 
 @pytest.mark.parametrize("manifest", ["{", "[]", '{"paths": []}', WRONG_TYPES, UNEVEN])
 def test_a_damaged_manifest_is_ignored_and_rewritten(project, manifest):
-    _skill(project, "ok")
-    project.cli("list")
-    cache = index_cache.cache_path(project.root)
-    _damage(cache, "UPDATE meta SET value = ? WHERE key = 'manifest'", manifest)
-    result = project.cli("describe", "s", "--json")  # found through the indexed columns: no manifest read
+    # found through the indexed columns: no manifest read
+    result, cache = _described_after(project, "UPDATE meta SET value = ? WHERE key = 'manifest'", manifest)
     assert result.returncode == 0 and json.loads(result.stdout)["description"] == "ok"
     listed = project.cli("list", "--json")  # every row is needed: the manifest is read, found damaged
     assert listed.returncode == 0 and "s" in [s["name"] for s in json.loads(listed.stdout)["skills"]]
@@ -129,11 +135,7 @@ def test_a_damaged_manifest_is_ignored_and_rewritten(project, manifest):
 
 
 def test_a_cache_of_another_root_or_version_is_not_used(project):
-    _skill(project, "ok")
-    project.cli("list")
-    cache = index_cache.cache_path(project.root)
-    _damage(cache, "UPDATE meta SET value = '1' WHERE key = 'version'")
-    result = project.cli("describe", "s", "--json")
+    result, cache = _described_after(project, "UPDATE meta SET value = '1' WHERE key = 'version'")
     assert result.returncode == 0 and json.loads(result.stdout)["description"] == "ok"
     assert _rows(cache)[0]["version"] == str(index_cache.VERSION)
 
@@ -178,11 +180,7 @@ def test_a_warm_process_reads_only_the_rows_of_the_names_it_asks_for(project):
 
 
 def test_out_of_shape_indexed_columns_fall_back_to_the_whole_manifest(project):
-    _skill(project, "ok")
-    project.cli("list")
-    cache = index_cache.cache_path(project.root)
-    _damage(cache, "UPDATE files SET kind = 'strange', size = 'x'")
-    result = project.cli("describe", "s", "--json")
+    result, _ = _described_after(project, "UPDATE files SET kind = 'strange', size = 'x'")
     assert result.returncode == 0 and json.loads(result.stdout)["description"] == "ok"
 
 
