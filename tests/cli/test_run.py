@@ -394,3 +394,19 @@ def test_a_param_without_a_description_shows_its_bounds_in_help(project):
     project.write("typed.skill.py", TYPED)
     out = project.cli("run", "typed", "--help").stdout
     assert "  --times INTEGER              [>= 1]\n" in out
+
+
+def test_run_command_leaves_no_stdin_gateway_behind(project, monkeypatch, capsys):
+    # a program that embeds the CLI (and a later in-process persistent agent in it) must not find the
+    # gateway of a finished run: that agent would read end-of-input instead of going on
+    import io
+    import sys
+
+    from agentapps.cli.run import run_command
+    from agentapps.gateway import GATEWAY
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    before = GATEWAY.get()
+    assert run_command(["hello", "--name", "Ada"]) == 0
+    assert "Hello, Ada!" in capsys.readouterr().out
+    assert GATEWAY.get() is before

@@ -236,3 +236,13 @@ async def run(ctx, args):
                   "def run(ctx, args):\n    return 1\n")
     with pytest.raises(ArgsError, match="Invalid arguments for skill 'label'"):
         project.invoke("bad")
+
+
+def test_a_context_made_outside_the_onion_has_metadata_of_its_own(project):
+    from agentapps.context.manager import new_context
+
+    root = project.boot()
+    first = new_context(root.tool, {}, root, root.globals)
+    second = new_context(root.tool, {}, root, root.globals)
+    first.meta["written"] = True  # code may write to it: it must not reach any other context
+    assert "written" not in second.meta and "written" not in root.meta

@@ -466,3 +466,18 @@ def test_a_file_where_the_sessions_folder_belongs_is_named(project):
     (project.root / ".agent-apps" / "sessions").write_text("mine\n")
     result = project.cli("sessions", "list")
     assert result.returncode == 1 and "is a file where agentapps keeps a folder" in result.stderr
+
+
+@pytest.mark.parametrize(("key", "says"), [
+    ("job\x07bell", "contains a control character"), ("job\n2", "contains a control character"),
+    ("job\x85", "contains a control character"), ("", "must be 1-"), (7, "must be a string, not int"),
+    ("\ud800", "is not valid Unicode text"),
+])
+def test_a_key_that_cannot_be_a_state_key_is_refused_and_nothing_is_written(tmp_path, key, says):
+    store = FileStateStore(tmp_path / "state")
+    with pytest.raises(UsageError, match=says):
+        store.set(key, 1)
+    folder = tmp_path / "state"
+    assert not folder.exists() or [p for p in folder.iterdir() if p.name != ".lock"] == []
+    store.set("job:é", 1)
+    assert store.get("job:é") == 1
