@@ -4,7 +4,7 @@
 and whatever later walks a deep value (json.dumps, a schema check, a session write) recurses
 again. So text nested deeper than the caller's bound is refused before it is parsed, by a scan
 that does not recurse and runs at C speed (regex and bytes.translate), not per character in Python.
-A lone surrogate (`"\ud800"`, legal in a JavaScript string) would parse into a str that no UTF-8
+A lone surrogate (`"\\ud800"`, legal in a JavaScript string) would parse into a str that no UTF-8
 writer accepts, and end the run at the next log or output; it becomes U+FFFD first.
 """
 

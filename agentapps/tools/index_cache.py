@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 import time
+import weakref
 import zlib
 from functools import partial
 from pathlib import Path
@@ -148,6 +149,10 @@ class Manifest:
     def __init__(self, conn: Any, root: Path, kind: RootKind, dirs: dict[str, int], verified_ns: int,
                  env: str) -> None:
         self.conn, self.root, self.kind = conn, root, kind
+        # a manifest dropped with its index (an embedding program's Globals, a test's) closes its
+        # connection; left to the collector, a cycle may finalize the connection first and Python
+        # 3.13 warns of it unclosed. A finalizer holds the connection, so it is closed before that
+        weakref.finalize(self, _close_quietly, conn)
         self.dirs, self.verified_ns, self.env = dirs, verified_ns, env
         self._rows: dict[str, Entry] | None = None
         self.damaged = False  # the manifest was out of shape when read: its rows are {}
@@ -279,8 +284,12 @@ class Manifest:
                        data["body_line"], None, data.get("uri"), self.root, self.kind, data["mtime"], data["loop"])
 
     def close(self) -> None:
-        with contextlib.suppress(sqlite3.Error):
-            self.conn.close()
+        _close_quietly(self.conn)
+
+
+def _close_quietly(conn: Any) -> None:
+    with contextlib.suppress(sqlite3.Error):
+        conn.close()
 
 
 def open_manifest(root: Path, kind: RootKind) -> Manifest | None:
