@@ -1,5 +1,6 @@
-"""The one place an exception becomes an exit code: a one-line message on stderr (a traceback
-with -v, or for an internal error), and the failure object on stdout when JSON was asked for."""
+"""Where the command line turns an exception into an exit code: the run's error record
+(`lifecycle.failure`) as one line on stderr (a traceback with -v, or for an internal error), and as
+the failure object on stdout when JSON was asked for."""
 
 from __future__ import annotations
 
@@ -7,35 +8,31 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from agentapps.cli import render
-from agentapps.errors import AgentAppsError
+from agentapps.lifecycle import failure
 
 if TYPE_CHECKING:
     from agentapps.context.context import Internals
 
-
-def exit_code(exc: BaseException) -> int:
-    if isinstance(exc, AgentAppsError):
-        return exc.exit_code
-    if isinstance(exc, KeyboardInterrupt):
-        return 130
-    return 1
+exit_code = failure.exit_code
 
 
-def error_object(exc: BaseException) -> dict[str, Any]:
-    if isinstance(exc, AgentAppsError):
-        return exc.to_dict()
-    return {"type": type(exc).__name__, "message": render.error_line(exc), "exit_code": exit_code(exc)}
+def fail(exc: BaseException, **how: Any) -> int:
+    """Report `exc` (see `report`) and return its exit code."""
+    return int(report(exc, **how)["exit_code"])
 
 
-def fail(exc: BaseException, *, as_json: bool = False, verbose: bool = False,
-         internals: Internals | None = None, payload: dict[str, Any] | None = None,
-         started: float | None = None) -> int:
-    """Report `exc` and return its exit code. `payload` adds fields to the JSON failure object
-    (`run --json` prints {ok, skill, result, error, duration_ms, ...})."""
-    render.emit_error(exc, verbose=verbose, internals=internals)
+def report(exc: BaseException, *, as_json: bool = False, verbose: bool = False,
+           internals: Internals | None = None, payload: dict[str, Any] | None = None,
+           started: float | None = None, skill: str | None = None) -> dict[str, Any]:
+    """Report `exc` and return its error record. `payload` adds fields to the JSON failure object
+    (`run --json` prints {ok, skill, result, error, duration_ms, ...}); `skill` is the skill whose
+    run it ended, when the error names none."""
+    redactor = internals.redactor if internals is not None else None
+    record = failure.record(exc, redactor, skill=skill)
+    render.emit_error(exc, record, verbose=verbose, internals=internals)
     if as_json:
-        body: dict[str, Any] = {"ok": False, **(payload or {}), "error": error_object(exc)}
+        body: dict[str, Any] = {"ok": False, **(payload or {}), "error": record}
         if started is not None:
             body["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
         render.emit_json(body, internals)
-    return exit_code(exc)
+    return record

@@ -82,17 +82,31 @@ def info(message: str) -> None:
     sys.stderr.write(message + "\n")
 
 
-def error_line(exc: BaseException) -> str:
-    if isinstance(exc, AgentAppsError):
-        return " ".join(str(exc).split("\n"))
-    return f"internal error: {type(exc).__name__}: {exc} (this is a bug; run with -v for the traceback)"
+BUG_HINT = " (this is a bug; run with -v for the traceback)"
 
 
-def emit_error(exc: BaseException, *, verbose: bool, internals: Internals | None = None) -> None:
+def error_line(exc: BaseException, internals: Internals | None = None) -> str:
+    """The one line the terminal shows for `exc`: its error record's message (redacted, then made
+    one line), with a hint when it is a bug."""
+    from agentapps.lifecycle import failure
+
+    line = failure.one_line(failure.message(exc), internals.redactor if internals is not None else None)
+    return line + BUG_HINT if failure.internal(exc) else line
+
+
+def emit_error(exc: BaseException, record: dict[str, Any] | None = None, *, verbose: bool,
+               internals: Internals | None = None) -> None:
+    """One line on stderr: `record`'s message (the run's error record) or `exc`'s; the traceback
+    first with `verbose` (always redacted)."""
+    from agentapps.lifecycle import failure
+
     if verbose and (not isinstance(exc, AgentAppsError) or exc.__cause__ is not None):
         import traceback
 
         sys.stderr.write(redact("".join(traceback.format_exception(exc)), internals))
-    sys.stderr.write(_paint("error:", "31;1", sys.stderr) + " " + redact(error_line(exc), internals) + "\n")
+    if record is not None:
+        line = str(record["message"]) + (BUG_HINT if failure.internal(exc) else "")
+    else:
+        line = error_line(exc, internals)
+    sys.stderr.write(_paint("error:", "31;1", sys.stderr) + " " + line + "\n")
     sys.stderr.flush()
-

@@ -156,8 +156,11 @@ class TurnLog:
         self.spent = now
         if live:
             spent["stop_reason"] = "interrupted" if code else "answered"
+        from agentapps.lifecycle.failure import record
+
+        found = None if error is None else record(error, self.g.internals.redactor, skill=self.skill)
         log_run(self.g.config.log_dir, skill=self.skill, args={"message": message}, internals=self.g.internals,
-                exit_code=code, error=error, started=started, totals=spent)
+                exit_code=code, error=found, started=started, totals=spent)
 
 
 class QuietWhenInterrupted:

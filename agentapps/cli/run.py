@@ -9,13 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentapps.cli import options, render
-from agentapps.cli.boundary import fail
+from agentapps.cli.boundary import fail, report
 from agentapps.cli.inputs import read_args_file, stdin_input
 from agentapps.cli.skillargs import parse_skill_args
 from agentapps.errors import (
     AgentAppsError,
     InterruptedError_,
-    LimitError,
     StoreWriteError,
     UsageError,
 )
@@ -66,7 +65,8 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         from agentapps.boot import bootstrap
         from agentapps.cascade.interface import params_of
         from agentapps.context.manager import invoke_root
-        from agentapps.hosting import agent_extras, register_secrets
+        from agentapps.hosting import register_secrets
+        from agentapps.lifecycle.outcome import agent_extras
 
         if opts.replay:  # a missing or broken script fails before anything starts
             from agentapps.agent.script import load_script
@@ -133,16 +133,15 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
     except (KeyboardInterrupt, _Terminated) as exc:
         number = 15 if isinstance(exc, _Terminated) else 2
         stop = InterruptedError_("Interrupted.", signal_number=number)
-        code = _fail(stop, opts, skill_name, started, extras, internals)
-        return _logged(code, stop, opts, skill_name, args, started, internals, data_dir)
-    except Exception as exc:  # noqa: BLE001 - the one place errors become exit codes
-        code = _fail(exc, opts, skill_name, started, extras, internals)
-        return _logged(code, exc, opts, skill_name, args, started, internals, data_dir)
+        return _failed(stop, opts, skill_name, args, started, extras, internals, data_dir)
+    except Exception as exc:  # noqa: BLE001 - a run's every failure is reported and logged here
+        return _failed(exc, opts, skill_name, args, started, extras, internals, data_dir)
     finally:
         signal.signal(signal.SIGTERM, previous)
     if opts.json:
-        render.emit_json({"ok": True, "skill": skill_name, "result": result, "error": None,
-                          "duration_ms": round((time.perf_counter() - started) * 1000, 1), **extras}, internals)
+        from agentapps.lifecycle.outcome import outcome
+
+        render.emit_json(outcome(skill_name, result, None, started=started, internals=internals), internals)
     elif isinstance(result, dict) and result.get("dryRun") and "system" in result:
         # a markdown dry run reads best as the text the model would get (--json keeps the object)
         render.emit_result(f"{result['system']}\n--- user message ---\n{result['userMessage']}\n", internals)
@@ -151,10 +150,11 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
     return _logged(0, None, opts, skill_name, args, started, internals, data_dir)
 
 
-def _logged(code: int, error: BaseException | None, opts: options.RunOptions, skill: str | None,
+def _logged(code: int, error: dict[str, Any] | None, opts: options.RunOptions, skill: str | None,
             args: dict[str, Any], started: float, internals: Internals,
             data_dir: Path | None) -> int:
-    """Append this run to the run log (agentapps.runlog; never fails the run) and pass `code` on."""
+    """Append this run to the run log (agentapps.runlog; never fails the run) and pass `code` on.
+    `error` is the run's error record, the one the terminal was shown."""
     if not opts.dry_run and skill is not None:
         from agentapps.runlog import log_run
 
@@ -182,15 +182,15 @@ def _printable(result: Any, skill: str | None) -> Any:
     return result
 
 
-def _fail(exc: BaseException, opts: options.RunOptions, skill: str | None, started: float,
-          extras: dict[str, Any] | None = None, internals: Internals | None = None) -> int:
+def _failed(exc: BaseException, opts: options.RunOptions, skill: str | None, args: dict[str, Any],
+            started: float, extras: dict[str, Any], internals: Internals, data_dir: Path | None) -> int:
+    """Show the run's error record (stderr, and stdout with --json), log it, return its exit code."""
     result = _finished_result(exc, skill)
-    if isinstance(exc, LimitError | InterruptedError_) and exc.skill is None and skill is not None:
-        exc.skill = skill  # --timeout, a signal: they stopped the run of the skill the user named
     if result is not None and not opts.json:
         render.emit_result(result, internals)  # the skill did finish: only saving its session failed
-    return fail(exc, as_json=opts.json, verbose=opts.verbose, internals=internals, started=started,
-                payload={"skill": skill, "result": result, **(extras or {})})
+    record = report(exc, as_json=opts.json, verbose=opts.verbose, internals=internals, started=started,
+                    payload={"skill": skill, "result": result, **extras}, skill=skill)
+    return _logged(int(record["exit_code"]), record, opts, skill, args, started, internals, data_dir)
 
 
 def _finished_result(exc: BaseException, skill: str | None) -> Any:

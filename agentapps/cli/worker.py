@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentapps.cli import render
 from agentapps.errors import AgentAppsError, UsageError
+from agentapps.lifecycle.failure import record as record_of
 from agentapps.runlog.batch import Batcher
 
 if TYPE_CHECKING:
@@ -160,7 +161,8 @@ class _Handler:
         run = self.runs.pop(id(event), None)
         if run is None or not self.logging:
             return
-        code = 0 if error is None else error.exit_code if isinstance(error, AgentAppsError) else 1
+        found = None if error is None else record_of(error, run.g.internals.redactor, skill=self.tool.name)
+        code = 0 if found is None else int(found["exit_code"])
         note = None
         if failed is not None:
             after = {"dead": f"moved to {failed['dead_topic']}", "released": "to be tried again",
@@ -169,7 +171,7 @@ class _Handler:
             note = f"event {event.get('id')}, delivery {failed['deliveries']} of {failed['limit']}; {after}"
         try:
             self.log.add(entry_for(skill=self.tool.name, args={"event": event}, internals=run.g.internals,
-                                   exit_code=code, error=error, started=run.started, note=note))
+                                   exit_code=code, error=found, started=run.started, note=note))
         except Exception as exc:  # noqa: BLE001 - the log never stops the worker
             render.warn(f"the run was not added to the run log: {type(exc).__name__}: {exc}")
 
@@ -213,7 +215,7 @@ class _Lines:
     def report(self, what: str, details: dict[str, Any]) -> None:
         if what == "failed":
             error = details["error"]
-            text = render.error_line(error) if isinstance(error, AgentAppsError) else f"{type(error).__name__}: {error}"
+            text = render.error_line(error)
             after = {"dead": f"; moved to {details['dead_topic']}", "released": "; to be tried again",
                      "pending": "; to be tried again after the visibility timeout",
                      "gone": "; another consumer holds it now"}.get(details["outcome"], "")

@@ -16,6 +16,7 @@ import mcp_types as types
 from agentapps.context.context import Globals
 from agentapps.errors import AgentAppsError, InterruptedError_
 from agentapps.hosting import REPORT, begin, invoke
+from agentapps.lifecycle.failure import one_line, record
 from agentapps.mcp.elicit import FORWARD, Answer
 from agentapps.secrets import redact
 from agentapps.tools.policy import Policy
@@ -45,7 +46,7 @@ class Sink:
         text = describe(type_, data)
         if text is None:
             return
-        text = redact(" ".join(text.split())[:MAX_MESSAGE], self.internals)
+        text = one_line(text, self.internals.redactor)[:MAX_MESSAGE]  # redacted whole, then cut
         if _on_loop(self.loop):
             self.queue.put_nowait(text)
         else:  # reported from a worker thread
@@ -161,9 +162,9 @@ def success(result: Any, structured: bool, internals: Internals) -> types.CallTo
     return types.CallToolResult(content=content)
 
 
-def failure(message: str, internals: Internals) -> types.CallToolResult:
-    one_line = " ".join(redact(message, internals).split())
-    content: list[types.ContentBlock] = [types.TextContent(type="text", text=one_line)]
+def failure(error: dict[str, Any]) -> types.CallToolResult:
+    """The run's error record as an error tool result: its message, one line, already redacted."""
+    content: list[types.ContentBlock] = [types.TextContent(type="text", text=str(error["message"]))]
     return types.CallToolResult(content=content, is_error=True)
 
 
@@ -178,30 +179,30 @@ async def serve_call(g: Globals, ctx: Any, name: str, args: dict[str, Any], *, s
     tokens = (REPORT.set(sink.event if sink is not None else None),
               ASK.set(client.approve if client.can_ask else None), FORWARD.set(client.forward))
     started = time.perf_counter()
-    outcome: tuple[int, BaseException | None] = (0, None)
+    error: BaseException | None = None
     try:
         result = await invoke(run, name, args, "Cancelled by the MCP client.")
     except asyncio.CancelledError:
-        outcome = (130, InterruptedError_("Cancelled by the MCP client."))
+        error = InterruptedError_("Cancelled by the MCP client.")
         raise
-    except AgentAppsError as exc:
-        outcome = (exc.exit_code, exc)
-        return failure(str(exc), g.internals)
-    except Exception as exc:  # a bug in a skill or in us: reported, and the server keeps serving
-        outcome = (1, exc)
-        log.warning("skill %s failed unexpectedly", name, exc_info=True)
-        return failure(f"internal error: {type(exc).__name__}: {exc}", g.internals)
+    except Exception as exc:  # every failure is a tool result; the server keeps serving
+        if not isinstance(exc, AgentAppsError):  # a bug in a skill or in us
+            log.warning("skill %s failed unexpectedly", name, exc_info=True)
+        error = exc
     finally:
         REPORT.reset(tokens[0])
         ASK.reset(tokens[1])
         FORWARD.reset(tokens[2])
         if sink is not None:
             await sink.close()
-        _record(g, run, name, args, outcome, started)
+        found = None if error is None else record(error, g.internals.redactor, skill=name)
+        _record(g, run, name, args, found, started)
+    if found is not None:
+        return failure(found)
     return success(result, structured, g.internals)
 
 
-def _record(g: Globals, run: Any, name: str, args: dict[str, Any], outcome: tuple[int, BaseException | None],
+def _record(g: Globals, run: Any, name: str, args: dict[str, Any], error: dict[str, Any] | None,
             started: float) -> None:
     """Add the call to the run log, as `agentapps run` and `agentapps serve` do (never fails it). The
     record is written in the background with the next ones (runlog.batch): the client does not
@@ -211,7 +212,7 @@ def _record(g: Globals, run: Any, name: str, args: dict[str, Any], outcome: tupl
 
     if not enabled():
         return
-    code, error = outcome
+    code = 0 if error is None else int(error["exit_code"])
     try:
         entry = entry_for(skill=name, args=args, internals=run.g.internals, exit_code=code, error=error,
                           started=started)

@@ -62,9 +62,10 @@ def _text(value: str) -> str:
 
 
 def entry_for(*, skill: str, args: Any, internals: Internals, exit_code: int,
-              error: BaseException | None, started: float, totals: dict[str, Any] | None = None,
+              error: dict[str, Any] | None, started: float, totals: dict[str, Any] | None = None,
               note: str | None = None) -> dict[str, Any]:
-    """The record of one run, from what the CLI knows when it ends (`started` is perf_counter).
+    """The record of one run, from what the door knows when it ends (`started` is perf_counter).
+    `error`: the run's error record (`lifecycle.failure.record`, already redacted and one line);
     `totals`: the run's agent totals when they are not `internals.agent_totals` (a REPL turn);
     `note`: said after the error line (what became of a worker's failed event)."""
     elapsed = time.perf_counter() - started
@@ -72,8 +73,7 @@ def entry_for(*, skill: str, args: Any, internals: Internals, exit_code: int,
     models, usage = _dict(totals.get("models")), _dict(totals.get("usage"))
     line = None
     if error is not None:
-        line = " ".join(str(error).split()) if isinstance(error, AgentAppsError) \
-            else f"{type(error).__name__}: {error}"
+        line = str(error.get("message") or error.get("type") or "")
         line = _text(redact(f"{line} ({note})" if note else line, internals)[:MAX_ERROR])
     session = internals.session_key
     biggest = max(models, key=lambda m: _tokens(models[m]), default=None)

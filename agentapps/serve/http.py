@@ -30,9 +30,9 @@ class Refused(Exception):
 
 def error_response(status: int, error: AgentAppsError | dict[str, Any], headers: dict[str, str] | None = None,
                    redact: Callable[[Any], Any] | None = None) -> JSONResponse:
-    from agentapps.serve.runs import failure
+    from agentapps.lifecycle.failure import record
 
-    body = {"ok": False, "error": failure(error) if isinstance(error, AgentAppsError) else error}
+    body = {"ok": False, "error": record(error) if isinstance(error, AgentAppsError) else error}
     return JSONResponse(redact(body) if redact else body, status_code=status, headers=headers)
 
 

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentapps import hosting
 from agentapps.errors import AgentAppsError, InterruptedError_, LimitError
+from agentapps.lifecycle.outcome import outcome
+from agentapps.lifecycle.streaming import StreamRedactor
 from agentapps.serve.events import stream_event
 from agentapps.trust import ASK
 
@@ -25,17 +27,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("agentapps.serve")
 Event = tuple[str, dict[str, Any]]
 DECISIONS = {"approve": "once", "deny": "deny"}
-
-
-def failure(exc: BaseException) -> dict[str, Any]:
-    """The error object of `run --json`; anything but our own errors is an internal error, and no
-    traceback ever leaves the server."""
-    if isinstance(exc, AgentAppsError):
-        found = exc.to_dict()
-        found["message"] = " ".join(str(exc).split())  # one line, with the file:line where there is one
-        return found
-    return {"type": "InternalError", "message": " ".join(f"internal error: {type(exc).__name__}: {exc}".split()),
-            "exit_code": 1, "skill": None, "file": None, "line": None}
 
 
 class LiveRun:
@@ -50,6 +41,8 @@ class LiveRun:
         self.run = hosting.begin(server.g, server.exposure.policy)
         self.outcome: dict[str, Any] = {}
         self.task: asyncio.Task[None] | None = None
+        # streamed model text, redacted across deltas: a secret split between two is still caught
+        self.text = StreamRedactor(server.g.internals.redactor)
 
     def start(self) -> LiveRun:
         self.task = asyncio.ensure_future(self._execute())
@@ -60,6 +53,16 @@ class LiveRun:
     def emit(self, name: str, data: dict[str, Any]) -> None:
         if not self.streaming:
             return
+        if name == "text-delta":
+            shown = self.text.feed(str(data.get("text") or ""))
+            if not shown:
+                return  # all of it could begin a secret: it goes out with the next delta
+            data = {**data, "text": shown}
+        else:
+            self._end_text()
+        self._put(name, data)
+
+    def _put(self, name: str, data: dict[str, Any]) -> None:
         item = (name, self.server.g.internals.redactor.redact_data(data))
         try:
             on_loop = asyncio.get_running_loop() is self.loop
@@ -69,6 +72,12 @@ class LiveRun:
             self.events.put_nowait(item)
         else:  # reported from a worker thread
             self.loop.call_soon_threadsafe(self.events.put_nowait, item)
+
+    def _end_text(self) -> None:
+        """Any other event ends a run of deltas: what was held back goes out first, in order."""
+        held = self.text.end()
+        if held:
+            self._put("text-delta", {"text": held, "agent": None})
 
     def on_trace(self, type_: str, data: dict[str, Any]) -> None:
         found = stream_event(type_, data)
@@ -149,30 +158,36 @@ class LiveRun:
         await self._finish(result, error)
 
     async def _finish(self, result: Any, error: BaseException | None) -> None:
-        internals = self.run.g.internals
-        outcome: dict[str, Any] = {"ok": error is None, "skill": self.skill, "result": result,
-                                   "error": None if error is None else failure(error),
-                                   "duration_ms": round((time.perf_counter() - self.run.started) * 1000, 1),
-                                   **hosting.agent_extras(internals.agent_totals)}
-        if self.thread is not None:
-            outcome["threadId"] = self.thread
-        self.outcome = internals.redactor.redact_data(outcome)
+        extra = {} if self.thread is None else {"threadId": self.thread}
+        self.outcome = outcome(self.skill, result, error, started=self.run.started,
+                               internals=self.run.g.internals, **extra)
         code = 0 if error is None else int(self.outcome["error"]["exit_code"])
-        try:
-            await asyncio.shield(self._record(code, error))
-        except asyncio.CancelledError:
-            pass  # shutting down: the record is written by the shielded task if it can be
+        self._record(code)
+        if self.thread is not None:
+            try:
+                await asyncio.shield(self._save_thread(code))
+            except asyncio.CancelledError:
+                pass  # shutting down: the record is written by the shielded task if it can be
         self.emit("result" if error is None else "error", self.outcome)
         self.events.put_nowait(None)
 
-    async def _record(self, code: int, error: BaseException | None) -> None:
-        from agentapps.runlog import log_run
+    def _record(self, code: int) -> None:
+        """The run-log record, written by the server's one batched writer (the answer never waits)."""
+        from agentapps.runlog import enabled, entry_for
+        from agentapps.runlog.batch import batcher_for
 
-        await asyncio.to_thread(log_run, self.server.g.config.log_dir, skill=self.skill, args=self.args,
-                                internals=self.run.g.internals, exit_code=code, error=error,
-                                started=self.run.started)
-        if self.thread is not None:
-            await self.server.coord.save_thread(await self._thread_record(code))
+        if not enabled():
+            return
+        try:
+            entry = entry_for(skill=self.skill, args=self.args, internals=self.run.g.internals, exit_code=code,
+                              error=self.outcome["error"], started=self.run.started)
+        except Exception:  # the log must never fail the run
+            log.warning("the run of %s was not added to the run log", self.skill, exc_info=True)
+            return
+        batcher_for(self.server.g).add(entry)
+
+    async def _save_thread(self, code: int) -> None:
+        await self.server.coord.save_thread(await self._thread_record(code))
 
     async def _thread_record(self, code: int) -> dict[str, Any]:
         found = await self.server.coord.thread(self.thread or "") or {

@@ -232,19 +232,20 @@ def test_a_run_that_fails_before_it_starts_outside_any_project_leaves_no_folder_
 def test_text_that_is_not_utf8_never_loses_records(project):
     # a command-line argument that is not UTF-8 arrives as a lone surrogate, and so does a JSON
     # "\\udcff" escape in an event's payload; one in an error line failed the whole batch's insert
+    from agentapps.lifecycle.failure import record
     from agentapps.runlog import log_entries
 
     started = time.perf_counter()
     plain = entry_for(skill="s", args={"a": "x"}, internals=Internals(), exit_code=0, error=None, started=started)
     odd = entry_for(skill="s\udcff", args={"title": "\udcff"}, internals=Internals(), exit_code=1,
-                    error=ValueError("bad title \udcff"), started=started)
+                    error=record(ValueError("bad title \udcff")), started=started)
     other = entry_for(skill="s", args={"title": "\udcfe"}, internals=Internals(), exit_code=0, error=None,
                       started=started)
     assert odd["args_digest"] != other["args_digest"]  # still tells the args apart
     assert log_entries(project.root / ".agent-apps", [plain, odd, plain]) == [1, 2, 3]
     rows = sqlite3.connect(project.root / ".agent-apps" / "runs" / "runs.db").execute(
         "SELECT skill, error FROM runs ORDER BY id").fetchall()
-    assert rows[1] == ("s\ufffd", "ValueError: bad title \ufffd")
+    assert rows[1] == ("s\ufffd", "internal error: ValueError: bad title \ufffd")
     result = project.cli("run", "hello", "--name", os.fsdecode(b"\xff\xfe"))
     assert result.returncode == 0 and "run log" not in result.stderr, result.stderr
     listed = project.cli("runs", "list", "--json").stdout
