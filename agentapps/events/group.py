@@ -14,7 +14,7 @@ import socket
 from dataclasses import dataclass
 from typing import Any, Final
 
-from agentapps.events.scripts import ACK, CLAIM, FAIL, RELEASE
+from agentapps.events.scripts import ACK, CLAIM, FAIL, RELEASE, SET_ASIDE
 from agentapps.stores.link import RedisLink
 
 STREAM_LIMIT: Final = 100_000  # entries kept per topic (approximately); older ones are trimmed
@@ -40,12 +40,18 @@ def stream_key(link: RedisLink, topic: str) -> str:
 
 
 class MalformedEntry(ValueError):
-    """A stream entry that is not an event agentapps wrote (its body is not a JSON object)."""
+    """A stream entry that is not an event agentapps wrote: no body, a body that is not a JSON object
+    with `data`, or a dead-letter note that is not a JSON object. Whoever takes one sets it aside
+    (Group.set_aside): it never reaches a handler or a waiter."""
 
 
-def _object(raw: bytes | None, what: str) -> dict[str, Any]:
+RAW: Final = b"raw:"  # a dead letter keeps its entry's fields other than the body `e` as raw:NAME
+MAX_NESTING: Final = 8  # dead letters of dead letters (of a T.dead-letter consumer's failures) decoded
+
+
+def _object(raw: bytes, what: str) -> dict[str, Any]:
     try:
-        found = json.loads(raw if raw is not None else b"{}")
+        found = json.loads(raw)
     except (ValueError, RecursionError):
         found = None
     if not isinstance(found, dict):
@@ -53,20 +59,56 @@ def _object(raw: bytes | None, what: str) -> dict[str, Any]:
     return found
 
 
-def envelope_of(topic: str, delivery_id: str, fields: dict[bytes, bytes]) -> dict[str, Any]:
+def envelope_of(topic: str, delivery_id: str, fields: dict[bytes, bytes], nesting: int = 0) -> dict[str, Any]:
     """The public event for a stream entry; a dead-lettered one wraps the event it stands for.
     MalformedEntry when the entry is not one agentapps wrote."""
-    body = _object(fields.get(b"e"), "body")
-    event = {"id": delivery_id, "topic": topic, "type": body.get("type", "event"), "source": body.get("source"),
-             "data": body.get("data"), "timestamp": body.get("timestamp"),
-             "rootContextId": body.get("rootContextId"), "depth": body.get("depth", 0)}
-    why = fields.get(b"dl")
-    if why is None:
-        return event
-    info = _object(why, "dead-letter note")
-    original = {**event, "id": info.get("id"), "topic": info.get("topic")}
-    return {**event, "type": "dead-letter", "source": info.get("group"),
-            "data": {"event": original, "group": info.get("group"), "deliveries": info.get("deliveries")}}
+    note = fields.get(b"dl")
+    if note is not None:
+        return _dead_letter(topic, delivery_id, fields, _object(note, "dead-letter note"), nesting)
+    raw = fields.get(b"e")
+    if raw is None:
+        raise MalformedEntry("The stream entry has no body (field 'e'): not an event agentapps wrote.")
+    body = _object(raw, "body")
+    if "data" not in body:
+        raise MalformedEntry("The stream entry's body has no 'data': not an event agentapps wrote.")
+    return {"id": delivery_id, "topic": topic, "type": body.get("type", "event"), "source": body.get("source"),
+            "data": body["data"], "timestamp": body.get("timestamp"),
+            "rootContextId": body.get("rootContextId"), "depth": body.get("depth", 0)}
+
+
+def _dead_letter(topic: str, delivery_id: str, fields: dict[bytes, bytes], note: dict[str, Any],
+                 nesting: int) -> dict[str, Any]:
+    """`{type: dead-letter, data: {event, group, deliveries, reason}}`; for an entry that was not an
+    event, `event` is only its id and topic, and `error` and `raw` (its fields as they were) say why."""
+    kept = {name[len(RAW):]: value for name, value in fields.items() if name.startswith(RAW)}
+    if b"e" in fields:
+        kept[b"e"] = fields[b"e"]
+    where: dict[str, Any] = {"id": note.get("id"), "topic": note.get("topic")}
+    data: dict[str, Any] = {"event": where, "group": note.get("group"), "deliveries": note.get("deliveries"),
+                            "reason": note.get("reason", "deliveries")}
+    original: dict[str, Any] = {}
+    try:
+        if nesting >= MAX_NESTING:
+            raise MalformedEntry(f"The stream entry is a dead letter nested more than {MAX_NESTING} deep.")
+        original = data["event"] = envelope_of(where["topic"], where["id"], kept, nesting + 1)
+    except MalformedEntry as exc:
+        data.update(reason="malformed", error=str(exc),
+                    raw={_shown(name): _shown(value) for name, value in kept.items()})
+        if note.get("omitted"):
+            data["omitted"] = note["omitted"]  # fields beyond the ones a dead letter keeps
+    return {"id": delivery_id, "topic": topic, "type": "dead-letter", "source": note.get("group"), "data": data,
+            "timestamp": original.get("timestamp", _entry_time(delivery_id)),
+            "rootContextId": original.get("rootContextId"), "depth": original.get("depth", 0)}
+
+
+def _shown(raw: bytes) -> str:
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def _entry_time(entry_id: Any) -> int | None:
+    """The milliseconds in a stream entry id (`1732608000000-0`)."""
+    head = entry_id.split("-", 1)[0] if isinstance(entry_id, str) else ""
+    return int(head) if head.isdigit() else None
 
 
 def text_of(value: Any) -> str:
@@ -84,7 +126,7 @@ class Group:
         self.visibility_ms = max(1, round(visibility * 1000))
         self.max_deliveries = max_deliveries
         self._claim, self._ack, self._release = link.script(CLAIM), link.script(ACK), link.script(RELEASE)
-        self._fail = link.script(FAIL)
+        self._fail, self._set_aside = link.script(FAIL), link.script(SET_ASIDE)
 
     def ensure(self, start: str = "0") -> bool:
         """Create the group (and the stream) if missing, reading from `start`; False if it existed."""
@@ -140,6 +182,15 @@ class Group:
                                     self.visibility_ms, delivery_id, self.max_deliveries, self.topic,
                                     STREAM_LIMIT)
         return text_of(outcome)
+
+    def set_aside(self, ids: list[str]) -> list[str]:
+        """Move entries we hold that are not events (MalformedEntry) to the dead-letter topic at once,
+        as they were, with reason 'malformed'; the ids moved (the rest we no longer held)."""
+        if not ids:
+            return []
+        moved = self.link.call(self._set_aside, [self.key, self.dead_key], self.name, self.consumer, self.topic,
+                               STREAM_LIMIT, *ids)
+        return [text_of(i) for i in moved]
 
     def touch(self, ids: list[str]) -> None:
         """Restart the visibility timeout of events still being handled (without counting a delivery)."""

@@ -4,23 +4,33 @@ from __future__ import annotations
 
 from typing import Final
 
-# Move pending event `id` (delivered `times` times) to the dead-letter stream and acknowledge it,
-# in the same atomic step, so a crash leaves it either pending or dead-lettered. The dead-letter
-# topic's queue `default` is created with it, so `event-wait {topic: T.dead-letter}` sees every
-# dead letter. A trimmed-away entry is only acknowledged.
+# Move pending entry `id` (delivered `times` times) to the dead-letter stream and acknowledge it,
+# in the same atomic step, so a crash leaves it either pending or dead-lettered. The dead letter
+# keeps the entry as it was, whatever it holds: its note `dl` (topic, group, deliveries, id and
+# `reason`: 'deliveries' or 'malformed'), the body `e` as is, and every other field as `raw:NAME`
+# (at most 1000 of them: an entry with thousands would overflow Lua's stack and wedge the entry;
+# the note counts the rest as `omitted`). The dead-letter topic's queue `default` is created with it, so
+# `event-wait {topic: T.dead-letter}` sees every dead letter. A trimmed-away entry is only
+# acknowledged.
 BURY: Final = """
-local function bury(stream, dead, group, id, times, topic, limit)
+local function bury(stream, dead, group, id, times, topic, limit, reason)
   local found = redis.call('XRANGE', stream, id, id)
   if #found > 0 then
-    local fields, body = found[1][2], nil
+    local fields, kept, omitted = found[1][2], {}, 0
     for i = 1, #fields, 2 do
-      if fields[i] == 'e' then body = fields[i + 1] end
+      local name = fields[i]
+      if name ~= 'e' then name = 'raw:' .. name end
+      if name == 'e' or #kept < 2 * 1000 then
+        table.insert(kept, name)
+        table.insert(kept, fields[i + 1])
+      else
+        omitted = omitted + 1
+      end
     end
-    if body then
-      redis.pcall('XGROUP', 'CREATE', dead, 'default', '0', 'MKSTREAM')
-      local why = cjson.encode({topic = topic, group = group, deliveries = times, id = id})
-      redis.call('XADD', dead, 'MAXLEN', '~', limit, '*', 'e', body, 'dl', why)
-    end
+    local note = {topic = topic, group = group, deliveries = times, id = id, reason = reason}
+    if omitted > 0 then note.omitted = omitted end
+    redis.pcall('XGROUP', 'CREATE', dead, 'default', '0', 'MKSTREAM')
+    redis.call('XADD', dead, 'MAXLEN', '~', limit, '*', 'dl', cjson.encode(note), unpack(kept))
   end
   redis.call('XACK', stream, group, id)
 end
@@ -38,7 +48,7 @@ local claimed, dead = {}, 0
 for _, entry in ipairs(pending) do
   local id, times = entry[1], entry[4]
   if times >= tonumber(ARGV[5]) then
-    bury(KEYS[1], KEYS[2], ARGV[1], id, times, ARGV[6], ARGV[7])
+    bury(KEYS[1], KEYS[2], ARGV[1], id, times, ARGV[6], ARGV[7], 'deliveries')
     dead = dead + 1
   else
     local got = redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], id)
@@ -64,11 +74,28 @@ local entry = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[4], ARGV[4], 1, ARGV
 if #entry == 0 then return {'gone', 0} end
 local times = entry[1][4]
 if times >= tonumber(ARGV[5]) then
-  bury(KEYS[1], KEYS[2], ARGV[1], ARGV[4], times, ARGV[6], ARGV[7])
+  bury(KEYS[1], KEYS[2], ARGV[1], ARGV[4], times, ARGV[6], ARGV[7], 'deliveries')
   return {'dead', times}
 end
 redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[4], 'IDLE', ARGV[3], 'JUSTID')
 return {'released', times}
+"""
+
+# Set aside entries `consumer` holds that are not events (see group.MalformedEntry): each goes to
+# the dead-letter stream at once, as 'malformed', whatever its delivery count (no retry can make it
+# readable). An entry no longer pending for `consumer` is left alone.
+# KEYS: stream, dead-letter stream. ARGV: group, consumer, topic, dead-letter stream length, ids...
+# Returns the ids moved.
+SET_ASIDE: Final = BURY + """
+local moved = {}
+for i = 5, #ARGV do
+  local entry = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1, ARGV[2])
+  if #entry > 0 then
+    bury(KEYS[1], KEYS[2], ARGV[1], ARGV[i], entry[1][4], ARGV[3], ARGV[4], 'malformed')
+    table.insert(moved, ARGV[i])
+  end
+end
+return moved
 """
 
 # Acknowledge each id on its own, so the caller learns which ones were pending.

@@ -5,13 +5,16 @@ machines) split a queue's events. `event-wait` takes events for good (they are a
 they are returned); with `ack: false` it peeks: the events are returned but stay first in line for
 the next wait (they are held, then released at once, without counting as a delivery). An event a
 consumer took but never acknowledged (it crashed) is delivered again after the visibility timeout;
-after `maxDeliveries` deliveries it moves to the topic `TOPIC.dead-letter`. A queue made by
-`event-subscribe` starts with the events emitted after it (`replay`: the stream's past ones too);
-a wait on a queue nobody subscribed sees only the events emitted during the wait.
+after `maxDeliveries` deliveries it moves to the topic `TOPIC.dead-letter`. An entry that is not an
+event agentapps wrote (group.MalformedEntry) goes there at once, as it was, whoever meets it: a
+wait (a peek too) returns the events around it and acknowledges nothing before decoding it. A
+queue made by `event-subscribe` starts with the events emitted after it (`replay`: the stream's
+past ones too); a wait on a queue nobody subscribed sees only the events emitted during the wait.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import TYPE_CHECKING, Any, Final
@@ -20,7 +23,9 @@ from agentapps.errors import LimitError, UsageError
 from agentapps.events.bus import DEFAULT_QUEUE, MAX_DEPTH
 from agentapps.events.group import (
     STREAM_LIMIT,
+    Delivery,
     Group,
+    MalformedEntry,
     consumer_name,
     envelope_of,
     stream_key,
@@ -105,37 +110,57 @@ class StreamBus:
         import redis
 
         group, count = self.group(topic, queue), limit or MAX_TAKE
+        clock = asyncio.get_running_loop()
+        deadline = clock.time() + timeout
         try:
             taken, _ = group.take(count)
         except redis.ResponseError as exc:
             if "NOGROUP" not in str(exc):
                 raise
             return await self._watch(topic, timeout)
-        if not taken and timeout > 0:
-            def release(got: list[Any]) -> None:  # taken by a slice whose waiter was cancelled
-                group.release([(d.id, d.deliveries - 1) for d in got])
 
-            def read(seconds: float) -> list[Any]:  # the next event, as in memory; overdue ones may become due
-                return group.claim(1)[0] or group.read(1, seconds)
+        def release(got: list[Any]) -> None:  # taken by a slice whose waiter was cancelled
+            group.release([(d.id, d.deliveries - 1) for d in got])
 
-            taken = await self.link.slices(read, timeout, release) or []
-        if ack:
-            group.ack([d.id for d in taken])
-        else:
-            group.release([(d.id, d.deliveries - 1) for d in taken])
-        return [envelope_of(topic, d.id, d.fields) for d in taken]
+        def read(seconds: float) -> list[Any]:  # the next event, as in memory; overdue ones may become due
+            return group.claim(1)[0] or group.read(1, seconds)
+
+        while True:
+            events = _settle(group, taken, ack)
+            if events:
+                return events
+            if taken:  # all of them set aside: more may be queued behind them
+                taken, _ = group.take(count)
+                continue
+            left = deadline - clock.time()
+            if left <= 0:
+                return []
+            taken = await self.link.slices(read, left, release) or []
 
     async def _watch(self, topic: str, timeout: float) -> list[dict[str, Any]]:
-        """A wait on a queue nobody subscribed: the events emitted from now on, taken by nobody."""
+        """A wait on a queue nobody subscribed: the next event emitted from now on, taken by nobody.
+        An entry that is not an event is passed over (the queues that take it set it aside)."""
         key, client = stream_key(self.link, topic), self.link.client
         newest: Any = self.link.call(client.xrevrange, key, count=1)
         after = newest[0][0] if newest else "0-0"
+        clock = asyncio.get_running_loop()
+        deadline = clock.time() + timeout
 
         def read(seconds: float) -> Any:
             return self.link.call(client.xread, {key: after}, count=1, block=max(1, round(seconds * 1000)))
 
-        got = await self.link.slices(read, timeout) if timeout > 0 else None  # the next one, as in memory
-        return [envelope_of(topic, text_of(i), f) for _, entries in got or [] for i, f in entries]
+        while (left := deadline - clock.time()) > 0:
+            got = await self.link.slices(read, left)
+            for _, entries in got or []:
+                for entry_id, fields in entries:
+                    after = entry_id
+                    try:
+                        return [envelope_of(topic, text_of(entry_id), fields)]
+                    except MalformedEntry:
+                        continue
+            if not got:
+                return []
+        return []
 
     def ack(self, topic: str, queue: str | None, ids: list[str], *, reject: bool = False) -> list[str]:
         """Consume peeked (or otherwise held) events, or with `reject` make them deliverable at once."""
@@ -148,6 +173,25 @@ class StreamBus:
                 f"Event id(s) {', '.join(missing)} are not held on queue '{group.name}' of topic "
                 f"'{topic}': they were acknowledged already, or never delivered to that queue.")
         return done
+
+
+def _settle(group: Group, taken: list[Delivery], ack: bool) -> list[dict[str, Any]]:
+    """The events among `taken`, each decoded before anything is acknowledged: entries that are not
+    events are set aside (dead-lettered, as they were) first, then the events are taken (`ack`) or
+    given back (a peek), so a bad entry never costs a good one, nor blocks a peek."""
+    events, bad = [], []
+    for delivery in taken:
+        try:
+            events.append(envelope_of(group.topic, delivery.id, delivery.fields))
+        except MalformedEntry:
+            bad.append(delivery.id)
+    group.set_aside(bad)
+    good = [d for d in taken if d.id not in bad]
+    if ack:
+        group.ack([d.id for d in good])
+    else:
+        group.release([(d.id, d.deliveries - 1) for d in good])
+    return events
 
 
 def streams_for(g: Globals) -> StreamBus:

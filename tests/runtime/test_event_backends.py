@@ -256,3 +256,121 @@ def test_an_agents_events_go_to_the_projects_events_store(project, backend):
 
     assert run(project, scenario) == ["agent-start", "turn-start", "agent-message", "tool-call", "tool-error",
                                       "turn-end", "turn-start", "agent-message", "turn-end", "agent-complete"]
+
+
+# --- Redis only: stream entries agentapps did not write (issue 26: nothing lost, nothing leaked) ---
+
+def raw_stream(root: Context, topic: str) -> tuple[Any, str]:
+    """The Redis client and the stream key of `topic`, to add entries as another program would."""
+    from agentapps.events.streams import streams_for
+
+    link = streams_for(root.globals).link
+    return link.client, link.key("events", topic)
+
+
+def test_a_malformed_entry_in_a_batch_costs_none_of_the_valid_events(project, on_redis):
+    """The wait used to acknowledge the batch before decoding it: it failed on the bad entry and the
+    valid events of the batch were acknowledged, never seen, never delivered again."""
+    async def scenario(root: Context) -> Any:
+        await call(root, "event-subscribe", topic="q")
+        client, key = raw_stream(root, "q")
+        first = await emit(root, "q", "e1")
+        bad = [client.xadd(key, {"e": "garbage"}).decode(), client.xadd(key, {"x": "no body"}).decode(),
+               client.xadd(key, {"e": '{"type": "no data"}'}).decode()]
+        last = await emit(root, "q", "e2")
+        got = await call(root, "event-wait", topic="q", timeout=0)
+        again = await call(root, "event-wait", topic="q", timeout=0)
+        dead = await call(root, "event-wait", topic="q.dead-letter", timeout=0)
+        return got, again, dead, first + last, bad, client.xpending(key, "default")["pending"]
+
+    got, again, dead, ids, bad, held = run(project, scenario)
+    assert [e["id"] for e in got] == ids and datas(got) == ["e1", "e2"] and again == [] and held == 0
+    assert [d["data"]["event"] for d in dead] == [{"id": i, "topic": "q"} for i in bad]
+    assert [d["data"]["raw"] for d in dead] == [{"e": "garbage"}, {"x": "no body"}, {"e": '{"type": "no data"}'}]
+    assert {d["data"]["reason"] for d in dead} == {"malformed"} and all(d["type"] == "dead-letter" for d in dead)
+    assert "not a JSON object" in dead[0]["data"]["error"] and "no body" in dead[1]["data"]["error"]
+    assert dead[0]["data"]["group"] == "default" and dead[0]["data"]["deliveries"] == 1
+
+
+def test_a_peek_is_not_blocked_by_a_malformed_entry(project, on_redis):
+    """With ack: false the bad entry used to stay first in line and fail every peek."""
+    async def scenario(root: Context) -> Any:
+        await call(root, "event-subscribe", topic="p")
+        client, key = raw_stream(root, "p")
+        bad = client.xadd(key, {"e": "garbage"}).decode()
+        await emit(root, "p", "e1")
+        peeks = [datas(await call(root, "event-wait", topic="p", ack=False, timeout=0)) for _ in range(2)]
+        taken = await call(root, "event-wait", topic="p", timeout=0)
+        dead = await call(root, "event-wait", topic="p.dead-letter", timeout=0)
+        return peeks, datas(taken), dead, bad
+
+    peeks, taken, dead, bad = run(project, scenario)
+    assert peeks == [["e1"], ["e1"]] and taken == ["e1"]
+    assert [(d["data"]["event"]["id"], d["data"]["reason"], d["data"]["raw"]) for d in dead] == [
+        (bad, "malformed", {"e": "garbage"})]
+
+
+def test_a_wait_for_the_next_event_passes_over_malformed_entries(project, on_redis):
+    async def scenario(root: Context) -> Any:
+        await call(root, "event-subscribe", topic="w")
+        client, key = raw_stream(root, "w")
+        _, unsubscribed = raw_stream(root, "u")
+        waits = [asyncio.create_task(call(root, "event-wait", topic=t, timeout=5000)) for t in ("w", "u")]
+        await asyncio.sleep(0.3)
+        client.xadd(key, {"e": "garbage"})
+        client.xadd(unsubscribed, {"e": "garbage"})
+        await asyncio.sleep(0.3)
+        await emit(root, "w", "next")
+        await emit(root, "u", "next")
+        return [datas(await w) for w in waits]
+
+    assert run(project, scenario) == [["next"], ["next"]]
+
+
+def test_dead_letters_of_malformed_entries_are_listed_with_their_raw_content(project, on_redis):
+    """Dead-lettering used to copy a poison body into T.dead-letter as it was, and listing the dead
+    letters (event-wait, which acknowledged before decoding) then failed and lost 10 of 10."""
+    async def scenario(root: Context) -> Any:
+        from agentapps.events.group import Group
+        from agentapps.events.streams import streams_for
+
+        await call(root, "event-subscribe", topic="jobs", queue="w")
+        client, key = raw_stream(root, "jobs")
+        bodies: list[dict[str, Any]] = [{"e": f"garbage {n}"} for n in range(8)]
+        bodies += [{"e": b"\xff\xfe not utf-8"}, {"e": '{"data": 1}', "dl": "not a note"}]
+        for fields in bodies:
+            client.xadd(key, fields)
+        # taken by a consumer whose handler fails on its last allowed try (what a worker did)
+        holder = Group(streams_for(root.globals).link, "jobs", "w", "holder", visibility=30, max_deliveries=1)
+        outcomes = [holder.fail(d.id) for d in holder.take(100)[0]]
+        # a dead letter as the old code wrote it: the poison body as is, a note without a reason
+        _, dead_key = raw_stream(root, "jobs.dead-letter")
+        client.xadd(dead_key, {"e": "old garbage", "dl": '{"topic": "jobs", "group": "w", "deliveries": 5, '
+                                                          '"id": "1-1"}'})
+        client.xadd(dead_key, {"e": "not even a dead letter"})
+        dead = await call(root, "event-wait", topic="jobs.dead-letter", timeout=0)
+        deeper = await call(root, "event-wait", topic="jobs.dead-letter.dead-letter", timeout=0)
+        return outcomes, dead, deeper
+
+    outcomes, dead, deeper = run(project, scenario)
+    assert outcomes == ["dead"] * 10 and len(dead) == 11
+    assert {(d["type"], d["data"]["reason"], d["data"]["group"]) for d in dead} == {("dead-letter", "malformed", "w")}
+    assert [d["data"]["raw"] for d in dead[:8]] == [{"e": f"garbage {n}"} for n in range(8)]
+    assert dead[8]["data"]["raw"] == {"e": "\\xff\\xfe not utf-8"}
+    assert dead[9]["data"]["raw"] == {"e": '{"data": 1}', "dl": "not a note"}
+    assert dead[10]["data"]["raw"] == {"e": "old garbage"} and dead[10]["data"]["event"] == {"id": "1-1", "topic": "jobs"}
+    assert [d["data"]["raw"] for d in deeper] == [{"e": "not even a dead letter"}]
+
+
+def test_an_entry_with_thousands_of_fields_is_set_aside_without_wedging_the_queue(project, on_redis):
+    async def scenario(root: Context) -> Any:
+        await call(root, "event-subscribe", topic="big")
+        client, key = raw_stream(root, "big")
+        client.xadd(key, {f"f{n}": "v" for n in range(5000)})
+        await emit(root, "big", "after")
+        got = await call(root, "event-wait", topic="big", timeout=0)
+        dead = await call(root, "event-wait", topic="big.dead-letter", timeout=0)
+        return datas(got), dead
+
+    got, [letter] = run(project, scenario)
+    assert got == ["after"] and len(letter["data"]["raw"]) == 1000 and letter["data"]["omitted"] == 4000
