@@ -6,9 +6,11 @@ Delivery is at least once. An event is acknowledged only after its handler retur
 that crashes leaves its events pending and another consumer takes them after the visibility
 timeout; a failed event is released at once for another try, and the worker whose try was the
 `maxDeliveries`-th moves it to `TOPIC.dead-letter` itself (one atomic step on the server, so a crash
-leaves it pending or dead-lettered, never neither nor both). Events still being handled have their
-visibility timeout renewed, so a slow handler does not lose its event to another worker. `stop()`
-(a signal) ends the taking; `run` then waits for the events in flight, acknowledges them and returns.
+leaves it pending or dead-lettered, never neither nor both). A stream entry that is not an event
+never reaches the handler: it counts as failed and is dead-lettered at once. Events still being
+handled have their visibility timeout renewed, so a slow handler does not lose its event to another
+worker. `stop()` (a signal) ends the taking; `run` then waits for the events in flight,
+acknowledges them and returns.
 """
 
 from __future__ import annotations
@@ -139,7 +141,7 @@ class Worker:
         malformed: MalformedEntry | None = None
         try:
             event = envelope_of(self.group.topic, delivery.id, delivery.fields)
-        except MalformedEntry as exc:  # never handed to the handler: failed, so dead-lettered in time
+        except MalformedEntry as exc:  # never handed to the handler: failed, and dead-lettered at once
             malformed = exc
             event = {"id": delivery.id, "topic": self.group.topic, "type": "malformed", "source": None,
                      "data": None, "timestamp": None, "rootContextId": None, "depth": 0}
@@ -154,7 +156,7 @@ class Worker:
                 error = exc
                 self.tally.failed += 1
                 try:
-                    outcome = self.group.fail(delivery.id)
+                    outcome = self._set_aside(delivery.id) if malformed is not None else self.group.fail(delivery.id)
                 except StoreUnavailableError:
                     outcome = "pending"  # back after the visibility timeout (or dead-lettered then)
                 if outcome == "dead":
@@ -173,6 +175,10 @@ class Worker:
         finally:
             self.tally.handled += 1
             self._flying.pop(delivery.id, None)
+
+    def _set_aside(self, delivery_id: str) -> str:
+        """An entry that is not an event: no retry can make it one, so it is dead-lettered now."""
+        return "dead" if self.group.set_aside([delivery_id]) else "gone"
 
     def _give_back(self, taken: list[Delivery]) -> None:
         self.tally.released += len(self.group.release([(d.id, d.deliveries - 1) for d in taken]))

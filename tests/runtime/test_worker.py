@@ -343,3 +343,45 @@ def test_the_worker_whose_try_reaches_the_limit_dead_letters_the_event_itself(jo
     [letter] = json.loads(dead.stdout)
     assert letter["data"]["event"]["data"] == "poison" and letter["data"]["deliveries"] == 1
     assert letter["data"]["group"] == "g" and letter["data"]["event"]["topic"] == "jobs"
+
+
+def test_an_entry_without_a_body_never_reaches_the_handler(jobs):
+    # it used to reach the handler as an event with data null (the docs said it never does)
+    import redis
+
+    client = redis.Redis.from_url(jobs.url)
+    key = f"agentapps:{jobs.namespace}:events:jobs"
+    bodiless = [client.xadd(key, {"x": "1"}).decode(), client.xadd(key, {"e": '{"type": "t"}'}).decode()]
+    ids = emit(jobs, "jobs", ["a"])
+    result = jobs.cli("worker", "jobs", "--group", "g", "--handler", "record", "--max-events", "3", "--json",
+                      timeout=30)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert (summary["succeeded"], summary["failed"], summary["deadLettered"]) == (1, 2, 2)
+    assert [event_id for _, event_id in handled(jobs)] == ids
+    dead = json.loads(jobs.cli("run", "event-wait", "--topic", "jobs.dead-letter", "--timeout", "0").stdout)
+    assert [(d["data"]["event"]["id"], d["data"]["reason"]) for d in dead] == [(i, "malformed") for i in bodiless]
+
+
+def test_poison_bodies_are_dead_lettered_at_once_in_a_form_event_wait_lists(jobs):
+    # the worker used to copy a poison body into jobs.dead-letter as it was: listing the dead letters
+    # failed, and acknowledged them all first (10 of 10 lost); and each took maxDeliveries tries
+    import redis
+
+    client = redis.Redis.from_url(jobs.url)
+    key = f"agentapps:{jobs.namespace}:events:jobs"
+    poison = [client.xadd(key, {"e": f"garbage {n}"}).decode() for n in range(10)]
+    ids = emit(jobs, "jobs", ["a"])
+    result = jobs.cli("worker", "jobs", "--group", "g", "--handler", "record", "--max-events", "11",
+                      "--max-deliveries", "3", "--json", timeout=30)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert (summary["succeeded"], summary["failed"], summary["deadLettered"]) == (1, 10, 10)
+    assert [event_id for _, event_id in handled(jobs)] == ids and pending(jobs, "jobs", "g") == 0
+    listed = jobs.cli("run", "event-wait", "--topic", "jobs.dead-letter", "--timeout", "0")
+    assert listed.returncode == 0, listed.stderr
+    dead = json.loads(listed.stdout)
+    assert [d["data"]["event"]["id"] for d in dead] == poison
+    assert [d["data"]["raw"] for d in dead] == [{"e": f"garbage {n}"} for n in range(10)]
+    assert all(d["data"]["reason"] == "malformed" and d["data"]["deliveries"] == 1 and d["data"]["group"] == "g"
+               and "not a JSON object" in d["data"]["error"] for d in dead)
