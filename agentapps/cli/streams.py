@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from agentapps.lifecycle.streaming import StreamRedactor
 from agentapps.secrets import Redactor
 
 
@@ -24,16 +25,11 @@ class RedactingStream:
 
     def __init__(self, stream: TextIO, redactor: Redactor) -> None:
         self.stream = stream
-        self.redactor = redactor
-        self._held = ""
+        self.pieces = StreamRedactor(redactor)  # text and bytes share what is held back
 
     def write(self, text: str) -> int:
-        size = len(text)
-        text = self.redactor.redact(self._held + text)
-        hold = self.redactor.held_back(text)
-        self._held = text[len(text) - hold:] if hold else ""
-        self._write(text[: len(text) - hold])
-        return size
+        self._write(self.pieces.feed(text))
+        return len(text)
 
     def _write(self, text: str) -> None:
         if not text:
@@ -52,8 +48,7 @@ class RedactingStream:
 
     def drain(self) -> None:
         """Write what was held back (the run is over, nothing more can complete it)."""
-        held, self._held = self._held, ""
-        self._write(held)
+        self._write(self.pieces.end())
         self.flush()
 
     @property
@@ -79,10 +74,7 @@ class _RedactingBuffer:
     def write(self, data: Any) -> int:
         raw = bytes(data)
         t = self.text
-        redacted = t.redactor.redact(t._held + raw.decode("utf-8", "surrogateescape"))
-        hold = t.redactor.held_back(redacted)
-        t._held = redacted[len(redacted) - hold:] if hold else ""
-        out = redacted[: len(redacted) - hold]
+        out = t.pieces.feed(raw.decode("utf-8", "surrogateescape"))
         if out:
             try:
                 encoded = out.encode("utf-8", "surrogateescape")

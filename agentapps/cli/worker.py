@@ -74,7 +74,7 @@ def _serve(topic: str, group_name: str, handler: str, concurrency: int, max_even
                   max_deliveries=max_deliveries or config.max_deliveries)
     group.ensure("0")
     label = f"worker {topic}/{group_name}"
-    lines = _Lines(label, quiet)
+    lines = _Lines(label, quiet, redactor)
     runs = _Handler(root, tool)
     worker = Worker(group, runs, concurrency=concurrency, max_events=max_events, report=lines.report,
                     finished=runs.record)
@@ -205,8 +205,8 @@ def _register_secrets(g: Any, tool: Any) -> None:
 class _Lines:
     """Progress and warnings on stderr (progress lines only when not quiet)."""
 
-    def __init__(self, label: str, quiet: bool) -> None:
-        self.label, self.quiet = label, quiet
+    def __init__(self, label: str, quiet: bool, redactor: Any = None) -> None:
+        self.label, self.quiet, self.redactor = label, quiet, redactor
 
     def say(self, text: str) -> None:
         if not self.quiet:
@@ -215,7 +215,7 @@ class _Lines:
     def report(self, what: str, details: dict[str, Any]) -> None:
         if what == "failed":
             error = details["error"]
-            text = render.error_line(error)
+            text = record_of(error, self.redactor)["message"]  # the record the run log keeps
             after = {"dead": f"; moved to {details['dead_topic']}", "released": "; to be tried again",
                      "pending": "; to be tried again after the visibility timeout",
                      "gone": "; another consumer holds it now"}.get(details["outcome"], "")

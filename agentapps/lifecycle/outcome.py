@@ -28,7 +28,7 @@ def outcome(skill: str | None, result: Any, error: BaseException | None, *, star
     perf_counter start; `extra` adds a door's own keys (serve's threadId)."""
     body: dict[str, Any] = {
         "ok": error is None, "skill": skill, "result": result,
-        "error": None if error is None else failure.record(error, skill=skill),
+        "error": None if error is None else failure.record(error, internals.redactor, skill=skill),
         "duration_ms": round((time.perf_counter() - started) * 1000, 1),
         **agent_extras(internals.agent_totals), **extra}
     return internals.redactor.redact_data(body)
