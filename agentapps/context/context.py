@@ -216,9 +216,6 @@ class Globals:
         """Unique per process run; cheaper than a uuid per context."""
         return f"{self._prefix}-{next(self._ids)}"
 
-    def next_serial(self) -> int:
-        return next(self._ids)  # type: ignore[no-any-return]
-
     def cache_for(self, name: str) -> dict[Any, Any]:
         return self.cache.setdefault(name, {})
 

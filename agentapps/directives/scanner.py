@@ -65,14 +65,6 @@ def find(text: str, *, first_line: int = 1) -> list[Directive]:
     return [seg for seg in parse(text, first_line=first_line) if isinstance(seg, Directive)]
 
 
-def expand(text: str, render: Callable[[Directive], str], *, first_line: int = 1) -> str:
-    """Replace each directive by `render(d)`; rendered text is inserted literally, never rescanned."""
-    return "".join(
-        render(seg) if isinstance(seg, Directive) else seg
-        for seg in parse(text, first_line=first_line)
-    )
-
-
 def strip_comments(text: str) -> str:
     """Drop HTML comments outside code; every other byte is kept as written."""
     return "".join(seg for seg in _scan(text, 1, directives=False) if isinstance(seg, str))

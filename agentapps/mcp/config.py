@@ -153,16 +153,6 @@ def parse_server(owner: ToolDef, name: Any, entry: Any, project: Path | None) ->
                       cwd=str((base / cwd).resolve()) if cwd else str(base), **common)
 
 
-def parse_servers(owner: ToolDef, value: Any, project: Path | None) -> list[ServerSpec]:
-    """Every server of one `metadata.mcp` (a mapping of server name to entry)."""
-    if value is None or value is False:
-        return []
-    if not isinstance(value, dict):
-        raise ConfigError(f"Skill '{owner.name}' metadata.mcp must map server names to "
-                          "{command, args, env} or {url, headers}.", skill=owner.name, file=owner.path)
-    return [parse_server(owner, name, entry, project) for name, entry in value.items()]
-
-
 def remember_secret(internals: Internals, variable: str) -> None:
     """The one place MCP values read from the environment join the redaction registry."""
     register_declared(internals, [variable])
