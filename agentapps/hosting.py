@@ -136,11 +136,3 @@ async def invoke(run: ServedRun, ref: Any, args: dict[str, Any], reason: str = "
     except asyncio.CancelledError:
         run.g.signal.abort(reason)
         raise
-
-
-def agent_extras(totals: Any) -> dict[str, Any]:
-    """`run --json`'s keys for agent runs: usage, cost (null without a known price), per model,
-    turns and steps over every agent run of the run, and the outermost one's stop reason."""
-    if not isinstance(totals, dict):
-        return {}
-    return {key: totals.get(key) for key in ("usage", "cost", "models", "turns", "steps", "stop_reason")}
