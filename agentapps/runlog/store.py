@@ -65,12 +65,15 @@ def connect(path: Path, *, create: bool) -> sqlite3.Connection | None:
         path.parent.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # .agent-apps/
         path.parent.mkdir(mode=0o700, exist_ok=True)
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))  # SQLite keeps these permissions
+    conn = None
     try:
         conn = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None)
         conn.execute("PRAGMA synchronous=OFF")
         if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
             _create(conn)
     except sqlite3.DatabaseError as exc:
+        if conn is not None:
+            conn.close()
         if type(exc) is not sqlite3.DatabaseError:  # busy, read-only, disk full...: said as it is
             raise
         raise damaged(path, exc) from None  # not a database, malformed

@@ -243,8 +243,9 @@ def test_text_that_is_not_utf8_never_loses_records(project):
                       started=started)
     assert odd["args_digest"] != other["args_digest"]  # still tells the args apart
     assert log_entries(project.root / ".agent-apps", [plain, odd, plain]) == [1, 2, 3]
-    rows = sqlite3.connect(project.root / ".agent-apps" / "runs" / "runs.db").execute(
-        "SELECT skill, error FROM runs ORDER BY id").fetchall()
+    conn = sqlite3.connect(project.root / ".agent-apps" / "runs" / "runs.db")
+    rows = conn.execute("SELECT skill, error FROM runs ORDER BY id").fetchall()
+    conn.close()  # Python 3.13 warns of an unclosed connection in whichever later test collects it
     assert rows[1] == ("s\ufffd", "internal error: ValueError: bad title \ufffd")
     result = project.cli("run", "hello", "--name", os.fsdecode(b"\xff\xfe"))
     assert result.returncode == 0 and "run log" not in result.stderr, result.stderr
