@@ -2,15 +2,14 @@
 
 It speaks the handshake protocol (2025-11-25 and earlier), which every client speaks today and in
 which a server may ask its client questions mid-call (approvals). HTTP binds 127.0.0.1 unless told
-otherwise; any other address needs a bearer token, and a browser's Origin must be allowed.
+otherwise; any other address needs a bearer token. Token, Host and Origin are checked as `serve`
+checks them (`agentapps.net.gate`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
-import ipaddress
 import json
 import os
 import signal
@@ -20,35 +19,27 @@ from pathlib import Path
 from typing import Any
 
 from agentapps.errors import UsageError
+from agentapps.net.gate import Gate, bound_to_loopback
 
 WATCH_SECONDS = 1.0
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+is_loopback = bound_to_loopback  # (serve's Options use it too)
 
 
 class Guard:
-    """ASGI gate in front of the MCP endpoint: bearer token, allowed Origins, handshake era."""
+    """ASGI gate in front of the MCP endpoint: the shared policy of `agentapps.net.gate` (bearer token,
+    Host, Origin) answered as a JSON-RPC error, plus the handshake era's protocol versions."""
 
     def __init__(self, app: Any, token: str | None, origins: Sequence[str], loopback: bool) -> None:
         from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-        self.app, self.token, self.origins, self.loopback = app, token, set(origins), loopback
+        self.app = app
+        self.gate = Gate("mcp-server", [token] if token else [], origins, loopback)
         self.versions = set(HANDSHAKE_PROTOCOL_VERSIONS)
 
-    def refusal(self, headers: dict[str, str]) -> tuple[int, str] | None:
-        if self.token is not None and not hmac.compare_digest(
-                headers.get("authorization", "").encode(), f"Bearer {self.token}".encode()):
-            return 401, "A bearer token is required (Authorization: Bearer TOKEN)."
-        origin = headers.get("origin")
-        if origin is not None and not self.loopback and origin not in self.origins:
-            return 403, f"Origin {origin[:100]} is not allowed (agentapps mcp-server --allow-origin)."
+    def refusal(self, headers: dict[str, str], scheme: str) -> tuple[int, str] | None:
+        refused = self.gate.check(headers, scheme).refusal
+        if refused is not None:
+            return refused.status, refused.message
         version = headers.get("mcp-protocol-version")
         if version is not None and version not in self.versions:  # a 2026 client falls back to the handshake
             return 400, f"Protocol version {version[:40]} is not served; use the initialize handshake."
@@ -57,7 +48,7 @@ class Guard:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-            refused = self.refusal(headers)
+            refused = self.refusal(headers, scope.get("scheme", "http"))
             if refused is not None:
                 status, message = refused
                 body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}})
@@ -81,11 +72,12 @@ async def _http(server: Any, host: str, port: int, token: str | None, origins: S
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
-    loopback = is_loopback(host)
-    # on loopback the SDK checks Host and Origin against localhost names (DNS rebinding); elsewhere
-    # the host name is whatever clients use, so Guard checks the token and the Origin instead
-    security = None if loopback else TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    app = Guard(server.streamable_http_app(host=host, transport_security=security), token, origins, loopback)
+    # Guard checks Host and Origin (agentapps.net.gate), so the SDK's own DNS-rebinding check, which
+    # it turns on by itself for three literal hosts and which admits other spellings and origins
+    # (any port of http://localhost), is off: one check, one answer. It still checks Content-Type.
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app = Guard(server.streamable_http_app(host=host, transport_security=security), token, origins,
+                is_loopback(host))
     web = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
 
     async def announce() -> None:
