@@ -39,7 +39,7 @@ class ToolDef:
 
     FIELDS = ("name", "kind", "frontmatter", "path", "body", "body_line", "fn", "uri", "root", "root_kind",
               "mtime_ns", "loop")
-    __slots__ = FIELDS
+    __slots__ = (*FIELDS, "derived")
     name: str
     kind: ToolKind
     frontmatter: dict[str, Any]
@@ -52,6 +52,10 @@ class ToolDef:
     root_kind: RootKind | None
     mtime_ns: int
     loop: bool  # must run on an event loop (a code skill whose imports never wait need not)
+    # what is worked out from this definition once (its cascade, chain plan, allowed-tools, policy
+    # candidate): kept on the definition, not in a process-wide cache, so it lives exactly as long as
+    # the definition does (a callback ref's, made per agent run, is freed with its run)
+    derived: dict[str, Any]
 
     def __init__(self, name: str, kind: ToolKind, frontmatter: dict[str, Any], path: Path | None = None,
                  body: str = "", body_line: int = 1, fn: ToolFn | None = None, uri: str | None = None,
@@ -60,6 +64,7 @@ class ToolDef:
         self.name, self.kind, self.frontmatter, self.path = name, kind, frontmatter, path
         self.body, self.body_line, self.fn, self.uri = body, body_line, fn, uri
         self.root, self.root_kind, self.mtime_ns, self.loop = root, root_kind, mtime_ns, loop
+        self.derived = {}
 
     def __repr__(self) -> str:
         return fields_repr(self, self.FIELDS)

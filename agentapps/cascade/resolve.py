@@ -143,22 +143,18 @@ def cascade(tool: ToolDef, lookup: Lookup, authority: ToolDef | None, project: P
         if isinstance(declared, dict):
             strategies.update({str(k): str(v) for k, v in declared.items()})
     meta = merge_levels(levels, strategies)
-    dynamic = any(_interpolates(c.metadata) for c in contributors) and needs_interpolation(meta)
+    dynamic = any(_interpolates(c) for c in contributors) and needs_interpolation(meta)
     return Cascaded(meta, contributors, dynamic)
 
 
-_INTERPOLATES: dict[int, tuple[dict[str, Any], bool]] = {}  # id(metadata) -> (metadata, has ${...})
-
-
-def _interpolates(metadata: dict[str, Any]) -> bool:
-    """Whether a contributor's metadata holds a `${...}` anywhere, once per metadata object: the
-    merged metadata can hold one only if a contributor does, and most cascades share the same few
-    ancestors (the project's main skill, the default pipeline) whose metadata is large."""
-    hit = _INTERPOLATES.get(id(metadata))
+def _interpolates(tool: ToolDef) -> bool:
+    """Whether a contributor's metadata holds a `${...}` anywhere, once per definition (kept on it):
+    the merged metadata can hold one only if a contributor does, and most cascades share the same
+    few ancestors (the project's main skill, the default pipeline) whose metadata is large."""
+    metadata = tool.metadata
+    hit: tuple[dict[str, Any], bool] | None = tool.derived.get("interpolates")
     if hit is not None and hit[0] is metadata:
         return hit[1]
-    if len(_INTERPOLATES) > 100_000:  # definitions reloaded over a long life: start again
-        _INTERPOLATES.clear()
     flag = needs_interpolation(metadata)
-    _INTERPOLATES[id(metadata)] = (metadata, flag)
+    tool.derived["interpolates"] = (metadata, flag)
     return flag

@@ -138,12 +138,14 @@ def grants(caller: Context, tool: ToolDef, restrict: tuple[Policy, ...]
 
     Only the immediate caller's grant applies — a helper acts under its own allowed-tools, as a
     function under its own body — and middleware, being trusted pipeline code, grant no checks."""
-    try:
-        own = policy_for(caller.globals, tool.allowed_tools, tool.name)
-    except UsageError as exc:  # a malformed allowed-tools pattern: point at the skill's file
-        if exc.file is None and tool.path is not None:
-            exc.file = str(tool.path)
-        raise
+    own: Policy | None = tool.derived.get("policy")  # the definition's own, kept on it
+    if own is None:
+        try:
+            own = tool.derived["policy"] = Policy.parse(tool.allowed_tools, tool.name)
+        except UsageError as exc:  # a malformed allowed-tools pattern: point at the skill's file
+            if exc.file is None and tool.path is not None:
+                exc.file = str(tool.path)
+            raise
     return (() if caller.trusted else caller.policies), (*restrict, own)
 
 

@@ -1,4 +1,4 @@
-"""Per-tool plans, cached per search path: cascaded metadata and the resolved middleware chain."""
+"""Per-tool plans, kept on each definition for its process: cascaded metadata and the resolved middleware chain."""
 
 from __future__ import annotations
 
@@ -18,10 +18,11 @@ if TYPE_CHECKING:
 
 
 def cascaded(tool: ToolDef, g: Globals) -> Cascaded:
-    cache = g.cache_for("cascade")
-    hit: Cascaded | None = cache.get(id(tool))
-    # the cached entry holds the tool itself, so a recycled id() can never match a different tool
-    if hit is not None and hit.contributors[0] is tool:
+    # kept on the definition, so it goes when the definition does; tagged with the process's caches,
+    # as it was resolved against that process's search path
+    kept: tuple[Any, Cascaded] | None = tool.derived.get("cascade")
+    if kept is not None and kept[0] is g.cache:
+        hit = kept[1]
         now = time.monotonic()
         if now - hit.checked_at < g.lookup.check_interval:
             return hit
@@ -30,7 +31,7 @@ def cascaded(tool: ToolDef, g: Globals) -> Cascaded:
             return hit
     result = cascade(tool, g.lookup, g.config.main_tool, g.config.project)
     result.checked_at = time.monotonic()
-    cache[id(tool)] = result
+    tool.derived["cascade"] = (g.cache, result)
     return result
 
 
@@ -109,10 +110,8 @@ def _applies(name: str, tool: ToolDef, g: Globals) -> bool:
 
 
 def chain_plan(tool: ToolDef, meta: dict[str, Any], g: Globals) -> ChainPlan:
-    cache = g.cache_for("chain")
-    key = id(tool)
-    hit: tuple[dict[str, Any], ChainPlan] | None = cache.get(key)
-    if hit is not None and hit[0] is meta:
+    hit: tuple[dict[str, Any], ChainPlan] | None = tool.derived.get("chain")
+    if hit is not None and hit[0] is meta:  # `meta` is this process's cascade of the tool
         return hit[1]
     g.cache.pop("entries", None)
     entries = candidate_entries(meta, lambda n: _exists(n, g))
@@ -135,7 +134,7 @@ def chain_plan(tool: ToolDef, meta: dict[str, Any], g: Globals) -> ChainPlan:
 
         ordered = order_entries(entries, order or {}, own_order)
         plan = ChainPlan([e for e in ordered if _applies(e, tool, g)], static=False, ordered=ordered, served=tool)
-    cache[key] = (meta, plan)
+    tool.derived["chain"] = (meta, plan)
     return plan
 
 

@@ -176,10 +176,13 @@ def create_callback_ref(g: Globals, fn: ToolFn | None = None, *, label: str = "c
         fn = endpoint.serve
     elif timeout is not None:
         fn = _with_timeout(fn, name, timeout)
+    # one params schema for every callback of the process: the schema cache keeps compiled schemas
+    # by identity, and a fresh one per ref (two per agent run) would crowd out the skills' own
+    params = g.cache_for("callbacks").setdefault("params", {"type": "object"})
     frontmatter = {
         "name": name,
         "description": f"Callback ref '{name}': its caller waits for the answer.",
-        "metadata": {"params": {"type": "object"}, "tags": ["callback"]},
+        "metadata": {"params": params, "tags": ["callback"]},
     }
     g.lookup.register(ToolDef(name, "memory", frontmatter, fn=fn, uri=f"{SCHEME}{name}"))
     return name

@@ -22,6 +22,10 @@ from agentapps.tools.patterns import pattern_problem, search
 MAX_ARGS_BYTES = 1024 * 1024
 MAX_DEPTH = 64
 MAX_STRING = 64_000
+# compiled schemas a cache keeps: each entry holds its schema (so a recycled id() never matches
+# another), and schemas made per run (a callback ref's params, a `returns` passed in args) would
+# otherwise pile up in a long-lived process; the oldest go first
+MAX_CACHED_SCHEMAS = 1024
 
 
 def check_limits(args: Any, *, skill: str, max_string: int = MAX_STRING) -> None:
@@ -168,8 +172,14 @@ def validator_for(schema: dict[str, Any], cache: dict[Any, Any], *, skill: str, 
         raise ConfigError(f"Skill '{skill}' has an invalid {where} schema: {exc.message}.", skill=skill,
                           file=file, line=_line(file, where, list(exc.path))) from None
     validator = cls(schema, registry=Registry())  # empty registry: never fetch a $ref
-    cache[id(schema)] = (schema, validator)
+    _keep(cache, id(schema), (schema, validator))
     return validator
+
+
+def _keep(cache: dict[Any, Any], key: Any, entry: tuple[dict[str, Any], Any]) -> None:
+    while len(cache) >= MAX_CACHED_SCHEMAS:
+        del cache[next(iter(cache))]
+    cache[key] = entry
 
 
 def describe_error(error: Any) -> str:
@@ -193,7 +203,8 @@ def validate(
     hit = cache.get(("fast", id(schema)))
     if hit is None or hit[0] is not schema:
         # refuses patterns RE2 cannot run: jsonschema's path then reports them
-        hit = cache[("fast", id(schema))] = (schema, compile_check(schema) if supports(schema) else None)
+        hit = (schema, compile_check(schema) if supports(schema) else None)
+        _keep(cache, ("fast", id(schema)), hit)
     check = hit[1]
     if check is not None:  # plain schema: checked without importing jsonschema (same verdicts, tested)
         if check(value):

@@ -11,19 +11,15 @@ if TYPE_CHECKING:
     from agentapps.context.context import Context
 
 
-
 def candidate(ctx: Context) -> Candidate:
     """The skill `ctx` serves, with the action arguments it declares (`metadata.action-args`);
-    made once per definition (every call is checked by allowed-tools and trust)."""
+    made once per definition (every call is checked by allowed-tools and trust), and kept on it."""
     tool = ctx.tool
-    cache = ctx.globals.cache_for("candidate")
-    hit = cache.get(id(tool))
-    if hit is not None and hit[0] is tool:
-        return hit[1]  # type: ignore[no-any-return]
-    action = tool.metadata.get("action-args")
-    keys = tuple(str(k) for k in action) if isinstance(action, list) else ()
-    found = Candidate(tool.name, tool.tags, tool.hidden, keys)
-    cache[id(tool)] = (tool, found)
+    found: Candidate | None = tool.derived.get("candidate")
+    if found is None:
+        action = tool.metadata.get("action-args")
+        keys = tuple(str(k) for k in action) if isinstance(action, list) else ()
+        found = tool.derived["candidate"] = Candidate(tool.name, tool.tags, tool.hidden, keys)
     return found
 
 
