@@ -6,6 +6,7 @@ import errno
 import fcntl
 import json
 import os
+import stat
 import threading
 import time
 from pathlib import Path
@@ -15,6 +16,8 @@ from typing import Any, Self
 from agentapps.errors import LockTimeoutError, StoreCorruptError
 
 _DIR_MODE = 0o700
+# What `Path.exists()` takes for "not there": missing, under a file, a dangling or looping symlink.
+_ABSENT = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
 
 
 def _make_dirs(directory: Path) -> None:
@@ -43,13 +46,19 @@ def require_folder(directory: Path) -> None:
     ancestors must be a folder (`.agent-apps/state` made by hand as a file)."""
     current = Path(directory)
     while True:
+        # One stat per path decides: `is_dir()` then `exists()` took two, and a folder another
+        # process made between them was reported as a file.
         try:
-            if not current.is_dir() and current.exists():
+            mode = os.stat(current).st_mode
+        except OSError as exc:
+            if exc.errno not in _ABSENT:
+                return  # unreadable: the operation itself reports it
+        else:
+            if not stat.S_ISDIR(mode):
                 raise StoreCorruptError(f"is a file where agentapps keeps a folder ({directory}); it was left "
                                         "untouched — move or remove it.", file=current)
-        except OSError:
-            return  # unreadable: the operation itself reports it
-        if current.parent == current or current.exists():
+            return
+        if current.parent == current:
             return
         current = current.parent
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import subprocess
@@ -12,7 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from agentapps.core.atomic import FileLock, cleanup_temp_files, read_json, write_atomic
+from agentapps.core.atomic import (
+    FileLock,
+    cleanup_temp_files,
+    make_private_dirs,
+    read_json,
+    write_atomic,
+)
 from agentapps.errors import LockTimeoutError, StoreCorruptError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -175,3 +182,93 @@ def test_lock_is_released_when_the_block_raises(tmp_path: Path) -> None:
     with FileLock(lock_path, timeout=0.1):
         pass
     assert lock_path.exists()
+
+
+@pytest.mark.parametrize(
+    ("blocker", "as_symlink"),
+    [
+        (".agent-apps/state", False),
+        (".agent-apps", False),
+        (".agent-apps/state", True),
+        (".agent-apps", True),
+    ],
+    ids=[
+        "file-at-folder",
+        "file-at-ancestor",
+        "symlink-to-file-at-folder",
+        "symlink-to-file-at-ancestor",
+    ],
+)
+def test_private_dirs_refuse_a_file_where_a_folder_belongs_and_leave_it(
+    tmp_path: Path, blocker: str, as_symlink: bool
+) -> None:
+    project = tmp_path / "project"
+    (project / blocker).parent.mkdir(parents=True, exist_ok=True)
+    mine = tmp_path / "mine.txt"
+    mine.write_text("mine\n")
+    if as_symlink:
+        (project / blocker).symlink_to(mine)
+    else:
+        (project / blocker).write_text("mine\n")
+    with pytest.raises(StoreCorruptError) as info:
+        make_private_dirs(project / ".agent-apps" / "state")
+    assert str(info.value).startswith(
+        f"{project / blocker}: is a file where agentapps keeps a folder"
+    )
+    assert (project / blocker).read_text() == "mine\n"
+    assert (project / blocker).is_symlink() == as_symlink
+
+
+MAKE_STATE_FOLDERS = """
+import sys
+from pathlib import Path
+from agentapps.core.atomic import make_private_dirs
+base, count = Path(sys.argv[1]), int(sys.argv[2])
+print("ready", flush=True)
+sys.stdin.readline()
+for n in range(count):
+    make_private_dirs(base / f"project{n}" / ".agent-apps" / "state")
+"""
+
+
+def test_eight_processes_creating_the_same_state_folders_at_once_all_succeed(
+    tmp_path: Path,
+) -> None:
+    """8 processes, released together, each create the same fresh `projectN/.agent-apps/state`
+    folders in the same order, so they keep meeting at the folder being made: none is told a
+    folder another one just made is a file, and every folder is private. (Before the fix one was
+    told so in each of 30 runs.)"""
+    count = 600
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    with contextlib.ExitStack() as stack:
+        workers = []
+        for _ in range(8):
+            worker = stack.enter_context(
+                subprocess.Popen(
+                    [sys.executable, "-c", MAKE_STATE_FOLDERS, str(tmp_path), str(count)],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    env=env,
+                )
+            )
+            stack.callback(worker.kill)  # runs before the exit that waits for it
+            workers.append(worker)
+        for worker in workers:
+            assert worker.stdout is not None and worker.stdout.readline() == "ready\n"
+        for worker in workers:
+            assert worker.stdin is not None
+            worker.stdin.write("go\n")
+            worker.stdin.flush()
+        results = [worker.communicate(timeout=60) for worker in workers]
+    errors = [
+        err.strip().splitlines()[-1]
+        for worker, (_, err) in zip(workers, results, strict=True)
+        if worker.returncode != 0
+    ]
+    assert errors == []
+    for n in range(count):
+        project = tmp_path / f"project{n}"
+        for directory in (project, project / ".agent-apps", project / ".agent-apps" / "state"):
+            assert _mode(directory) == 0o700, directory
