@@ -47,12 +47,18 @@ def forms_of(value: str) -> set[str]:
     """The value and the encoded forms it takes inside JSON, repr, URLs and base64."""
     from urllib.parse import quote, quote_plus
 
-    forms = {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1], repr(value)[1:-1],
-             quote(value, safe=""), quote(value), quote_plus(value)}
+    # `shown`: the value as printed where a lone surrogate cannot be written (U+FFFD for each)
+    shown = value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    forms = {value, shown, json.dumps(value)[1:-1], json.dumps(shown, ensure_ascii=False)[1:-1], repr(value)[1:-1],
+             json.dumps(value, ensure_ascii=False)[1:-1]}
     try:
-        forms |= _base64_cores(value.encode("utf-8"))
-    except UnicodeEncodeError:  # a lone surrogate cannot be in bytes we write anyway
-        pass
+        # the bytes the value stands for: an environment value that is not UTF-8 holds its odd
+        # bytes as lone surrogates (surrogateescape), and those bytes are what a URL or base64 shows
+        raw = value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate no bytes stand for: not in bytes we write anyway
+        raw = None
+    if raw is not None:
+        forms |= {quote(raw, safe=""), quote(raw), quote_plus(raw), *_base64_cores(raw)}
     return {f for f in forms if len(f) >= MIN_SECRET}
 
 

@@ -236,11 +236,18 @@ def capture(served: Context, found: SessionSettings, status: str, error: str | N
 
 
 def _json_safe(value: Any) -> Any:
-    """`value` as plain JSON data (other objects as text); what JSON cannot hold is noted instead."""
+    """`value` as plain JSON data (other objects as text); what JSON cannot hold is noted instead.
+    A lone surrogate (an argument whose bytes are not UTF-8, `--text $'a\\xffb'`) becomes U+FFFD:
+    no store can write it as UTF-8, and the entry is saved after the skill has run."""
     try:
-        return json.loads(json.dumps(value, default=str, allow_nan=False))
+        text = json.dumps(value, default=str, allow_nan=False, ensure_ascii=False)
     except (ValueError, TypeError, RecursionError) as exc:  # NaN, cycles, huge ints, deep nesting
         return f"[not stored: not JSON data ({type(exc).__name__})]"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return json.loads(text)
 
 
 def scrub(value: Any, redactor: Redactor) -> Any:

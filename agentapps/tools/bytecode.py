@@ -55,7 +55,7 @@ def _cache_dir() -> Path | None:
 def compiled(source: bytes, path: Path) -> CodeType:
     """`compile(source)` for the skill file `path`, from the cache when these bytes were compiled before."""
     folder = _cache_dir()
-    key = sha256(MAGIC + b"\0" + str(path).encode() + b"\0" + source).hexdigest()
+    key = sha256(MAGIC + b"\0" + os.fsencode(path) + b"\0" + source).hexdigest()
     entry = folder / key[:2] / key if folder is not None else None
     if entry is not None:
         try:

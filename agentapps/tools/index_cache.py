@@ -72,10 +72,20 @@ def cache_path(root: Path) -> Path | None:
     from agentapps.tools.bytecode import cache_base
 
     base = cache_base()
-    if base is None:
-        return None
+    if base is None or not utf8(str(root)):
+        return None  # SQLite keeps text as UTF-8: a root whose name is not (HOME=$'/h\xff') is not cached
     digest = zlib.crc32(str(root).encode())  # the file also records its root, so a clash is harmless
     return base / f"index-{digest:08x}.db"
+
+
+def utf8(text: str) -> bool:
+    """Whether `text` can be stored as it is: a file name with bytes that are not UTF-8 comes back
+    from the OS holding lone surrogates (surrogateescape), which SQLite cannot keep."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def entry_of(mtime: int, size: int, item: Any) -> Entry:
@@ -172,7 +182,7 @@ class Manifest:
         try:
             found = self.conn.execute("SELECT mtime, size, name, env, kind FROM files WHERE path = ?",
                                       (path,)).fetchone()
-        except sqlite3.Error:
+        except (sqlite3.Error, UnicodeEncodeError):  # a name not UTF-8: never a row
             return None
         if found is None:
             return None
@@ -187,7 +197,7 @@ class Manifest:
         try:
             found = self.conn.execute("SELECT path, mtime, size, env, kind FROM files WHERE name = ? ORDER BY path",
                                       (name,)).fetchall()
-        except sqlite3.Error:
+        except (sqlite3.Error, UnicodeEncodeError):
             return None
         rows = []
         for path, mtime, size, env, kind in found:
@@ -244,7 +254,7 @@ class Manifest:
     def raw(self, path: str) -> str | None:
         try:
             found = self.conn.execute("SELECT data FROM files WHERE path = ?", (path,)).fetchone()
-        except sqlite3.Error:
+        except (sqlite3.Error, UnicodeEncodeError):
             return None
         return found[0] if found and isinstance(found[0], str) else None
 
@@ -341,8 +351,8 @@ def save(root: Path, rows: list[tuple[str, Entry, Summary, str]], dirs: dict[str
     """Write `root`'s cache anew: (path, entry, summary, encoded definition) per file, and the
     folders' mtimes, all just checked against the files."""
     path = cache_path(root)
-    if path is None:
-        return
+    if path is None or not all(utf8(p) for p, _, _, _ in rows):
+        return  # a file name that is not UTF-8 cannot be a row: no cache, so every run reads the folder
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
