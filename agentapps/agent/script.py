@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentapps.core.atomic import write_atomic
-from agentapps.errors import ConfigError
+from agentapps.errors import ConfigError, StoreWriteError
 
 if TYPE_CHECKING:
     from agentapps.context.context import Globals
@@ -139,6 +139,9 @@ class Recorder:
     turns: list[dict[str, Any] | None] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
     redact: Callable[[Any], Any] = field(default=lambda data: data)
+    # why the last write failed (a full disk): the run goes on and ends with its result, and the
+    # door reports this after it (see `write`)
+    failed: StoreWriteError | None = None
 
     def reserve(self) -> int:
         """Hold a slot at turn start, so sub-agent turns land after the turn that started them."""
@@ -164,6 +167,9 @@ class Recorder:
         self.turns.append(turn)
 
     def write(self) -> None:
+        """Write every turn so far over the file. It never raises: a recording is a side record,
+        and the answer it records is paid for already. A failure is kept in `failed` (cleared by a
+        later write that succeeds) for the door to report once the run has ended."""
         turns = [t for t in self.turns if t is not None]
         if not turns:
             return  # a run that failed before any model turn must not replace an earlier recording
@@ -171,8 +177,12 @@ class Recorder:
         try:
             write_atomic(self.path, (json.dumps(body, indent=2, ensure_ascii=False) + "\n").encode())
         except OSError as exc:
-            raise ConfigError(f"Cannot write the recording {self.path}: {exc.strerror}.",
-                              file=self.path) from None
+            self.failed = StoreWriteError(
+                f"The recording was not saved: {exc.strerror or exc}; a file already there "
+                "is left as it was. Free some disk space (or fix the folder's permissions) and record "
+                "again.", file=self.path)
+            return
+        self.failed = None
 
 
 def recorder_for(g: Globals, path: str | None) -> Recorder | None:

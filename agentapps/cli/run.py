@@ -122,6 +122,10 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
             if progress is not None:
                 progress.close()
             extras = agent_extras(g.internals.agent_totals)
+        recording = g.internals.agent_recorder
+        if recording is not None and recording.failed is not None:  # the run ended well: print its
+            recording.failed.result = (result,)  # result, then say the recording was not saved
+            raise recording.failed
         result = _printable(result, skill_name)
         if opts.replay and str(Path(opts.replay).resolve()) not in g.internals.agent_scripts:
             render.warn(f"--replay {opts.replay}: the script was not used (no agent ran: '{skill_name}' "
@@ -185,6 +189,9 @@ def _printable(result: Any, skill: str | None) -> Any:
 def _failed(exc: BaseException, opts: options.RunOptions, skill: str | None, args: dict[str, Any],
             started: float, extras: dict[str, Any], internals: Internals, data_dir: Path | None) -> int:
     """Show the run's error record (stderr, and stdout with --json), log it, return its exit code."""
+    recording = internals.agent_recorder
+    if recording is not None and recording.failed is not None and recording.failed is not exc:
+        render.warn(f"--record: {recording.failed}")  # the run failed too; its own error follows
     result = _finished_result(exc, skill)
     if result is not None and not opts.json:
         render.emit_result(result, internals)  # the skill did finish: only saving its session failed

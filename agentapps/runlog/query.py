@@ -8,8 +8,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from agentapps.errors import SkillError, UsageError
-from agentapps.runlog.store import MODEL_COLUMNS, RUN_COLUMNS, connect, damaged, sqlite3
+from agentapps.errors import UsageError
+from agentapps.runlog.store import MODEL_COLUMNS, RUN_COLUMNS, connect, failed, sqlite3
 
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -36,9 +36,7 @@ def _rows(path: Path, sql: str, params: list[Any]) -> list[dict[str, Any]]:
         conn.row_factory = sqlite3.Row
         return [dict(row) for row in conn.execute(sql, params)]
     except sqlite3.DatabaseError as exc:
-        if type(exc) is not sqlite3.DatabaseError:
-            raise SkillError(f"Cannot read the run log {path}: {exc}.") from None  # busy past the wait, say
-        raise damaged(path, exc) from None
+        raise failed(path, exc, "read") from None  # busy past the wait, a full disk, damage
     finally:
         conn.close()
 

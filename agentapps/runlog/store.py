@@ -11,18 +11,19 @@ lose a committed record, an OS crash or power loss can lose the last few. The fo
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 try:  # the C module itself: the `sqlite3` package also imports datetime (~1 ms) for adapters we never use
     import _sqlite3 as sqlite3
 except ImportError:  # pragma: no cover - an interpreter without the C module
     import sqlite3  # type: ignore[no-redef]
 
-__all__ = ["append", "append_all", "connect", "damaged", "sqlite3"]
+__all__ = ["append", "append_all", "connect", "damaged", "failed", "sqlite3"]
 
-from agentapps.errors import StoreCorruptError
+from agentapps.errors import SkillError, StoreCorruptError, StoreWriteError
 
 SCHEMA_VERSION = 1
 BUSY_SECONDS = 10.0
@@ -57,26 +58,98 @@ def damaged(path: Path, exc: sqlite3.DatabaseError) -> StoreCorruptError:
                              file=path)
 
 
+SQLITE_IOERR, SQLITE_FULL = 10, 13  # primary result codes: an extended code keeps its low byte
+LOW_SPACE = 1 << 20  # an I/O error with less room than this on the log's file system is that
+
+
+def _full(path: Path, exc: BaseException) -> bool:
+    """Whether `exc` comes of a full disk. SQLite says SQLITE_FULL when a write of the database
+    finds no room, but a plain I/O error when it cannot size the WAL's shared-memory index (which
+    even a reader needs); then the file system itself says whether there is room."""
+    if getattr(exc, "errno", None) == errno.ENOSPC:
+        return True
+    code = getattr(exc, "sqlite_errorcode", None)
+    if not isinstance(code, int) or code & 0xFF not in (SQLITE_FULL, SQLITE_IOERR):
+        return False
+    if code & 0xFF == SQLITE_FULL:
+        return True
+    try:
+        room = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return room.f_bavail * room.f_frsize < LOW_SPACE
+
+
+def failed(path: Path, exc: BaseException, doing: str) -> Exception:
+    """What a failed open, read or write of the log is reported as: a full disk says "no space"
+    and names the file (SQLite's own words, "database or disk is full" or "disk I/O error", say
+    neither), a damaged file is StoreCorruptError, anything else (busy past the wait, read-only)
+    is said as it is."""
+    if _full(path, exc):
+        return StoreWriteError(f"The run log {path} was not {doing}: no space left on device. Free some "
+                               "disk space (AGENTAPPS_RUN_LOG=off stops the log).")
+    if type(exc) is sqlite3.DatabaseError:
+        return damaged(path, exc)  # not a database, malformed
+    why = getattr(exc, "strerror", None) or exc
+    return SkillError(f"The run log {path} was not {doing}: {why}.")
+
+
 def connect(path: Path, *, create: bool) -> sqlite3.Connection | None:
-    """A connection set up for the log; None when it does not exist and `create` is false."""
+    """A connection set up for the log; None when it does not exist, or holds no runs yet, and
+    `create` is false (a reader never writes: `runs list` works on a full disk)."""
     if not path.exists():
         if not create:
             return None
-        path.parent.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # .agent-apps/
-        path.parent.mkdir(mode=0o700, exist_ok=True)
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))  # SQLite keeps these permissions
+        try:
+            path.parent.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # .agent-apps/
+            path.parent.mkdir(mode=0o700, exist_ok=True)
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))  # SQLite keeps these permissions
+        except OSError as exc:
+            raise failed(path, exc, "written") from None
     conn = None
     try:
         conn = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None)
         conn.execute("PRAGMA synchronous=OFF")
-        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version != SCHEMA_VERSION:
+            if not create and version == 0:  # made by a writer that had no room for the schema
+                conn.close()
+                return None
             _create(conn)
     except sqlite3.DatabaseError as exc:
         if conn is not None:
             conn.close()
-        if type(exc) is not sqlite3.DatabaseError:  # busy, read-only, disk full...: said as it is
-            raise
-        raise damaged(path, exc) from None  # not a database, malformed
+        if not create and _full(path, exc):
+            found = _read_only(path)  # no room for the shared-memory index: read the file as it is
+            if found is not False:
+                return found
+        raise failed(path, exc, "written" if create else "read") from None
+    return conn
+
+
+def _read_only(path: Path) -> sqlite3.Connection | None | Literal[False]:
+    """A connection that reads the database file alone, needing no room on the disk (SQLite's
+    `immutable`); False when the WAL beside it holds records the file does not have yet (a writer
+    is at work or was killed), since they would go unseen."""
+    try:
+        if os.stat(f"{path}-wal").st_size > 0:
+            return False
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return False
+    from urllib.parse import quote
+
+    conn = None
+    try:
+        conn = sqlite3.connect(f"file:{quote(os.fsencode(path))}?immutable=1", uri=True)
+        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            conn.close()
+            return None
+    except sqlite3.DatabaseError:
+        if conn is not None:
+            conn.close()
+        return False
     return conn
 
 
@@ -128,8 +201,6 @@ def append_all(path: Path, entries: list[dict[str, Any]]) -> list[int]:
         if conn.in_transaction:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
-        if type(exc) is not sqlite3.DatabaseError:  # busy, read-only, a constraint: not damage
-            raise
-        raise damaged(path, exc) from None
+        raise failed(path, exc, "written") from None
     finally:
         conn.close()

@@ -91,7 +91,7 @@ class FileStateStore:
             folder = self._folder.fd()
             write_new(folder, tmp, data)  # write and fsync outside the lock: the slow part
         except OSError as exc:
-            raise _not_saved(key, exc) from None
+            raise _not_saved(key, exc, self._had(name)) from None
         try:
             with self._folder.locked(self.lock_timeout):
                 # Read even without `expect`: a corrupt file must be reported, not overwritten.
@@ -100,11 +100,21 @@ class FileStateStore:
                 tmp = ""
             os.fsync(folder)
         except OSError as exc:
-            raise _not_saved(key, exc) from None
+            raise _not_saved(key, exc, self._had(name)) from None
         finally:
             if tmp:  # the write was refused (a conflict, a corrupt file)
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp, dir_fd=folder)
+
+    def _had(self, name: str) -> bool:
+        """Whether the key has a file, whose value a failed write leaves as it was (so said)."""
+        try:
+            os.stat(name, dir_fd=self._folder.fd())
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return True  # cannot tell: never claim it had none
+        return True
 
     def delete(self, key: str) -> bool:
         name = encode_key(key)
@@ -183,8 +193,9 @@ def read_state_file(path: Path) -> Any:
     raise StoreCorruptError(f"{why}; it was left untouched — remove it to start over.", file=path)
 
 
-def _not_saved(key: str, exc: OSError) -> StoreWriteError:
-    return StoreWriteError(f"State key {shown(key)} was not saved: {exc.strerror or exc}; its previous "
-                           "value is kept. Free some disk space (or fix the folder's permissions) and retry.")
+def _not_saved(key: str, exc: OSError, had: bool) -> StoreWriteError:
+    kept = "its previous value is kept" if had else "it stays unset"
+    return StoreWriteError(f"State key {shown(key)} was not saved: {exc.strerror or exc}; {kept}. Free "
+                           "some disk space (or fix the folder's permissions) and retry.")
 
 

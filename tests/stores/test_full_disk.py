@@ -35,6 +35,13 @@ SKILLS = {
             await ctx.manager.invoke("state-set", {{"key": "k", "value": "{BIG}"}})
             return "saved"
         ''',
+    "fresh.skill.py": f'''
+        frontmatter = {{"name": "fresh", "allowed-tools": "state-set"}}
+
+        async def run(ctx, args):
+            await ctx.manager.invoke("state-set", {{"key": "new", "value": "{BIG}"}})
+            return "saved"
+        ''',
 }
 
 
@@ -109,3 +116,13 @@ def test_state_that_cannot_be_saved_names_the_key_and_keeps_the_old_value(full):
     assert json.loads((project.root / ".agent-apps" / "state" / "k.json").read_text())["value"] == "old"
     leftovers = [p.name for p in (project.root / ".agent-apps" / "state").iterdir() if p.name.endswith(".tmp")]
     assert leftovers == []
+
+
+def test_a_new_state_key_that_cannot_be_saved_is_said_to_stay_unset(full):
+    project, how = full
+    result = _cli(project, how, "fresh")
+    assert result.returncode == 1 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert "State key 'new' was not saved: " in line and "it stays unset" in line
+    assert "previous value" not in line  # it had none
+    assert not (project.root / ".agent-apps" / "state" / "new.json").exists()
