@@ -17,7 +17,7 @@
     ├── DeniedError                     exit 3  allowed-tools, file confinement, SSRF, trust
     ├── LimitError                      exit 4  depth, turns, steps, timeouts, sizes
     │   └── LockTimeoutError            exit 4  a state lock could not be taken in time
-    └── InterruptedError_               exit 130 Ctrl-C / SIGTERM (143)
+    └── RunInterruptedError             exit 130 Ctrl-C / SIGTERM (143), a cancelled run
 
 Messages are one line, name the skill (and file:line where there is one) and say the remedy.
 """
@@ -155,7 +155,9 @@ class LockTimeoutError(LimitError):
     pass
 
 
-class InterruptedError_(AgentAppsError):
+class RunInterruptedError(AgentAppsError):
+    """The run was stopped from outside: Ctrl-C (exit 130), SIGTERM (143), a cancelled request."""
+
     exit_code = 130
 
     def __init__(self, message: str = "Interrupted.", *, signal_number: int = 2) -> None:
@@ -164,3 +166,6 @@ class InterruptedError_(AgentAppsError):
 
     def to_dict(self) -> dict[str, object]:
         return {**super().to_dict(), "type": "Interrupted"}
+
+
+InterruptedError_ = RunInterruptedError  # the old name, still imported by the doors (cli, serve, mcp)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentapps.core.shown import fields_repr
-from agentapps.errors import InterruptedError_
+from agentapps.errors import RunInterruptedError
 from agentapps.secrets import Redactor
 from agentapps.types import ChainPlan, HistoryFrame, Reporter, ToolDef
 
@@ -82,7 +82,7 @@ class Signal:
 
     def raise_if_aborted(self) -> None:
         if self.reason is not None:
-            raise InterruptedError_(self.reason, signal_number=self.signal_number)
+            raise RunInterruptedError(self.reason, signal_number=self.signal_number)
 
 
 class Config:

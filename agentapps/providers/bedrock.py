@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentapps.errors import ConfigError, InterruptedError_, ProviderError
+from agentapps.errors import ConfigError, ProviderError, RunInterruptedError
 from agentapps.providers.bedrock_errors import (
     IncompleteStreamError,
     StreamFailed,
@@ -215,7 +215,7 @@ def _attempt(
     try:
         while True:
             if cancelled is not None and cancelled():
-                raise InterruptedError_("Interrupted while streaming from Bedrock.")
+                raise RunInterruptedError("Interrupted while streaming from Bedrock.")
             try:
                 kind, value = events.get(timeout=POLL_SECONDS)
             except queue.Empty:

@@ -11,9 +11,9 @@ from agentapps.errors import (
     AgentAppsError,
     ConfigError,
     DeniedError,
-    InterruptedError_,
     LimitError,
     ProviderError,
+    RunInterruptedError,
 )
 
 # Error codes compared lowercased: mid-stream exception frames say `throttlingException`, HTTP
@@ -150,7 +150,7 @@ def pause(
     left = delay
     while True:
         if cancelled is not None and cancelled():
-            raise InterruptedError_("Interrupted while waiting to retry Bedrock.")
+            raise RunInterruptedError("Interrupted while waiting to retry Bedrock.")
         if left <= 0:
             return
         step = min(left, 0.25)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import sys
 
+from agentapps.core.exports import PUBLIC_MODULES, source_of
+
 LOOP_STDLIB = frozenset({"asyncio", "concurrent", "selectors", "socket", "ssl", "socketserver", "threading",
                          "multiprocessing", "queue", "signal", "subprocess", "http", "urllib", "xmlrpc"})
 # parts of agentapps that never wait: what skills use to compute, validate and describe
@@ -19,11 +21,7 @@ LOOP_FREE_AGENTAPPS = ("agentapps.errors", "agentapps.types", "agentapps.tools.c
                        "agentapps.context.calls", "agentapps.cascade", "agentapps.trust", "agentapps.core.driver",
                        "agentapps.core.confine", "agentapps.core.paths", "agentapps.files.ops",
                        "agentapps.files.text", "agentapps.directives.expand", "agentapps.secrets",
-                       "agentapps.agent.config", "agentapps.check.origin")
-PUBLIC_LOOP_FREE = frozenset({"AgentAppsError", "ArgsError", "ChainError", "ConfigError", "ConflictError", "Context",
-                              "DeniedError", "InterruptedError_", "LimitError", "LockTimeoutError", "ProviderError",
-                              "ReturnsError", "SkillError", "SkillLoadError", "SkillNotFoundError",
-                              "StoreCorruptError", "ToolDef", "UsageError", "directive_target"})
+                       "agentapps.agent.config", "agentapps.context.origin", "agentapps.context.context")
 
 
 def _module_waits(name: str) -> bool:
@@ -48,8 +46,8 @@ def needs_loop(source: str) -> bool:
         elif isinstance(node, ast.ImportFrom):
             if node.level or node.module is None:
                 return True  # a relative import: not a skill's usual shape, run it on the loop
-            if node.module == "agentapps":
-                if any(alias.name not in PUBLIC_LOOP_FREE for alias in node.names):
+            if node.module in PUBLIC_MODULES:  # a public name: as the internal module it comes from
+                if any(_module_waits(source_of(node.module, a.name) or "?") for a in node.names):
                     return True
             elif _module_waits(node.module):
                 return True

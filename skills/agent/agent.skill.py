@@ -5,7 +5,7 @@ called by agent-execute, the served markdown skill is `ctx.envelope.parent.targe
 `locals.agent` gets the trace. Logic lives in `agentapps.agent`.
 """
 
-from agentapps.agent.runner import run_agent
+from agentapps.pipeline import run_agent
 
 frontmatter = {
     "name": "agent",

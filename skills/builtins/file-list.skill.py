@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from agentapps.files.ops import list_files, normalize_glob
+from agentapps.io import list_files, normalize_glob
 
 frontmatter = {
     "name": "file-list",

@@ -2,9 +2,8 @@
 
 from pathlib import Path
 
-from agentapps.core.confine import project_relative
-from agentapps.files.ops import read_text
-from agentapps.tools.views import checked_view
+from agentapps.io import read_text
+from agentapps.skill import checked_view, project_relative
 
 frontmatter = {
     "name": "file-read",

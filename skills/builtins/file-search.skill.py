@@ -2,9 +2,8 @@
 
 from pathlib import Path
 
-from agentapps.core.confine import project_relative
-from agentapps.files.ops import normalize_glob
-from agentapps.files.search import search
+from agentapps.io import normalize_glob, search_files
+from agentapps.skill import project_relative
 
 frontmatter = {
     "name": "file-search",
@@ -50,5 +49,5 @@ def policy_view(ctx, args):
 
 
 def run(ctx, args):
-    return search(_root(ctx), args["pattern"], path=args.get("path", "."), glob=args.get("glob", "**/*"),
+    return search_files(_root(ctx), args["pattern"], path=args.get("path", "."), glob=args.get("glob", "**/*"),
                   ignore_case=args.get("ignoreCase", False), limit=args.get("limit", 100))

@@ -2,10 +2,8 @@
 
 from pathlib import Path
 
-from agentapps.core.confine import project_relative
-from agentapps.files.guard import approve_code_write, is_protected
-from agentapps.files.ops import write_text
-from agentapps.tools.views import checked_view
+from agentapps.io import approve_code_write, is_protected, write_text
+from agentapps.skill import checked_view, project_relative
 
 frontmatter = {
     "name": "file-write",

@@ -2,10 +2,8 @@
 
 import asyncio
 
-from agentapps.net.http import fetch
-from agentapps.net.urls import normalize_url
-from agentapps.tools.policy import check_chain
-from agentapps.tools.views import candidate
+from agentapps.io import fetch, normalize_url
+from agentapps.pipeline import candidate, check_chain
 
 OVERRIDES = ("x-http-method-override", "x-http-method", "x-method-override")
 

@@ -2,9 +2,8 @@
 
 from pathlib import Path
 
-from agentapps.core.caller import caller_skill
-from agentapps.process.command import effective_command
-from agentapps.process.shell import minimal_env, run_command
+from agentapps.io import effective_command, minimal_env, run_command
+from agentapps.skill import caller_skill
 
 frontmatter = {
     "name": "shell",

@@ -1,8 +1,7 @@
 """skill-describe: one skill's interface, cascaded metadata and middleware chain."""
 
-from agentapps.cascade.interface import params_of, returns_of
-from agentapps.context.plan import cascaded, chain_plan
-from agentapps.tools.catalog import describe
+from agentapps.pipeline import cascaded, chain_plan
+from agentapps.skill import describe, params_of, returns_of
 
 frontmatter = {
     "name": "skill-describe",

@@ -1,9 +1,8 @@
 """skill-file: read a file beside the calling folder skill's SKILL.md (read-only)."""
 
-from agentapps.core.caller import caller_skill
-from agentapps.errors import UsageError
-from agentapps.files.ops import read_text
-from agentapps.files.skillfolder import folder_files, skill_folder
+from agentapps import UsageError
+from agentapps.io import folder_files, read_text, skill_folder
+from agentapps.skill import caller_skill
 
 frontmatter = {
     "name": "skill-file",

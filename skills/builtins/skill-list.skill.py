@@ -1,6 +1,6 @@
 """skill-list: the skills visible on the search path (what `agentapps list` prints)."""
 
-from agentapps.tools.catalog import list_tools
+from agentapps.skill import list_tools
 
 frontmatter = {
     "name": "skill-list",

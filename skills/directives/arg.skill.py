@@ -2,9 +2,8 @@
 
 import json
 
-from agentapps import directive_target
-from agentapps.core.paths import MISSING, path_get
-from agentapps.errors import ArgsError
+from agentapps import ArgsError, directive_target
+from agentapps.skill import MISSING, path_get
 
 frontmatter = {
     "name": "arg",

@@ -1,9 +1,7 @@
 """config: `:config[model.id]{default=...}` inserts a value of the served skill's cascaded metadata."""
 
-from agentapps import directive_target
-from agentapps.core.paths import MISSING, path_get
-from agentapps.directives.template import as_text
-from agentapps.errors import ConfigError
+from agentapps import ConfigError, directive_target
+from agentapps.skill import MISSING, as_text, path_get
 
 frontmatter = {
     "name": "config",

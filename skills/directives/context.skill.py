@@ -1,9 +1,7 @@
 """context: `:context[args.x]{default=...}` inserts a value found by a path expression in the served context."""
 
-from agentapps import directive_target
-from agentapps.core.paths import MISSING, path_get
-from agentapps.directives.template import as_text
-from agentapps.errors import ConfigError
+from agentapps import ConfigError, directive_target
+from agentapps.skill import MISSING, as_text, path_get
 
 frontmatter = {
     "name": "context",

@@ -1,6 +1,6 @@
 """directive-base: the interface every directive skill inherits (`$inherit: directive-base`)."""
 
-from agentapps.errors import UsageError
+from agentapps import UsageError
 
 frontmatter = {
     "name": "directive-base",

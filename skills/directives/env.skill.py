@@ -2,8 +2,7 @@
 
 import os
 
-from agentapps import directive_target
-from agentapps.errors import DeniedError
+from agentapps import DeniedError, directive_target
 
 frontmatter = {
     "name": "env",

@@ -2,9 +2,8 @@
 
 import os
 
-from agentapps import directive_target
-from agentapps.core.confine import resolve_in_project
-from agentapps.errors import ConfigError, LimitError
+from agentapps import ConfigError, LimitError, directive_target
+from agentapps.skill import resolve_in_project
 
 frontmatter = {
     "name": "inline",

@@ -1,8 +1,7 @@
 """session-history: `:session-history[]{last=N}` places the session's history where it stands in the prompt."""
 
-from agentapps import directive_target
-from agentapps.errors import ConfigError
-from agentapps.stores.sessions import history_for, render_history
+from agentapps import ConfigError, directive_target
+from agentapps.runtime import history_for, render_history
 
 frontmatter = {
     "name": "session-history",

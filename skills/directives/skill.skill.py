@@ -1,7 +1,7 @@
 """skill: `:skill[name]` inserts another skill's name, description and params as a short markdown block."""
 
 from agentapps import directive_target
-from agentapps.cascade.interface import params_of
+from agentapps.skill import params_of
 
 frontmatter = {
     "name": "skill",

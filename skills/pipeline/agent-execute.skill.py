@@ -6,9 +6,8 @@ skill's own code would be. A relative `model.script` is resolved against
 the skill file's folder. The agent reaches the served context as `ctx.envelope.parent.target`.
 """
 
-from agentapps.agent.config import model_settings
-from agentapps.context.plan import interface
-from agentapps.errors import ConfigError, SkillNotFoundError
+from agentapps import ConfigError, SkillNotFoundError
+from agentapps.pipeline import interface, model_settings
 
 frontmatter = {
     "name": "agent-execute",
@@ -34,7 +33,7 @@ async def run(ctx, args):
     try:
         config = model_settings(target.meta.get("model"), target.tool.name)
     except ConfigError as exc:
-        from agentapps.check.origin import place
+        from agentapps.pipeline import place
 
         place(exc, target)  # at the line that sets it
         raise

@@ -17,7 +17,7 @@ async def run(ctx, args):
     prompt = target.locals.get("prompt")
     if target.tool.kind != "markdown" or prompt is None:
         return  # code skills have no prompt
-    from agentapps.directives.expand import expand_prompt  # lazily: code skills never need it
+    from agentapps.pipeline import expand_prompt  # lazily: code skills never need it
 
     prompt.expanded = await expand_prompt(ctx)
     return

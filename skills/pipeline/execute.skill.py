@@ -1,6 +1,6 @@
 """execute: the leaf for code skills — call the served skill's `run(ctx, args)`."""
 
-from agentapps.context.calls import call_tool
+from agentapps.pipeline import call_tool
 
 frontmatter = {
     "name": "execute",

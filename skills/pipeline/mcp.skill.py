@@ -5,7 +5,7 @@ skill declares itself (or inherits with `$inherit`) when that skill runs. No ser
 each starts on first use (agentapps/mcp/registry.py).
 """
 
-from agentapps.mcp.registry import registry_for
+from agentapps.pipeline import registry_for
 
 frontmatter = {
     "name": "mcp",

@@ -12,8 +12,8 @@ skill (or any skill run so far) declares in `metadata.env` are scrubbed from eve
 run loads but never saves. When saving fails after the skill finished, the error carries its result.
 """
 
-from agentapps.errors import AgentAppsError, InterruptedError_, StoreWriteError
-from agentapps.stores.sessions import capture, open_store, render_history, session_key, settings_of
+from agentapps import AgentAppsError, RunInterruptedError, StoreWriteError
+from agentapps.runtime import capture, open_store, render_history, session_key, settings_of
 
 frontmatter = {
     "name": "session",
@@ -42,7 +42,7 @@ async def run(ctx, args):
     try:
         await ctx.manager.next()
     except BaseException as exc:
-        interrupted = isinstance(exc, InterruptedError_) or not isinstance(exc, Exception)
+        interrupted = isinstance(exc, RunInterruptedError) or not isinstance(exc, Exception)
         message = str(exc) if isinstance(exc, AgentAppsError) else f"{type(exc).__name__}: {exc}"
         entry = capture(target, found, "interrupted" if interrupted else "error",
                         "Interrupted." if interrupted else message)

@@ -8,10 +8,9 @@ with `trust: false`, `rules: ""` or `$inherit: false`.
 import os
 import sys
 
-from agentapps.core.driver import blocking
-from agentapps.errors import ConfigError
-from agentapps.tools.views import candidate, policy_args
-from agentapps.trust import decide, needs_approval, rules_of
+from agentapps import ConfigError
+from agentapps.pipeline import candidate, decide, needs_approval, policy_args, rules_of
+from agentapps.skill import blocking
 
 frontmatter = {
     "name": "trust",

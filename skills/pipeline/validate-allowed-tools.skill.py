@@ -1,7 +1,6 @@
 """validate-allowed-tools: the immediate caller's allowed-tools must admit this call."""
 
-from agentapps.tools.policy import check_chain, reads_args
-from agentapps.tools.views import candidate, policy_args
+from agentapps.pipeline import candidate, check_chain, policy_args, reads_args
 
 frontmatter = {
     "name": "validate-allowed-tools",

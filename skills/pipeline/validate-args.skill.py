@@ -1,8 +1,7 @@
 """validate-args: check the served skill's args against its `params` JSON Schema (2020-12)."""
 
-from agentapps.context.plan import interface
-from agentapps.errors import ArgsError
-from agentapps.tools.schema import refused_config, validate
+from agentapps import ArgsError
+from agentapps.pipeline import interface, refused_config, validate
 
 frontmatter = {
     "name": "validate-args",
@@ -31,7 +30,7 @@ def run(ctx, args):
         owner = target.envelope.target
         if owner is not target and owner.meta.get(tool.name) not in (None, False):
             # a middleware's args are the served skill's metadata key of its name: point at that key
-            from agentapps.check.origin import written_at
+            from agentapps.pipeline import written_at
 
             where = written_at(owner, (tool.name,)) or (owner.tool.path, None)
             raise refused_config(owner.tool.name, tool.name, exc, *where) from None

@@ -1,8 +1,7 @@
 """validate-returns: after execution, check the result against the served skill's `returns` schema."""
 
-from agentapps.context.plan import interface
-from agentapps.errors import ReturnsError
-from agentapps.tools.schema import validate
+from agentapps import ReturnsError
+from agentapps.pipeline import interface, validate
 
 frontmatter = {
     "name": "validate-returns",

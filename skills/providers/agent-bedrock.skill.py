@@ -6,7 +6,7 @@ credentials, profiles, AWS_REGION and AWS_ENDPOINT_URL_BEDROCK_RUNTIME come from
 AWS configuration. boto3 is imported only when this skill runs.
 """
 
-from agentapps.agent.converse import run_bedrock
+from agentapps.pipeline import run_bedrock
 
 frontmatter = {
     "name": "agent-bedrock",

@@ -1,6 +1,6 @@
 """agent-provider: the contract every provider skill takes; providers inherit it (`$inherit: agent-provider`)."""
 
-from agentapps.errors import UsageError
+from agentapps import UsageError
 
 frontmatter = {
     "name": "agent-provider",

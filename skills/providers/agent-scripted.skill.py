@@ -4,7 +4,7 @@ Select it with `model: {agent: agent-scripted, script: turns.json}` (path relati
 file) or `agentapps run --replay FILE ...`. The script format is in `agentapps.agent.script`.
 """
 
-from agentapps.agent.scripted import run_scripted
+from agentapps.pipeline import run_scripted
 
 frontmatter = {
     "name": "agent-scripted",

@@ -1,6 +1,6 @@
 """callback-create: make a callback ref, a skill whose invocations wait for callback-respond."""
 
-from agentapps.tools.callbacks import create_callback_ref
+from agentapps import create_callback_ref
 
 frontmatter = {
     "name": "callback-create",

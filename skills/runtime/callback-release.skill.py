@@ -1,6 +1,6 @@
 """callback-release: unregister a callback ref and fail its unanswered invocations."""
 
-from agentapps.tools.callbacks import release_callback_ref
+from agentapps import release_callback_ref
 
 frontmatter = {
     "name": "callback-release",

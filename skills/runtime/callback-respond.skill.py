@@ -1,6 +1,6 @@
 """callback-respond: answer one pending invocation of a callback ref."""
 
-from agentapps.tools.callbacks import endpoint
+from agentapps.runtime import endpoint
 
 frontmatter = {
     "name": "callback-respond",

@@ -1,6 +1,6 @@
 """callback-wait: take the next unanswered invocation of a callback ref."""
 
-from agentapps.tools.callbacks import endpoint
+from agentapps.runtime import endpoint
 
 frontmatter = {
     "name": "callback-wait",

@@ -1,6 +1,6 @@
 """event-ack: settle events that event-wait delivered with ack: false."""
 
-from agentapps.events.select import events_for
+from agentapps.runtime import events_for
 
 frontmatter = {
     "name": "event-ack",

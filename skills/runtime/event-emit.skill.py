@@ -1,6 +1,6 @@
 """event-emit: publish an event on a topic of the in-process event bus."""
 
-from agentapps.events.select import events_for
+from agentapps.runtime import events_for
 
 frontmatter = {
     "name": "event-emit",

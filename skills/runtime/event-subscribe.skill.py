@@ -1,10 +1,8 @@
 """event-subscribe: add a queue (for event-wait) or a handler skill to a topic; idempotent."""
 
-from agentapps.context.admission import refuse_options
-from agentapps.errors import DeniedError, UsageError
-from agentapps.events.bus import EventBus
-from agentapps.events.select import events_for
-from agentapps.tools.names import ref_kind
+from agentapps import DeniedError, UsageError
+from agentapps.runtime import EventBus, events_for
+from agentapps.skill import ref_kind, refuse_options
 
 frontmatter = {
     "name": "event-subscribe",

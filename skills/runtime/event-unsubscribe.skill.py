@@ -1,7 +1,6 @@
 """event-unsubscribe: remove a handler, a queue, or every subscription of a topic."""
 
-from agentapps.events.bus import EventBus
-from agentapps.events.select import events_for
+from agentapps.runtime import EventBus, events_for
 
 frontmatter = {
     "name": "event-unsubscribe",

@@ -1,6 +1,6 @@
 """event-wait: take the queued events of a topic, or wait for the next one."""
 
-from agentapps.events.select import events_for
+from agentapps.runtime import events_for
 
 frontmatter = {
     "name": "event-wait",

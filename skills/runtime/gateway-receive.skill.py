@@ -1,7 +1,7 @@
 """gateway-receive: wait for the next message from the user (the terminal or stdin lines on the
 command line); null when input has ended. A persistent agent calls it between turns."""
 
-from agentapps.gateway import GATEWAY, receive
+from agentapps.runtime import GATEWAY, receive
 
 frontmatter = {
     "name": "gateway-receive",

@@ -1,6 +1,6 @@
 """state-delete: remove one key of the key-value state."""
 
-from agentapps.stores.state import store_for
+from agentapps.runtime import store_for
 
 frontmatter = {
     "name": "state-delete",

@@ -1,6 +1,6 @@
 """state-get: read one key of the key-value state (null when absent)."""
 
-from agentapps.stores.state import store_for
+from agentapps.runtime import store_for
 
 frontmatter = {
     "name": "state-get",

@@ -1,6 +1,6 @@
 """state-list: the keys of the key-value state, optionally those starting with a prefix."""
 
-from agentapps.stores.state import store_for
+from agentapps.runtime import store_for
 
 frontmatter = {
     "name": "state-list",

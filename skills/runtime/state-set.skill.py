@@ -1,7 +1,7 @@
 """state-set: write one key of the key-value state, optionally as a compare-and-swap."""
 
-from agentapps.secrets import refuse_secret_name
-from agentapps.stores.state import MISSING, store_for
+from agentapps.runtime import UNCONDITIONAL, store_for
+from agentapps.skill import refuse_secret_name
 
 frontmatter = {
     "name": "state-set",
@@ -43,5 +43,5 @@ def run(ctx, args):
     ttl = args.get("ttl")
     key = refuse_secret_name(ctx.globals.internals, "The state key", args["key"])
     store_for(ctx.globals, args.get("store")).set(
-        key, args["value"], expect=args.get("expect", MISSING), ttl=None if ttl is None else ttl / 1000)
+        key, args["value"], expect=args.get("expect", UNCONDITIONAL), ttl=None if ttl is None else ttl / 1000)
     return {"ok": True, "key": args["key"]}

@@ -1,7 +1,7 @@
 """state-wait: block until a state key exists (another skill or process sets it), then return its value."""
 
-from agentapps.errors import LimitError
-from agentapps.stores.state import store_for
+from agentapps import LimitError
+from agentapps.runtime import store_for
 
 frontmatter = {
     "name": "state-wait",
