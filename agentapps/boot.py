@@ -94,6 +94,14 @@ def find_project(cwd: Path) -> tuple[Path | None, ToolDef | None]:
     return None, None
 
 
+def log_dir_for(cwd: Path) -> Path:
+    """Where the run log goes for a run that failed before bootstrap: `Config.log_dir`'s rule (the
+    project's `.agent-apps/`, else the user's), so a run outside any project never leaves a
+    `.agent-apps/` behind (which would make its folder a project)."""
+    project, _ = find_project(cwd)
+    return (project if project is not None else Path.home()) / DATA_DIR
+
+
 def _project_entries(project: Path, main: ToolDef | None, bundled: Path) -> list[PathEntry]:
     extra: list[PathEntry] = []
     ignore: list[str] = []
@@ -123,7 +131,7 @@ def _project_entries(project: Path, main: ToolDef | None, bundled: Path) -> list
 def _line_of(tool: ToolDef | None, keys: list[str | int]) -> int | None:
     if tool is None or tool.path is None:
         return None
-    from agentapps.check.locate import KeyLines  # only for the error
+    from agentapps.tools.locate import KeyLines  # only for the error
 
     return KeyLines(tool.path).written(keys)
 
@@ -196,7 +204,7 @@ def bootstrap(cwd: Path | None = None, overrides: dict[str, Any] | None = None,
 
         declare_main(g)
     if (main is not None and main.metadata.get("stores")) or os.environ.get("AGENTAPPS_REDIS_URL"):
-        from agentapps.tools.remote_callbacks import RemoteCallbacks  # refs other processes made
+        from agentapps.callbacks.remote import RemoteCallbacks  # refs other processes made
 
         lookup.providers.append(RemoteCallbacks(g))
     root = new_context(BOOTSTRAP, dict(overrides or {}), None, g)

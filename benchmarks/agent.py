@@ -140,7 +140,7 @@ import time
 from agentapps.agent.code import bridge
 from agentapps.agent.scope import code_context, code_policies
 from agentapps.sandbox import Sandbox, SandboxLimits
-from agentapps.tools.callbacks import create_callback_ref, release_callback_ref
+from agentapps.callbacks.refs import create_callback_ref, release_callback_ref
 
 frontmatter = {
     "name": "bench-sandbox",

@@ -74,8 +74,8 @@ def test_shipped_code_holds_no_string_that_utf8_cannot_write() -> None:
 
 def test_the_classifiers_name_exactly_the_pythons_ci_tests() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
-    full = re.search(r'^FULL=([\d.]+)$', ci, re.M)
-    subset = re.search(r'^SUBSET="([\d. ]+)"$', ci, re.M)
+    full = re.search(r'^FULL=([\d.]+)$', ci, re.MULTILINE)
+    subset = re.search(r'^SUBSET="([\d. ]+)"$', ci, re.MULTILINE)
     assert full and subset, ".ci/run names its Pythons in FULL= and SUBSET="
     tested = {full.group(1), *subset.group(1).split()}
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]

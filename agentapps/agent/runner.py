@@ -26,7 +26,6 @@ from agentapps.agent.scope import (
     is_within,
     make_infrastructure,
     scope_of,
-    served_context,
     started_by_agent_code,
 )
 from agentapps.agent.script import recorder_for
@@ -35,6 +34,7 @@ from agentapps.agent.state import AgentRun
 from agentapps.agent.trace import Trace
 from agentapps.agent.validate import lookup_names, model_problems
 from agentapps.context.context import Namespace
+from agentapps.core.caller import served_context
 from agentapps.errors import ConfigError, DeniedError, LimitError, ReturnsError
 from agentapps.files.skillfolder import folder_files, skill_folder
 from agentapps.gateway import GATEWAY
@@ -107,7 +107,7 @@ async def run_agent(ctx: Context, args: dict[str, Any]) -> Any:
     except ConfigError as exc:
         served = served_context(ctx)
         if served is not ctx and exc.setting[:1] == ("model",):
-            from agentapps.check.origin import place
+            from agentapps.context.origin import place
 
             place(exc, served, {"model": args.get("config") or {}})
             exc.skill = exc.skill or served.tool.name  # a provider's refusal names no skill itself
@@ -153,7 +153,7 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
                               "spend": spend}
     code_ctx = code_context(ctx, p.policies)
     make_infrastructure(ctx)
-    from agentapps.tools.callbacks import create_callback_ref, release_callback_ref
+    from agentapps.callbacks.refs import create_callback_ref, release_callback_ref
 
     def refuse_from_code(cb_ctx: Context) -> None:
         if is_within(cb_ctx, code_ctx):

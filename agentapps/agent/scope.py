@@ -16,20 +16,12 @@ from typing import Any
 from agentapps.context.admission import policy_for
 from agentapps.context.context import Context
 from agentapps.context.manager import new_context
+from agentapps.core.caller import CODE_URI
 from agentapps.tools.policy import Policy
 from agentapps.types import ToolDef
 
 CODE_TOOL = ToolDef("agent-code", "memory", {"name": "agent-code", "metadata": {"$inherit": False}},
-                    uri="inline://agent-code")
-
-
-def served_context(ctx: Context) -> Context:
-    """The context whose `locals.agent` gets the trace: the markdown skill agent-execute serves
-    (reached as `ctx.parent.target`), else the agent's own context (a direct call)."""
-    parent = ctx.parent
-    if parent is not None and parent.entry:
-        return parent.target
-    return ctx
+                    uri=CODE_URI)
 
 
 def started_by_agent_code(ctx: Context) -> bool:

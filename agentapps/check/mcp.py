@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 from agentapps.check.findings import Finding
 from agentapps.errors import AgentAppsError
 from agentapps.mcp.config import ServerSpec, parse_server
-from agentapps.mcp.naming import sanitize
 from agentapps.mcp.registry import cache_file, read_cache, reserved
 from agentapps.mcp.tools import tool_def
+from agentapps.tools.mcpnames import sanitize
 
 if TYPE_CHECKING:
     from agentapps.check.scope import Scope, Site

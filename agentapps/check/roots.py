@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentapps.check.findings import Finding
-from agentapps.check.locate import KeyLines
 from agentapps.check.scope import Scope, Site
 from agentapps.tools.index import Broken
+from agentapps.tools.locate import KeyLines
 from agentapps.types import ToolDef
 
 

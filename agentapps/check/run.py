@@ -7,8 +7,8 @@ from pathlib import Path
 
 from agentapps.check import allowed, body, inherit, keys, mcp, roots, schemas, settings
 from agentapps.check.findings import Finding, Report
-from agentapps.check.locate import KeyLines
 from agentapps.check.scope import Scope, Site, build_scope
+from agentapps.tools.locate import KeyLines
 from agentapps.types import ToolDef
 
 

@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 from agentapps.check.findings import Finding
-from agentapps.check.locate import Key
 from agentapps.check.scope import Site
 from agentapps.tools.fastschema import supports, unknown_keywords
+from agentapps.tools.locate import Key
 from agentapps.tools.schema import unusable_patterns
 
 WHERE = ("params", "returns")

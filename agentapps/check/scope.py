@@ -8,10 +8,10 @@ from pathlib import Path
 
 from agentapps.boot import bundled_skills_dir, find_project, search_path
 from agentapps.check.findings import Finding, Severity
-from agentapps.check.locate import Key, KeyLines
 from agentapps.errors import SkillLoadError, UsageError
 from agentapps.tools.index import Broken, RootIndex
 from agentapps.tools.loader import load_file
+from agentapps.tools.locate import Key, KeyLines
 from agentapps.tools.lookup import Lookup
 from agentapps.tools.names import is_skill_file, name_from_file
 from agentapps.types import PathEntry, ToolDef

@@ -11,10 +11,10 @@ from agentapps.agent.validate import Names, model_problems
 from agentapps.cascade.interface import interface_key
 from agentapps.cascade.resolve import Cascaded
 from agentapps.check.findings import Finding
-from agentapps.check.locate import KeyLines
-from agentapps.check.origin import origin, value_at
 from agentapps.check.scope import Scope, Site
+from agentapps.context.origin import origin, value_at
 from agentapps.errors import AgentAppsError, ConfigError
+from agentapps.tools.locate import KeyLines
 
 CODE = "invalid-setting"
 
@@ -150,7 +150,7 @@ def schedule(site: Site) -> list[Finding]:
     spec = site.tool.metadata.get("schedule")
     if not spec:
         return []
-    from agentapps.serve.cron import Cron
+    from agentapps.core.cron import Cron
 
     text = spec.get("cron") if isinstance(spec, dict) else spec
     try:

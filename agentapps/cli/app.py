@@ -146,7 +146,7 @@ def mcp_server(
     heartbeat: float = typer.Option(10.0, "--heartbeat", help="Seconds between progress heartbeats (0: none)."),
     cwd: Path = typer.Option(None, "--cwd", help="Serve the project found from this folder (default: here)."),
 ) -> int:
-    from agentapps.mcp.serve import serve
+    from agentapps.mcp_server.command import serve
 
     return serve(transport=transport, host=host, port=port, allowed_tools=allowed_tools, token=token,
                  origins=allow_origin or [], approve=approve or [], heartbeat=heartbeat,

@@ -162,6 +162,13 @@ def _logged(code: int, error: dict[str, Any] | None, opts: options.RunOptions, s
     if not opts.dry_run and skill is not None:
         from agentapps.runlog import log_run
 
+        if data_dir is None:  # the run failed before bootstrap
+            from agentapps.boot import log_dir_for
+
+            try:
+                data_dir = log_dir_for(Path.cwd())
+            except Exception:  # noqa: BLE001 - e.g. two main skills: the log says it was not written
+                data_dir = None
         log_run(data_dir, skill=skill, args=args, internals=internals, exit_code=code, error=error,
                 started=started)
     return code
@@ -177,7 +184,7 @@ def _resolve(g: Any, ref: str) -> Any:
 
 
 def _printable(result: Any, skill: str | None) -> Any:
-    from agentapps.cli.results import json_result
+    from agentapps.lifecycle.results import json_result
 
     result, replaced = json_result(result, skill)
     if replaced:

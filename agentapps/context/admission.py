@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 OPTIONS = ("context", "frontmatter")  # invoke options that args may carry as `$NAME`
-UNTRUSTED_OPTIONS = ("frontmatter",)  # what agent code may pass (activation only: cascade/activate.py)
+UNTRUSTED_OPTIONS = ("frontmatter",)  # what agent code may pass (activation only: context/activate.py)
 SEED_KEYS = ("nonlocals", "locals")  # what a context seed may lay over the new context
 # what a seed may never set: the pipeline's own state (a forged `prompt` would replace a markdown
 # skill's instructions; a forged `agent` scope would raise a sub-agent's limits)

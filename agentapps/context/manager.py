@@ -15,7 +15,7 @@ from collections.abc import Coroutine, Sequence
 from types import CoroutineType
 from typing import Any
 
-from agentapps.cascade.activate import activate
+from agentapps.context.activate import activate
 from agentapps.context.admission import (
     admit,
     apply_seed,

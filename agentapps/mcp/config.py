@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentapps.errors import ConfigError, DeniedError
-from agentapps.mcp.naming import sanitize
 from agentapps.secrets import register_declared
+from agentapps.tools.mcpnames import sanitize
 from agentapps.types import ToolDef
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def line_of(file: str | Path | None, *keys: str) -> int | None:
     for an error's `file:line`; None when it cannot be told. Only read when an error is raised."""
     if file is None:
         return None
-    from agentapps.check.locate import KeyLines
+    from agentapps.tools.locate import KeyLines
 
     try:
         return KeyLines(Path(file)).line(["metadata", "mcp", *keys])

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from agentapps.core.atomic import write_atomic
 from agentapps.errors import AgentAppsError, ConfigError
 from agentapps.mcp.config import ServerSpec, parse_server
-from agentapps.mcp.naming import sanitize, server_of_uri
 from agentapps.mcp.tools import tool_def
+from agentapps.tools.mcpnames import sanitize, server_of_uri
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context, Globals

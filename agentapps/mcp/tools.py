@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentapps.mcp.naming import skill_name, uri
+from agentapps.tools.mcpnames import skill_name, uri
 from agentapps.types import ToolDef, ToolFn
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentapps.errors import AgentAppsError
+from agentapps.errors import AgentAppsError, SkillError
 from agentapps.secrets import redact
 
 if TYPE_CHECKING:
@@ -143,13 +143,8 @@ def log_entries(data_dir: Path | None, entries: list[dict[str, Any]], *, quiet: 
     """Append records made by `entry_for` in one transaction (a worker writes its events' records
     in batches so); their ids, none when not written (one warning then)."""
     try:
-        if data_dir is None:
-            from agentapps.boot import find_project
-
-            # the run failed before bootstrap: the same place as Config.log_dir, so a run outside
-            # any project never leaves a .agent-apps/ (which would make its folder a project)
-            project, _ = find_project(Path.cwd())
-            data_dir = (project if project is not None else Path.home()) / ".agent-apps"
+        if data_dir is None:  # the door could not tell where (boot.log_dir_for failed)
+            raise SkillError("no folder for the run log could be found.")
         from agentapps.core.atomic import require_inside
         from agentapps.runlog.store import append_all
 

@@ -140,7 +140,7 @@ class LiveRun:
         limit = self.server.options.timeout
         try:
             raw = await asyncio.wait_for(hosting.invoke(self.run, self.skill, self.args), limit)
-            from agentapps.cli.results import json_result
+            from agentapps.lifecycle.results import json_result
 
             result = json_result(raw, self.skill)[0]
         except TimeoutError:

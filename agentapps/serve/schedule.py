@@ -11,8 +11,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agentapps.core.cron import Cron
 from agentapps.errors import AgentAppsError
-from agentapps.serve.cron import Cron
 from agentapps.serve.http import Refused
 from agentapps.serve.runs import LiveRun
 

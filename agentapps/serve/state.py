@@ -43,9 +43,9 @@ class Options:
 
     @property
     def loopback(self) -> bool:
-        from agentapps.mcp.serve import is_loopback
+        from agentapps.net.gate import bound_to_loopback
 
-        return is_loopback(self.host)
+        return bound_to_loopback(self.host)
 
 
 @dataclass

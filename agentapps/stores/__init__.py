@@ -19,7 +19,7 @@ None means absent, checked and written as one atomic step; `ttl` in seconds), de
 prefix, and async `wait` (Redis: notified, never polled). Sessions (`sessions.open_store(g, name)`):
 load, append with a rolling window (atomic under concurrent appends), all_keys, clear. Events on
 Redis Streams: `agentapps.events.streams.streams_for(g)`; cross-process callback refs:
-`agentapps.tools.callbacks.create_callback_ref(g, store="redis")`. `config.link_for(g)` is the
+`agentapps.callbacks.refs.create_callback_ref(g, store="redis")`. `config.link_for(g)` is the
 process's `RedisLink` (namespaced keys via `link.key(...)`, errors as StoreUnavailableError: exit 2
 when the server never answered, 1 when it went away mid-run). Skill-facing times are milliseconds;
 these Python interfaces take seconds.

@@ -109,7 +109,7 @@ def stores_config(g: Globals) -> StoresConfig:
                                             main_name=main.name if main else None)
         except ConfigError as exc:
             if main is not None:
-                from agentapps.check.origin import origin, value_at
+                from agentapps.context.origin import origin, value_at
 
                 where = origin([main], exc.setting, value_at(main.metadata, exc.setting))
                 if where is not None:

@@ -48,7 +48,7 @@ def settings_of(served: Context) -> SessionSettings | None:
     try:
         return settings(served.meta.get("session"), skill=served.tool.name, file=served.tool.path)
     except ConfigError as exc:
-        from agentapps.check.origin import place
+        from agentapps.context.origin import place
 
         place(exc, served)
         raise

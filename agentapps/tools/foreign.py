@@ -100,7 +100,7 @@ def _path_glob(spec: str) -> str | None:
 
 
 def _mcp(token: str) -> Mapped:
-    from agentapps.mcp.naming import sanitize
+    from agentapps.tools.mcpnames import sanitize
 
     parts = token[len("mcp__"):].split("__", 1)
     server = sanitize(parts[0])

@@ -119,7 +119,7 @@ def _line(file: str | FilePath | None, where: str, path: Sequence[str | int]) ->
     """The line of `metadata.<where>.<path>` when the file itself writes it (not an inherited schema)."""
     if file is None:
         return None
-    from agentapps.check.locate import KeyLines
+    from agentapps.tools.locate import KeyLines
 
     return KeyLines(FilePath(file)).written(["metadata", where, *path])
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from agentapps.errors import ArgsError, ConfigError, DeniedError, LimitError, SkillError
-from agentapps.mcp.naming import sanitize, skill_name
+from agentapps.tools.mcpnames import sanitize, skill_name
 from tests.fakes.mcpkit import SECRET, assert_all_gone, fake_entry, pids, run_calls, write_main
 
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from agentapps.callbacks.refs import create_callback_ref, release_callback_ref
 from agentapps.context.context import Context
 from agentapps.context.manager import invoke_root
 from agentapps.errors import DeniedError, LimitError, SkillError, SkillNotFoundError, UsageError
-from agentapps.tools.callbacks import create_callback_ref, release_callback_ref
 
 ROUND_TRIP = '''
 """round-trip: two concurrent invocations of one callback, answered out of order by a responder."""

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
+from agentapps.core.cron import Cron
 from agentapps.errors import ConfigError
-from agentapps.serve.cron import Cron
 from agentapps.serve.events import stream_event
 
 

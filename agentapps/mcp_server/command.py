@@ -22,7 +22,6 @@ from agentapps.errors import UsageError
 from agentapps.net.gate import Gate, bound_to_loopback
 
 WATCH_SECONDS = 1.0
-is_loopback = bound_to_loopback  # (serve's Options use it too)
 
 
 class Guard:
@@ -77,7 +76,7 @@ async def _http(server: Any, host: str, port: int, token: str | None, origins: S
     # (any port of http://localhost), is off: one check, one answer. It still checks Content-Type.
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app = Guard(server.streamable_http_app(host=host, transport_security=security), token, origins,
-                is_loopback(host))
+                bound_to_loopback(host))
     web = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
 
     async def announce() -> None:
@@ -122,13 +121,13 @@ def serve(*, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8080
           heartbeat: float = 10.0, cwd: Path | None = None) -> int:
     if transport not in ("stdio", "http"):
         raise UsageError(f"--transport must be stdio or http, got {transport!r}.")
-    if transport == "http" and not is_loopback(host) and not token:
+    if transport == "http" and not bound_to_loopback(host) and not token:
         raise UsageError(f"Serving on {host} (not loopback) needs --token (or AGENTAPPS_MCP_TOKEN): clients "
                          "must then send 'Authorization: Bearer TOKEN'.")
     if not 0 <= port <= 65535:
         raise UsageError(f"--port must be 0-65535, got {port}.")
     try:
-        from agentapps.mcp.server import Served, build
+        from agentapps.mcp_server.server import Served, build
     except ImportError:
         raise UsageError("agentapps mcp-server needs the MCP SDK: pip install 'agentapps[mcp]'.") from None
     from agentapps.boot import bootstrap

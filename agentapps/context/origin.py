@@ -7,8 +7,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentapps.check.locate import KeyLines
 from agentapps.errors import AgentAppsError, ConfigError
+from agentapps.tools.locate import KeyLines
 from agentapps.types import ToolDef
 
 if TYPE_CHECKING:

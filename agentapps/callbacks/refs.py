@@ -1,5 +1,5 @@
 """Callback refs: in-memory skills named `{label}-{8 hex}`, served by a function or by a reply queue
-(in this process, or on Redis so that other processes can invoke them: remote_callbacks.py)."""
+(in this process, or on Redis so that other processes can invoke them: callbacks/remote.py)."""
 
 from __future__ import annotations
 
@@ -161,8 +161,8 @@ def create_callback_ref(g: Globals, fn: ToolFn | None = None, *, label: str = "c
     while name in g.lookup.memory:
         name = f"{label}-{secrets.token_hex(4)}"
     if fn is None and _on_redis(g, store):
+        from agentapps.callbacks.remote import RemoteEndpoint, tool_for
         from agentapps.stores.config import link_for
-        from agentapps.tools.remote_callbacks import RemoteEndpoint, tool_for
 
         link = link_for(g)
         remote = RemoteEndpoint(link, name, timeout)
@@ -199,7 +199,7 @@ def _heartbeat(g: Globals, link: Any) -> Any:
     (the run ends) every callback it still owns is released, so invokers fail at once."""
     heart = link.services.get("heartbeat")
     if heart is None:
-        from agentapps.tools.remote_callbacks import Heartbeat
+        from agentapps.callbacks.remote import Heartbeat
 
         heart = link.services["heartbeat"] = Heartbeat(link)
 

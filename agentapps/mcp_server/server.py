@@ -18,7 +18,7 @@ from mcp.shared.exceptions import MCPError
 from agentapps.context.context import Globals
 from agentapps.errors import AgentAppsError, ArgsError
 from agentapps.mcp.exposed import Exposure
-from agentapps.mcp.served import serve_call
+from agentapps.mcp_server.call import serve_call
 from agentapps.tools.names import unknown_args_hint
 from agentapps.tools.schema import check_limits, validate
 

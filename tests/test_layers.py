@@ -1,0 +1,35 @@
+"""The packages form layers with no cycle, counting imports inside functions: the contract in
+pyproject.toml ([tool.importlinter]) is kept, and it is one that an in-function import breaks."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def lint(root: Path) -> subprocess.CompletedProcess[str]:
+    """import-linter over the `agentapps` package found in `root`, with `root`'s contract."""
+    code = "import sys; from importlinter.cli import lint_imports; sys.exit(lint_imports(no_cache=True))"
+    return subprocess.run([sys.executable, "-c", code], cwd=root, env={"PYTHONPATH": str(root), "PATH": ""},
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_the_packages_keep_their_layers():
+    result = lint(REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 kept, 0 broken" in result.stdout
+
+
+def test_an_upward_import_inside_a_function_breaks_the_contract(tmp_path):
+    shutil.copytree(REPO / "agentapps", tmp_path / "agentapps", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    with (tmp_path / "agentapps" / "core" / "paths.py").open("a") as module:
+        module.write("\n\ndef _lazy():\n    from agentapps.cli import render  # a core helper reaching the CLI\n"
+                     "    return render\n")
+    result = lint(tmp_path)
+    assert result.returncode == 1
+    assert "agentapps.core.paths -> agentapps.cli.render" in result.stdout
