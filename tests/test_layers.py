@@ -33,3 +33,25 @@ def test_an_upward_import_inside_a_function_breaks_the_contract(tmp_path):
     result = lint(tmp_path)
     assert result.returncode == 1
     assert "agentapps.core.paths -> agentapps.cli.render" in result.stdout
+
+
+def test_no_module_imports_a_private_part_of_a_dependency():
+    # a dependency's `_private` module or name may change in any release (typer's vendored `_click`)
+    import ast
+
+    found = []
+    for path in sorted((REPO / "agentapps").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            for name in names:
+                top, *rest = name.split(".")
+                if top in sys.stdlib_module_names or top == "agentapps":
+                    continue
+                if any(part.startswith("_") and not part.startswith("__") for part in rest):
+                    found.append(f"{path.relative_to(REPO)}:{node.lineno}: {name}")
+    assert found == []

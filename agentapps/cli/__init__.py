@@ -1,5 +1,6 @@
 """The command line: argv -> bootstrap -> invoke -> render. Every command ends in `dispatch`, and
-every exception becomes an exit code in one place (`cli.boundary.fail`)."""
+every exception, the parser's usage errors included, becomes an exit code in one place
+(`cli.boundary.fail`); `run` reports its own failures as the run's outcome (`cli.run`)."""
 
 from __future__ import annotations
 
@@ -63,19 +64,30 @@ def _version() -> int:
 
 def _typer(args: list[str]) -> int:
     import typer
-    from typer import _click as click  # typer 0.26+ vendors click
 
     from agentapps.cli.app import app
 
     try:
         code = app(args=args, prog_name="agentapps", standalone_mode=False)
-    except click.exceptions.NoArgsIsHelpError as exc:  # a command group alone (`agentapps runs`)
-        sys.stdout.write(exc.format_message().rstrip("\n") + "\n")
-        return 0
-    except click.exceptions.UsageError as exc:
-        path = exc.ctx.command_path if exc.ctx else "agentapps"  # e.g. "agentapps sessions clear"
-        sys.stderr.write(f"error: {exc.format_message()} (see '{path} --help')\n")
-        return exc.exit_code
     except typer.Abort:
         raise KeyboardInterrupt from None
+    except Exception as exc:
+        if not _is_usage_error(exc):
+            raise
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a command group alone (`agentapps runs`)
+            sys.stdout.write(exc.format_message().rstrip("\n") + "\n")  # type: ignore[attr-defined]
+            return 0
+        from agentapps.errors import UsageError
+
+        ctx = getattr(exc, "ctx", None)
+        path = ctx.command_path if ctx is not None else "agentapps"  # e.g. "agentapps sessions clear"
+        raise UsageError(f"{exc.format_message()} (see '{path} --help')") from None  # type: ignore[attr-defined]
     return code if isinstance(code, int) else 0
+
+
+def _is_usage_error(exc: Exception) -> bool:
+    """Whether `exc` is the parser's own usage error. Told by what it offers (click's exception
+    protocol: a message to format and an exit code), not by importing the class from typer's private
+    `_click` package."""
+    return callable(getattr(exc, "format_message", None)) and isinstance(getattr(exc, "exit_code", None), int) \
+        and hasattr(exc, "ctx")
