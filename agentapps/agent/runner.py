@@ -198,8 +198,7 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
         return directive
 
     refs: list[str] = []
-    trace.emit("agent-start", {"skill": skill, "model": config["id"], "provider": config["agent"]})
-    trace.report("agent-start", {"skill": skill, "model": config["id"], "provider": config["agent"]})
+    trace.announce("agent-start", {"skill": skill, "model": config["id"], "provider": config["agent"]})
     sandbox.set_timeout(limits.snippet_timeout)
     try:
         refs.append(create_callback_ref(g, on_invoke, label="agent-invoke"))
@@ -228,14 +227,11 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
         for ref in refs:
             release_callback_ref(g, ref)
         _settle(g, info, run, depth)
-        # the run's totals close its trace (emitted and reported just below, in their own shapes)
-        trace.record("complete", announce=False, stopReason=run.stop_reason, usage=dict(run.usage),
-                     cost=spend.cost, turns=run.turn, steps=run.steps, model=run.model)
-        trace.emit("agent-complete", {"stopReason": run.stop_reason, "usage": dict(run.usage),
-                                      "cost": spend.cost})
-        trace.report("agent-complete", {"stopReason": run.stop_reason, "usage": spend.usage,
-                                        "turns": run.turn, "steps": run.steps,
-                                        "cost": spend.cost, "model": run.model})
+        # the run's totals close its trace, and go out as agent-complete (one shape for every listener)
+        totals = {"stopReason": run.stop_reason, "usage": spend.usage, "cost": spend.cost, "turns": run.turn,
+                  "steps": run.steps, "model": run.model}
+        trace.record("complete", announce=False, **totals)
+        trace.announce("agent-complete", totals)
         if run.recorder is not None:
             run.recorder.info = {"skill": skill, "model": config["id"], "provider": config["agent"]}
             run.recorder.write()

@@ -62,12 +62,16 @@ class Trace:
         self.entries.append(entry)
         if not announce:
             return entry
-        name = event_name(entry)
-        self.emit(name, entry)
-        self.report(name, entry)
+        self.announce(event_name(entry), entry)
         return entry
 
-    def emit(self, type_: str, data: dict[str, Any]) -> None:
+    def announce(self, name: str, data: dict[str, Any]) -> None:
+        """The one way an agent event goes out: to the events topic (when the run has one) and to
+        the reporter (progress displays, serve's stream, the MCP server's progress), the same data."""
+        self._emit(name, data)
+        self._report(name, data)
+
+    def _emit(self, type_: str, data: dict[str, Any]) -> None:
         if not self.topic:
             return
         try:
@@ -78,7 +82,7 @@ class Trace:
         events_for(self.g).emit(self.topic, type_, {**data, "agent": self.name}, source=self.name,
                                 root_context_id=self.root_context_id)
 
-    def report(self, type_: str, data: dict[str, Any]) -> None:
+    def _report(self, type_: str, data: dict[str, Any]) -> None:
         if self.reporter is None:
             return
         try:
