@@ -111,7 +111,8 @@ def admit(caller: Context, ref: str | ToolDef, args: Any, untrusted: bool) -> To
     if not isinstance(args, dict):
         raise ArgsError(f"Arguments for '{tool.name}' must be an object.", skill=tool.name)
     if not caller.trusted:  # middleware are trusted pipeline code (e.g. a long prompt for the agent)
-        # the user's own args from the command line (a piped diff, say) may use the whole 1 MiB
+        # the run's own args, whichever door brought them (a piped diff, say), may use the whole
+        # 1 MiB: one limit for every door (tools/schema.py)
         top = caller.parent is None
         try:
             check_limits(args, skill=tool.name, max_string=MAX_ARGS_BYTES if top else MAX_STRING)

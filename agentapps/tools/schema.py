@@ -19,6 +19,10 @@ from agentapps.tools.fastcheck import compile_check
 from agentapps.tools.fastschema import errors, supports
 from agentapps.tools.patterns import pattern_problem, search
 
+# One limit for the args a run starts with, whichever door they come through (argv, --args-file,
+# stdin, serve, mcp-server, a worker's event): 1 MiB of JSON, 64 levels, and one string may use the
+# whole 1 MiB (a piped diff). A call one skill makes of another (agent code's above all) keeps its
+# strings to MAX_STRING characters (context/admission.py).
 MAX_ARGS_BYTES = 1024 * 1024
 MAX_DEPTH = 64
 MAX_STRING = 64_000
@@ -28,8 +32,9 @@ MAX_STRING = 64_000
 MAX_CACHED_SCHEMAS = 1024
 
 
-def check_limits(args: Any, *, skill: str, max_string: int = MAX_STRING) -> None:
-    """Refuse non-JSON, oversized or over-deep args before any schema work runs."""
+def check_limits(args: Any, *, skill: str, max_string: int = MAX_ARGS_BYTES) -> None:
+    """Refuse non-JSON, oversized or over-deep args before any schema work runs: by default as any
+    door admits a run's own args; a call between skills passes `max_string=MAX_STRING`."""
     if type(args) is dict and len(args) <= 64 and _flat(args, max_string):
         return  # the common call: a few scalars, far below every limit
     # a lower bound of the JSON size; exact serialisation only when it gets close
@@ -45,6 +50,9 @@ def _estimate(value: Any, depth: int, skill: str, max_string: int) -> int:
         raise ArgsError(f"Arguments for '{skill}' are nested deeper than {MAX_DEPTH} levels.", skill=skill)
     kind = type(value)
     if kind is str or isinstance(value, str):
+        if len(value) > max_string >= MAX_ARGS_BYTES:  # a door's limit: the string alone is too much JSON
+            raise ArgsError(f"Arguments for '{skill}' are more than {len(value)} bytes of JSON; the limit is "
+                            "1 MiB.", skill=skill)
         if len(value) > max_string:
             raise ArgsError(
                 f"An argument string for '{skill}' has {len(value)} characters; the limit is {max_string}. "

@@ -26,9 +26,8 @@ def nested(depth: int) -> dict:
     ({"a": b"x"}, "are not JSON data (bytes)"),
     ({"n": float("nan")}, "contain nan, which is not a JSON number"),
     ({"n": [float("inf")]}, "contain inf, which is not a JSON number"),
-    ({"t": "x" * (MAX_STRING + 1)}, f"has {MAX_STRING + 1} characters; the limit is {MAX_STRING}"),
-    ({"t": ["x" * (MAX_STRING + 1)]}, "the limit is 64000"),
     ({f"k{i}": "x" * 60_000 for i in range(20)}, "bytes of JSON; the limit is 1 MiB"),
+    ({"t": "x" * MAX_ARGS_BYTES}, "bytes of JSON; the limit is 1 MiB"),
 ])
 def test_refused_args_say_why_in_one_line(args, says):
     with pytest.raises(ArgsError) as refused:
@@ -37,8 +36,20 @@ def test_refused_args_say_why_in_one_line(args, says):
     assert refused.value.skill == "s"
 
 
+@pytest.mark.parametrize(("args", "says"), [
+    ({"t": "x" * (MAX_STRING + 1)}, f"has {MAX_STRING + 1} characters; the limit is {MAX_STRING}"),
+    ({"t": ["x" * (MAX_STRING + 1)]}, "the limit is 64000"),
+])
+def test_a_call_between_skills_keeps_its_strings_shorter(args, says):
+    check_limits(args, skill="s")  # a door admits them
+    with pytest.raises(ArgsError) as refused:
+        check_limits(args, skill="s", max_string=MAX_STRING)
+    assert says in refused.value.message and "\n" not in refused.value.message
+    assert refused.value.skill == "s"
+
+
 def test_the_users_own_args_may_hold_one_long_string_and_json_shaped_values_pass():
-    check_limits({"diff": "x" * (MAX_STRING * 4)}, skill="s", max_string=MAX_ARGS_BYTES)
+    check_limits({"diff": "x" * (MAX_STRING * 4)}, skill="s")
     check_limits({"a": (1, 2.5, True, None), "b": nested(63), "c": [{"d": "e"}]}, skill="s")
 
     class Count(int):
