@@ -151,6 +151,15 @@ class Connection:
         return SkillError(f"MCP server '{name}' could not start ({self.spec.shown}): {type(exc).__name__}: {exc}",
                           skill=self.spec.declared_by)
 
+    def why_gone(self) -> str:
+        """Why a connection found dead before a call is no longer usable (the hub's record of it):
+        what stopped it, or, for a server that exited between calls, its exit code and last words."""
+        if self.ended:
+            return self.ended
+        if self.info.pid is not None and self.info.closed.is_set():
+            return f"exited{self._how_it_ended()}"
+        return "stopped"
+
     def _how_it_ended(self) -> str:
         code = self.info.returncode
         said = redact(self.info.last_words(), self.g.internals)  # a server may print what it was given

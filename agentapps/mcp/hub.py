@@ -52,8 +52,8 @@ class Hub:
             if conn is not None and conn.alive:
                 return conn
             if conn is not None:  # it crashed, hung, or broke the protocol
-                self.failed(spec, conn.ended or "stopped")
-                await conn.close()
+                await conn.close()  # first: a server that exited between calls has its exit code then
+                self.failed(spec, conn.why_gone())
             failed = self.failures.get(spec.prefix, [])
             if len(failed) >= MAX_FAILURES:
                 again = "no new session is opened" if spec.url else "it is not started again"

@@ -34,8 +34,14 @@ class ProcessInfo:
     closed: asyncio.Event = field(default_factory=asyncio.Event)  # stdout ended: the server is gone
 
     def last_words(self) -> str:
-        lines = [line for line in self.stderr if line.strip()]
-        return lines[-1][:300] if lines else ""
+        """The last line it wrote to stderr that says something: a Python server on asyncio or anyio
+        dies with an exception group, whose traceback ends in the edge of a box (`+-----`) and
+        draws `| ` before each of its lines."""
+        for line in reversed(self.stderr):
+            said = line.strip().lstrip("|+ ").strip()
+            if any(c.isalnum() for c in said):
+                return said[:300]
+        return ""
 
 
 async def _read(proc: asyncio.subprocess.Process, out: Any, info: ProcessInfo) -> None:
