@@ -1,7 +1,9 @@
 """The `agentapps` loggers during a CLI run: routed through the run's redacted stderr, set up only
 once something uses them.
 
-Importing `logging` costs a plain code-skill run about 3 ms it never needs, so `route()` (called by
+Importing `logging` costs a plain code-skill run 4.3-4.7 ms it never needs (measured on this
+project's 2-core machine, idle, `python -X importtime`, 2026-11-27; a start-up trick must buy more
+than 4 ms, and tests/test_architecture.py fails if a plain run imports `logging`), so `route()` (called by
 the CLI when a run starts, with stderr already redacted) installs the handler at once only when
 `logging` is already loaded or `-v` asks for debug records; otherwise it is installed the moment
 anything imports `logging` (a finder on `sys.meta_path` wraps that one import), so a skill's own
