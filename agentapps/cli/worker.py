@@ -30,7 +30,7 @@ from agentapps.runlog.batch import Batcher
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context
-    from agentapps.events.worker import Tally, Worker
+    from agentapps.events.consumer import Tally, Worker
     from agentapps.hosting import ServedRun
 
 PROGRESS_EVERY = 5.0  # seconds between progress lines
@@ -57,8 +57,8 @@ def _serve(topic: str, group_name: str, handler: str, concurrency: int, max_even
            visibility: float | None, max_deliveries: int | None, as_json: bool, quiet: bool,
            redactor: Any) -> int:
     from agentapps.boot import bootstrap
+    from agentapps.events.consumer import Worker
     from agentapps.events.group import Group, consumer_name
-    from agentapps.events.worker import Worker
     from agentapps.stores.config import link_for, stores_config
 
     root = bootstrap()
