@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -76,7 +77,27 @@ def _loaded(path: Path, directory: Path) -> ToolDef | None:
     try:
         return load_file(path, root=directory, root_kind="project")
     except SkillLoadError:
-        return None  # reported when listed or invoked, never fatal to bootstrap
+        if _declares_main(path):
+            # fail closed: the project's main skill carries its trust rules, allowed-tools and
+            # settings; running without them would run what they guard unasked
+            raise
+        return None  # another skill: reported when listed or invoked, never fatal to bootstrap
+
+
+_MAIN_ROLE = re.compile(r"""^\s*role\s*:\s*["']?main["']?\s*(#.*)?$""", re.MULTILINE)
+
+
+def _declares_main(path: Path) -> bool:
+    """Whether a skill file that does not load says `role: main` in its frontmatter: it was meant
+    to be the project's main skill."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    if not text.startswith("---"):
+        return False
+    end = text.find("\n---", 3)
+    return bool(_MAIN_ROLE.search(text[3:end if end != -1 else len(text)]))
 
 
 def find_project(cwd: Path) -> tuple[Path | None, ToolDef | None]:

@@ -167,8 +167,8 @@ def _logged(code: int, error: dict[str, Any] | None, opts: options.RunOptions, s
 
             try:
                 data_dir = log_dir_for(Path.cwd())
-            except Exception:  # noqa: BLE001 - e.g. two main skills: the log says it was not written
-                data_dir = None
+            except AgentAppsError:  # the project itself is broken (the error just shown says how)
+                return code
         log_run(data_dir, skill=skill, args=args, internals=internals, exit_code=code, error=error,
                 started=started)
     return code
