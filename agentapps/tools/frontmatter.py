@@ -11,6 +11,8 @@ from agentapps.errors import SkillLoadError
 
 MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_DEPTH = 64
+MAX_INT_DIGITS = 4300  # Python's own limit for turning an int into text (json, repr, the index)
+_MAX_INT_BITS = int(MAX_INT_DIGITS * 3.3219280948873626)  # log2(10): fewer bits, at most that many digits
 # where a YAML anchor (&x) or alias (*x) could start; globs like `file-*` or quoted "*" cannot
 _MAYBE_ALIAS = re.compile(r"(?:^|[\s\[{,])[&*][^\s,\[\]{}]", re.MULTILINE)
 
@@ -99,6 +101,19 @@ def load_yaml(yaml_text: str, file: Path, first_line: int) -> dict[str, Any]:
         return SkillLoadError(message, file=file, line=line)
 
     class Loader(loader_base):  # type: ignore[misc]
+        def construct_object(self, node: Any, deep: bool = False) -> Any:
+            # a scalar YAML accepts but Python cannot hold or print (a 5,000-digit int, month 13)
+            try:
+                value = super().construct_object(node, deep=deep)
+            except ValueError as exc:
+                if str(node.tag).endswith(":int"):
+                    raise fail(_TOO_LONG, node.start_mark) from None
+                raise fail(f"Invalid value in frontmatter: {_first_sentence(exc)}; quote it to keep it as text.",
+                           node.start_mark) from None
+            if _too_long(value):
+                raise fail(_TOO_LONG, node.start_mark)
+            return value
+
         def compose_node(self, parent: Any, index: Any) -> Any:
             if self.check_event(yaml.AliasEvent):
                 raise fail("YAML aliases (*name) are not allowed in frontmatter.", self.peek_event().start_mark)
@@ -134,11 +149,27 @@ def load_yaml(yaml_text: str, file: Path, first_line: int) -> dict[str, Any]:
     return data
 
 
+_TOO_LONG = f"An integer in frontmatter has more than {MAX_INT_DIGITS} digits; quote it to keep it as text."
+
+
+def _too_long(value: Any) -> bool:
+    return isinstance(value, int) and value.bit_length() > _MAX_INT_BITS
+
+
+def _first_sentence(exc: ValueError) -> str:
+    return str(exc).split(";")[0].rstrip(".")
+
+
 def _check_depth(value: Any, file: Path, line: int, depth: int = 0) -> None:
+    """Refuse nesting deeper than MAX_DEPTH and integers no JSON writer can print (keys included)."""
     if depth > MAX_DEPTH:
         raise SkillLoadError(f"Frontmatter is nested deeper than {MAX_DEPTH} levels.", file=file, line=line)
+    if _too_long(value):
+        raise SkillLoadError(_TOO_LONG, file=file, line=line)
     if isinstance(value, dict):
-        for item in value.values():
+        for key, item in value.items():
+            if _too_long(key):
+                raise SkillLoadError(_TOO_LONG, file=file, line=line)
             _check_depth(item, file, line, depth + 1)
     elif isinstance(value, list):
         for item in value:
@@ -152,7 +183,7 @@ def read_python_frontmatter(source: str, file: Path) -> tuple[dict[str, Any], in
     try:
         tree = ast.parse(source.removeprefix("\ufeff"), filename=str(file))  # Python accepts a UTF-8 BOM
     except SyntaxError as exc:
-        raise SkillLoadError(f"Python syntax error: {exc.msg}.", file=file, line=exc.lineno) from None
+        raise SkillLoadError(f"Python syntax error: {exc.msg.rstrip('.')}.", file=file, line=exc.lineno) from None
     has_run = False
     found: tuple[dict[str, Any], int] | None = None
     for node in tree.body:

@@ -136,3 +136,39 @@ def test_a_replay_file_that_cannot_be_read_is_a_usage_error(project, content):
     line = _one_line(project.cli("run", "-q", "--replay", "bad.json", "ask"), 2)
     assert line.startswith("error: ") and "bad.json" in line
     assert "not UTF-8 text" in line or "nested too deeply" in line
+
+
+DIGITS = "9" * 5000
+# frontmatter a YAML parser accepts but Python cannot hold or print -> (text, line of the bad value)
+BAD_FRONTMATTER = {
+    "a 5,000-digit integer": (f"description: x\nn: {DIGITS}\n", 3),
+    "nested in metadata": (f"description: x\nmetadata:\n  a:\n    - 1\n    - b: -{DIGITS}\n", 6),
+    "in flow style": (f"description: x\nmetadata: {{a: [{DIGITS}]}}\n", 3),
+    "as a key": (f"description: x\nmetadata:\n  ? {DIGITS}\n  : 1\n", 4),
+    "in hexadecimal": (f"description: x\nmetadata:\n  n: 0x{'f' * 5000}\n", 4),
+    "a hexadecimal key": (f"description: x\nmetadata:\n  ? 0x{'f' * 5000}\n  : 1\n", 4),
+    "month 13": ("description: x\nmetadata:\n  when: 2001-13-45\n", 4),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_FRONTMATTER), ids=list(BAD_FRONTMATTER))
+def test_a_frontmatter_value_python_cannot_hold_names_its_file_and_line(project, case):
+    text, line = BAD_FRONTMATTER[case]
+    path = project.write("bad.skill.md", f"---\n{text}---\nSay hi.\n")
+    project.write("other.skill.py", 'frontmatter = {"name": "other"}\n\ndef run(ctx, args):\n    return 1\n')
+    bad = project.cli("run", "bad")
+    assert bad.returncode == 2, bad.stderr
+    (message,) = bad.stderr.splitlines()
+    assert message.startswith(f"error: {path}:{line}: ") and "internal error" not in message
+    other = project.cli("run", "other")  # one broken skill does not break the others
+    assert (other.returncode, other.stdout) == (0, "1\n"), other.stderr
+
+
+@pytest.mark.parametrize("literal", [f"0x{'f' * 5000}", DIGITS], ids=["hexadecimal", "decimal"])
+def test_a_huge_integer_in_a_code_skill_frontmatter_is_a_usage_error(project, literal):
+    path = project.write("big.skill.py", f'frontmatter = {{"metadata": {{"n": {literal}}}}}\n\n'
+                                         "def run(ctx, args):\n    return 1\n")
+    result = project.cli("run", "big")
+    assert result.returncode == 2, result.stderr
+    (message,) = result.stderr.splitlines()
+    assert message.startswith(f"error: {path}:1: ") and "internal error" not in message
