@@ -41,8 +41,11 @@ if TYPE_CHECKING:
 
 ENV_PREFIX = LOCAL_ENV_PREFIX
 REFUSED = frozenset({"params", "returns", "role", "tags", "visibility", "main", "allowed-tools"})
-# a key naming a credential, anywhere in it (`aws.secretkey`, `accessTokens`, `GITHUB_TOKEN`) ...
-SECRET_WORDS = re.compile(r"secret|token|password|passwd|credential|api_?key|private", re.IGNORECASE)
+# a key naming a credential, anywhere in it (`aws.secretkey`, `accessTokens`, `GITHUB_TOKEN`), and the
+# headers that carry one (`Authorization`, `Proxy-Authorization`, `X-Api-Key`, `Cookie`) ...
+SECRET_WORDS = re.compile(r"secret|token|password|passwd|passphrase|credential|private|cookie|bearer"
+                          r"|auth(?!or(?!i[sz]))|(?:api|access|app|signing|license|encryption|master|subscription)[_-]?keys?",
+                          re.IGNORECASE)
 # ... except a token count (`maxTokens`, `max_output_tokens`, `contextTokens`), which is a number
 TOKEN_COUNT = re.compile(r"(max|min|num|total|input|output|context|prompt|completion)[_-]?tokens?(?![a-z])",
                          re.IGNORECASE)
@@ -66,12 +69,40 @@ class Override:
 
     @property
     def secret(self) -> bool:
-        """Whether the value looks like a credential (it is then redacted wherever shown)."""
-        return names_a_secret(self.path)
+        """Whether the value holds a credential (it is then redacted wherever shown): its path names
+        one, or, for --local-json, a key inside the value does (`headers={"Authorization": ...}`)."""
+        return bool(self.secret_values())
+
+    def secret_values(self) -> list[str]:
+        """The credentials in the value as text: all of it when the path names one, else each
+        value inside a JSON value whose key names one."""
+        found: list[str] = []
+        _secret_leaves(self.value, self.path, names_a_secret(self.path), found)
+        return found
 
     def shown(self) -> dict[str, Any]:
-        value = "[redacted]" if self.secret else self.value
+        value = "[redacted]" if names_a_secret(self.path) else _hidden(self.value)
         return {"path": self.path, "value": value, "source": self.source}
+
+
+def _secret_leaves(value: Any, path: str, secret: bool, found: list[str]) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _secret_leaves(item, f"{path}.{key}", secret or names_a_secret(str(key)), found)
+    elif isinstance(value, list):
+        for item in value:
+            _secret_leaves(item, path, secret, found)
+    elif secret and value is not None:
+        found.append(value if isinstance(value, str) else json.dumps(value))
+
+
+def _hidden(value: Any) -> Any:
+    """A JSON value with whatever sits under a key naming a credential replaced by "[redacted]"."""
+    if isinstance(value, dict):
+        return {k: "[redacted]" if names_a_secret(str(k)) else _hidden(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_hidden(item) for item in value]
+    return value
 
 
 def parse_option(raw: str, *, as_json: bool) -> Override:
@@ -241,7 +272,7 @@ def _set(meta: dict[str, Any], override: Override) -> str:
     walked.append(str(index))
     value = override.value
     if override.text:
-        value = _coerce(current, value, where) if current is not None else _literal(value, str(index))
+        value = _coerce(current, value, where) if current is not None else _literal(value, ".".join(walked))
     _put(node, index, value)
     return ".".join(walked)
 
@@ -268,8 +299,11 @@ def collect(options: Iterable[Override], environ: Mapping[str, str]) -> list[Ove
 
 
 def register_secrets(internals: Internals, overrides: Iterable[Override]) -> None:
-    """Redact credential-like override values (a path naming a secret, token, password, key)."""
+    """Redact credential-like override values (a path naming a secret, token, password, key,
+    authorization header), and each such value inside a JSON value."""
     for override in overrides:
-        if override.secret:
-            value = override.value if isinstance(override.value, str) else json.dumps(override.value)
-            internals.redactor.register(override.source.lstrip("-").replace("-", "_"), value)
+        name = override.source.lstrip("-").replace("-", "_")
+        if names_a_secret(override.path) and not isinstance(override.value, str):
+            internals.redactor.register(name, json.dumps(override.value))
+        for value in override.secret_values():
+            internals.redactor.register(name, value)

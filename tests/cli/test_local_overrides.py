@@ -224,6 +224,10 @@ def test_a_variables_error_names_the_variable_once(app, env, expected):
     ("model.maxTokens", False), ("model.max_tokens", False), ("model.tokenBudgetRatio", True),
     ("webhook.routes.0.secret", True), ("github.apiKey", True), ("github.api_key", True), ("GITHUB_TOKEN", True),
     ("db.password", True), ("tls.privateKey", True), ("model.keyboard", False), ("auth.credentials", True),
+    ("mcp.servers.gh.headers.Authorization", True), ("api.headers.Proxy-Authorization", True),
+    ("api.headers.X-Api-Key", True), ("api.headers.X-Goog-Api-Key", True), ("api.headers.Cookie", True),
+    ("api.headers.Ocp-Apim-Subscription-Key", True), ("api.basicAuth", True), ("aws.accessKeyId", True),
+    ("docs.author", False), ("tls.authority", False), ("model.monkey", False),
 ])
 def test_a_key_is_a_secret_when_one_of_its_words_names_a_credential(key, secret):
     assert parse_option(f"{key}=x", as_json=False).secret is secret
@@ -239,3 +243,36 @@ def test_a_credential_spelled_as_one_word_or_in_the_plural_is_still_a_secret(key
 def test_a_token_count_set_from_the_command_line_or_environment_is_a_number(app):
     assert _shown(app, "--local", "model.maxTokens=4000")["model"]["maxTokens"] == 4000
     assert _shown(app, AGENTAPPS_LOCAL_MODEL__MAX_TOKENS="4000")["model"]["maxTokens"] == 4000
+
+
+HEADERS = ["Authorization", "Proxy-Authorization", "X-Api-Key", "X-Auth-Token", "Cookie"]
+HEADERS_SKILL = '''
+frontmatter = {"name": "headers", "metadata": {"params": {"type": "object"}}}
+
+def run(ctx, args):
+    return ctx.meta.get("api")
+'''
+
+
+@pytest.mark.parametrize("door", ["--local", "env", "--local-json object"])
+def test_credential_headers_set_by_an_override_are_redacted_everywhere_shown(app, door):
+    app.write("headers.skill.py", HEADERS_SKILL)
+    values = {h: f"cred-{n}-{h.lower()}-value" for n, h in enumerate(HEADERS)}
+    argv: list[str] = []
+    env: dict[str, str] = {}
+    if door == "--local":
+        for header, value in values.items():
+            argv += ["--local", f"api.headers.{header}={value}"]
+    elif door == "env":
+        env = {f"AGENTAPPS_LOCAL_API__HEADERS__{h.upper().replace('-', '_')}": v for h, v in values.items()}
+    else:
+        argv = ["--local-json", "api=" + json.dumps({"headers": {**values, "Accept": "text/plain"}})]
+    run = app.cli("run", *argv, "headers", **env)
+    assert run.returncode == 0, run.stderr
+    headers = json.loads(run.stdout)["headers"]
+    assert len(headers) >= len(HEADERS) and all(v.startswith("[redacted") for k, v in headers.items() if k != "Accept")
+    if door == "--local-json object":
+        assert headers["Accept"] == "text/plain"  # only what sits under a credential's key is hidden
+    described = app.cli("describe", "headers", **env) if door == "env" else None
+    for text in (run.stdout + run.stderr, described.stdout if described else ""):
+        assert not any(value in text for value in values.values()), text
