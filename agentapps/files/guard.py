@@ -14,12 +14,16 @@ if TYPE_CHECKING:
     from agentapps.context.context import Context
 
 
-# Where files become code that runs later with more power than the agent has: virtual
-# environments (a `.pth` file runs at every interpreter start) and git hooks at any depth, and the
-# CI configuration at the root (workflows, composite actions, ...). A virtual environment is also
-# known by its marker file, whatever its folder is called (`env/`, `.tox/py311/`, `.nox/x/`).
-CODE_SEGMENTS = frozenset({".venv", "venv", ".git"})
+# Where files become code that runs later with more power than the agent has: Python environments
+# (a `.pth` file runs at every interpreter start) and git hooks at any depth, and the CI
+# configuration at the root (workflows, composite actions, ...). Environments are known by name
+# (`.venv`, PEP 582's `__pypackages__`, any `site-packages`) and by their marker, whatever their
+# folder is called: `pyvenv.cfg` for venv and virtualenv (`env/`, `.tox/py311/`, `.nox/x/`), a
+# `conda-meta/` folder for conda, mamba and pixi (`conda create -p ./env`, `.pixi/envs/default/`).
+CODE_SEGMENTS = frozenset({".venv", "venv", ".git", "__pypackages__", "site-packages", "dist-packages",
+                           "conda-meta"})
 VENV_MARKER = "pyvenv.cfg"
+CONDA_MARKER = "conda-meta"
 CODE_FOLDERS = (".github/", ".gitlab-ci", ".gitlab/", ".circleci/", ".buildkite/", "Jenkinsfile")
 
 
@@ -27,8 +31,8 @@ def is_protected(rel: str, ctx: Context | None = None) -> bool:
     """Whether writing the project-relative path `rel` changes code: a file the loader would take
     as a skill (`*.skill.md`, `*.skill.py`, `SKILL.md` in any folder: main skill and pipeline
     included), the real file behind any skill on the search path (a symlinked skill), a file in a
-    virtual environment (by name, or any folder holding `pyvenv.cfg`) or git folder at any depth,
-    or CI configuration."""
+    Python environment (by name, or any folder holding `pyvenv.cfg` or `conda-meta/`) or git
+    folder at any depth, or CI configuration."""
     if is_skill_file(rel.rsplit("/", 1)[-1]) or rel.startswith(CODE_FOLDERS):
         return True
     if CODE_SEGMENTS.intersection(rel.split("/")[:-1]):
@@ -37,12 +41,13 @@ def is_protected(rel: str, ctx: Context | None = None) -> bool:
 
 
 def _in_venv(rel: str, ctx: Context) -> bool:
-    """Whether a folder on the way to `rel` (or the project root) is a virtual environment: it
-    holds `pyvenv.cfg`, as every venv and virtualenv does, whatever the folder's name."""
+    """Whether a folder on the way to `rel` (or the project root) is a Python environment: it
+    holds `pyvenv.cfg` (venv, virtualenv) or `conda-meta/` (conda, mamba, pixi), whatever its name."""
     root = os.path.realpath(ctx.globals.config.project or ctx.globals.config.cwd)
     parts = rel.split("/")[:-1]
     for depth in range(len(parts) + 1):
-        if os.path.isfile(os.path.join(root, *parts[:depth], VENV_MARKER)):
+        folder = os.path.join(root, *parts[:depth])
+        if os.path.isfile(os.path.join(folder, VENV_MARKER)) or os.path.isdir(os.path.join(folder, CONDA_MARKER)):
             return True
     return False
 

@@ -208,6 +208,29 @@ def test_a_virtual_environment_is_protected_whatever_its_folder_is_called(writer
     assert _write(writer, f"{venv}-notes/x.pth", "plain\n").returncode == 0  # a look-alike folder is not one
 
 
+
+@pytest.mark.parametrize("env", ["cenv", ".pixi/envs/default", "tools/.conda"])
+def test_a_conda_environment_is_protected_whatever_its_folder_is_called(writer: Any, env: str) -> None:
+    # `conda create -p ./cenv`, pixi, mamba: no pyvenv.cfg, but a conda-meta/ folder
+    writer.write(f"{env}/conda-meta/history", "==> 2024-01-01 00:00:00 <==\n")
+    for path in (f"{env}/lib/python3.11/site-packages/evil.pth", f"{env}/etc/conda/activate.d/evil.sh",
+                 f"{env}/bin/python3", f"{env}/conda-meta/evil-0.1-0.json"):
+        result = _write(writer, path, "import os; os.system('id')\n")
+        assert result.returncode == 3, result.stderr
+        assert "writing skill code" in result.stderr
+        assert not (writer.root / path).exists()
+    assert _write(writer, f"{env}-notes/x.pth", "plain\n").returncode == 0  # a look-alike folder is not one
+
+
+@pytest.mark.parametrize("path", ["__pypackages__/3.11/lib/evil.pth", "sub/__pypackages__/3.12/lib/x/__init__.py",
+                                  "vendor/lib/site-packages/evil.pth", "usr/lib/python3/dist-packages/evil.pth",
+                                  "new-env/conda-meta/history"])
+def test_python_package_folders_are_protected_by_name(writer: Any, path: str) -> None:
+    # PEP 582 (pdm) puts packages in __pypackages__/X.Y/lib, which `python` adds to sys.path
+    result = _write(writer, path, "import os; os.system('id')\n")
+    assert result.returncode == 3, result.stderr
+    assert not (writer.root / path).exists()
+
 def test_python_m_agentapps_never_imports_a_module_from_the_working_directory(project):
     """A module written into the project (by a skill, by agent code) must not stand in for a
     standard one that a run imports later: `python -m` would put the project first on sys.path."""
