@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from agentapps.io import approve_code_write, is_protected, write_text
-from agentapps.skill import checked_view, project_relative
+from agentapps.skill import checked_view, project_relative, refuse_secret_name
 
 frontmatter = {
     "name": "file-write",
@@ -44,6 +44,8 @@ async def run(ctx, args):
     root = _root(ctx)
     allowed = checked_view(ctx).get("path")  # what allowed-tools was shown
     rel = allowed if allowed is not None else project_relative(root, args["path"], for_write=True)
+    # a file or folder name is never redacted (it lands on disk, in listings and commits as it is)
+    refuse_secret_name(ctx.globals.internals, "file-write: the path", rel)
     if is_protected(rel, ctx):
         await approve_code_write(ctx, rel, {"append": bool(args.get("append")), "bytes": len(args["content"])})
     # the write walks again and refuses to land anywhere but the path that was checked
