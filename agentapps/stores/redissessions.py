@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from agentapps.stores.link import RedisLink
-from agentapps.stores.sessions import Entry, checked_key
+from agentapps.stores.sessions import Entry, checked_key, decode_entries
 
 
 class RedisSessionStore:
@@ -19,8 +19,10 @@ class RedisSessionStore:
         return self.link.key("session", checked_key(key))
 
     def load(self, key: str) -> list[Entry]:
-        items = self.link.call(self.link.client.lrange, self._key(key), 0, -1)
-        return [json.loads(item) for item in items]
+        name = self._key(key)
+        items = self.link.call(self.link.client.lrange, name, 0, -1)
+        return decode_entries(items, f"Session {key!r:.60} on the Redis server at {self.link.where}",
+                              f"delete the Redis key '{name}' to start the session afresh")
 
     def append(self, key: str, entry: Entry, max_entries: int) -> None:
         name = self._key(key)

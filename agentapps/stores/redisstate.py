@@ -12,14 +12,15 @@ a reconnection re-subscribes and reads again.
 from __future__ import annotations
 
 import builtins
-import json
 import secrets
 import time
 from collections.abc import Callable
 from typing import Any, Final
 
+from agentapps.errors import StoreCorruptError
 from agentapps.stores.keys import MISSING, canonical, conflict, timed_out, validate_key
 from agentapps.stores.link import RedisLink
+from agentapps.stores.stored import NotStored, decode
 
 SET: Final = """
 local current = redis.call('HGET', KEYS[1], 'v')
@@ -53,8 +54,16 @@ class RedisStateStore:
         return self.link.key("state-set", key)
 
     def get(self, key: str) -> Any | None:
-        text = self.link.call(self.link.client.hget, self._key(key), "v")
-        return None if text is None else json.loads(text)
+        name = self._key(key)
+        text = self.link.call(self.link.client.hget, name, "v")
+        return None if text is None else self._decode(key, name, text)
+
+    def _decode(self, key: str, name: str, text: bytes | str) -> Any:
+        try:
+            return decode(text, "a state value")
+        except NotStored as exc:
+            raise StoreCorruptError(f"State key {key!r:.60} on the Redis server at {self.link.where} {exc}; it was "
+                                    f"left untouched — delete the Redis key '{name}' or set the key again.") from None
 
     def set(self, key: str, value: Any, *, expect: Any = MISSING, ttl: float | None = None) -> None:
         name = self._key(key)
@@ -86,7 +95,7 @@ class RedisStateStore:
             while True:
                 text = link.call(link.client.hget, name, "v")
                 if text is not None:
-                    return json.loads(text)
+                    return self._decode(key, name, text)
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise timed_out(key, timeout)

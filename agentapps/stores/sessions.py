@@ -26,6 +26,7 @@ from agentapps.errors import ConfigError, StoreCorruptError, StoreWriteError, Us
 from agentapps.secrets import Redactor, refuse_secret_name
 from agentapps.stores.keys import decode_name, encode_key
 from agentapps.stores.session_settings import SessionSettings, settings, settings_of  # noqa: F401 - settings: public here too
+from agentapps.stores.stored import NotStored, decode
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context, Globals
@@ -56,6 +57,26 @@ def checked_key(key: str) -> str:
     except UsageError as exc:
         raise UsageError(str(exc).replace("State key", "Session key")) from None
     return key
+
+
+def decode_entries(items: list[Any], where: str, remedy: str) -> list[Entry]:
+    """Stored entries (JSON text, one object each) as data; an item agentapps could not have
+    written (not UTF-8, not JSON, NaN, a 5,000-digit number, nested too deeply, not an object) is a
+    StoreCorruptError naming `where`, the item's number and the remedy, and is left untouched."""
+    entries: list[Entry] = []
+    for number, raw in enumerate(items, 1):
+        try:
+            value = decode(raw, "a session entry")
+        except NotStored as exc:
+            why = str(exc)
+        else:
+            if isinstance(value, dict):
+                entries.append(value)
+                continue
+            kind = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
+            why = f"is {kind}, not a session entry (a JSON object)"
+        raise StoreCorruptError(f"{where}: item {number} {why}; it was left untouched — {remedy}.")
+    return entries
 
 
 class SessionStore(Protocol):
@@ -165,19 +186,18 @@ def _read(path: Path, key: str | None) -> tuple[str, list[Entry]]:
     """The key and entries of the session file at `path`; `key`, when known, must be the one it holds."""
     remedy = "remove the file" if key is None else f"remove it with 'agentapps sessions clear {shlex.quote(key)}'"
     try:
-        data = json.loads(path.read_bytes())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        why = f"is not valid JSON ({exc})"
+        data = decode(path.read_bytes(), "a session file")
+    except NotStored as exc:
+        why = str(exc)
     except IsADirectoryError:
         why = "is a folder, not a session file"
-    except RecursionError:
-        why = "is nested too deeply to be a session file"
     except PermissionError as exc:
         why = f"cannot be read ({exc.strerror})"
     else:
         stored = data.get("key") if isinstance(data, dict) else None
         entries = data.get("entries") if isinstance(data, dict) else None
-        if isinstance(stored, str) and key in (None, stored) and isinstance(entries, list):
+        if (isinstance(stored, str) and key in (None, stored) and isinstance(entries, list)
+                and all(isinstance(entry, dict) for entry in entries)):
             return stored, entries
         why = "is not a session file" + ("" if key is None else f" for key {key!r:.60}")
     raise StoreCorruptError(f"{why}; it was left untouched — fix it by hand or {remedy}.", file=path)

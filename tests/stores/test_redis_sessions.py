@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.redis_server import URL, RedisProject, main_skill
 
 REPO = Path(__file__).resolve().parents[2]
@@ -77,3 +79,46 @@ def test_the_project_default_store_applies_to_sessions(redis_project):
         result = redis_project.cli("run", "--json", "chat", "--sessionId", "s2", "--say", word)
     assert json.loads(result.stdout)["result"]["before"] == ["a", "b"]
     assert len(load(redis_project, "s2")) == 3
+
+
+# what someone else put into a session's list (or a state key): never a raw decoder error
+BAD_ITEMS = {
+    "not JSON": b"{not json",
+    "not UTF-8": b'"\xff\xfe"',
+    "nested 100 000 deep": b"[" * 100_000 + b"]" * 100_000,
+    "a 5,000-digit number": b"9" * 5000,
+    "NaN": b"NaN",
+    "an array": b"[1, 2]",
+    "a number": b"5",
+}
+
+
+def _redis_client():
+    import redis
+
+    return redis.Redis.from_url(URL)
+
+
+@pytest.mark.parametrize("case", list(BAD_ITEMS), ids=list(BAD_ITEMS))
+def test_a_bad_session_item_on_redis_is_a_clear_error_and_left_untouched(redis_project, case):
+    redis_project.project.write("chat.skill.py", CHAT.replace("SESSION", '"args.sessionId"'))
+    name = f"agentapps:{redis_project.namespace}:session:s1"
+    good = json.dumps({"skill": "chat", "args": {"say": "earlier"}}).encode()
+    _redis_client().rpush(name, good, BAD_ITEMS[case])
+    result = redis_project.cli("run", "chat", "--sessionId", "s1", "--say", "hi")
+    assert result.returncode == 1, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: Session 's1' on the Redis server at ") and ": item 2 " in line, line
+    assert f"left untouched — delete the Redis key '{name}'" in line
+    assert "Error:" not in line and "internal error" not in line
+    assert _redis_client().lrange(name, 0, -1) == [good, BAD_ITEMS[case]]
+
+
+@pytest.mark.parametrize("case", ["not JSON", "not UTF-8", "a 5,000-digit number", "NaN"])
+@pytest.mark.parametrize("skill", ["state-get", "state-wait"])
+def test_a_bad_state_value_on_redis_is_a_clear_error(redis_project, case, skill):
+    _redis_client().hset(f"agentapps:{redis_project.namespace}:state:k", "v", BAD_ITEMS[case])
+    result = redis_project.cli("run", skill, "--key", "k", *(["--timeout", "100"] if skill == "state-wait" else []))
+    assert result.returncode == 1, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: State key 'k' on the Redis server at ") and "left untouched" in line, line

@@ -129,6 +129,22 @@ def test_a_corrupt_session_file_is_reported_and_left_untouched(tmp_path):
         store.load("k")
 
 
+
+@pytest.mark.parametrize(("text", "why"), [
+    ('{"key": "k", "entries": [' + "9" * 5000 + "]}", "is not JSON data agentapps writes"),
+    ('{"key": "k", "entries": [NaN]}', "is not JSON data agentapps writes"),
+    ('{"key": "k", "entries": [5]}', "is not a session file"),
+    ('{"key": "k", "entries": [{"n": 1}, [1]]}', "is not a session file"),
+], ids=["a 5,000-digit number", "NaN", "an entry that is a number", "an entry that is an array"])
+def test_a_session_file_agentapps_could_not_have_written_is_reported(tmp_path, text, why):
+    root = tmp_path / "sessions"
+    store = FileSessionStore(root)
+    store.append("k", {"n": 1}, 5)
+    (root / "k.json").write_text(text)
+    with pytest.raises(StoreCorruptError, match=why):
+        store.load("k")
+    assert (root / "k.json").read_text() == text
+
 def test_survey_reports_each_unreadable_file_and_keeps_the_rest(tmp_path):
     root = tmp_path / "sessions"
     store = FileSessionStore(root)
