@@ -102,7 +102,9 @@ def stdin_gateway(stdin: TextIO | None = None, prompt_stream: TextIO | None = No
 
     def read(prompt: str | None) -> str | None:
         if tty:
-            shown.write(prompt or "> ")
+            from agentapps.core.terminal import escape
+
+            shown.write(escape(prompt or "> "))  # the prompt may be the model's text
             shown.flush()
         line = stdin.readline()
         return None if line == "" else line.rstrip("\n")

@@ -100,17 +100,12 @@ def approved_by(patterns: Sequence[str], callee: Candidate, view: Mapping[str, A
     return False
 
 
-_UNSAFE = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
-
-
 def shown_args(args: Any) -> str:
     """Every argument in full, as JSON, with anything a terminal could hide or reinterpret
     (control and format characters: ANSI escapes, bidi overrides, zero-width spaces) escaped."""
-    import unicodedata  # only when a human is asked
+    from agentapps.core.terminal import escape
 
-    text = json.dumps(args, ensure_ascii=False, indent=2, sort_keys=True, default=str)
-    return "".join(f"\\u{ord(ch):04x}" if ch != "\n" and unicodedata.category(ch) in _UNSAFE else ch
-                   for ch in text)
+    return escape(json.dumps(args, ensure_ascii=False, indent=2, sort_keys=True, default=str), strict=True)
 
 
 def _store(data_dir: Path) -> Path:
@@ -151,8 +146,13 @@ def log_decision(data_dir: Path, caller: str, callee: str, decision: str) -> Non
 
 
 def ask_terminal(question: str, timeout: float) -> str:
-    """'once', 'always' or 'deny' (also on timeout or end of input)."""
-    sys.stderr.write(f"{question} [y] once / [a] always / [N] deny ({int(timeout)}s): ")
+    """'once', 'always' or 'deny' (also on timeout or end of input). The question is escaped as a
+    whole, and what was typed before it shows is dropped: a `y` typed at a model's imitation of
+    this question does not answer it."""
+    from agentapps.core.terminal import escape, flush_input
+
+    flush_input(sys.stdin)  # before the question shows: an answer typed after it is never lost
+    sys.stderr.write(f"{escape(question, strict=True)} [y] once / [a] always / [N] deny ({int(timeout)}s): ")
     sys.stderr.flush()
     ready, _, _ = select.select([sys.stdin], [], [], timeout)
     if not ready:

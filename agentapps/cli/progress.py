@@ -1,7 +1,8 @@
 """Agent progress on stderr: a spinner, streamed model text and one line per tool call.
 
 On a terminal (and without NO_COLOR) it uses a rich spinner (rich is imported only then);
-otherwise it writes plain lines fit for CI logs. The CLI installs it as
+otherwise it writes plain lines fit for CI logs. Either way what the model, a skill or a server wrote
+is escaped (`core.terminal.escape`) before it is shown: only the colours and the spinner are ours. The CLI installs it as
 `globals.internals.reporter` unless `-q`; the agent calls it with each trace entry under its
 event name (`agent-message`, `tool-error`, ... see agentapps/agent/trace.py).
 """
@@ -10,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from agentapps.cli.render import color_enabled
+from agentapps.cli.render import color_enabled, styled
+from agentapps.core.terminal import escape
 
 MAX_CODE_PREVIEW = 70
 
@@ -34,6 +36,9 @@ class Progress:
         self.stream = stream
         self.fancy = color_enabled(stream)
         self._status: Any = None
+        self._spinner: Any = None
+        if hasattr(stream, "before_write"):  # a run's stderr: whatever else writes there is shown
+            stream.before_write = self._stop
         self._midline = False  # streamed text not yet ended with a newline
         self._streamed = False  # this turn's text was shown as deltas
 
@@ -122,7 +127,11 @@ class Progress:
     # -- output -------------------------------------------------------------------------------
 
     def _write(self, text: str, style: str) -> None:
-        self.stream.write(f"\x1b[{style}m{text}\x1b[0m" if self.fancy else text)
+        text = escape(text)
+        if self.fancy:
+            styled(self.stream).write(f"\x1b[{style}m{text}\x1b[0m")
+        else:
+            self.stream.write(text)
         self.stream.flush()
 
     def _line(self, text: str, style: str) -> None:
@@ -138,13 +147,24 @@ class Progress:
         if self._midline:
             self.stream.write("\n")
             self._midline = False
+        from rich.text import Text
+
+        shown = Text(escape(text))  # a Text: model code is not read as rich markup (no [link=...])
         if self._status is None:
             from rich.console import Console
+            from rich.live import Live
+            from rich.spinner import Spinner
 
-            self._status = Console(file=self.stream).status(text, spinner="dots")
+            # Not rich's Status: its Live would take over sys.stderr and hold a question written
+            # there (an approval) until a newline, and replay a skill's print with its escape
+            # sequences. Here any other write to stderr stops the spinner first (`before_write`).
+            self._spinner = Spinner("dots", text=shown, style="status.spinner")
+            self._status = Live(self._spinner, console=Console(file=styled(self.stream)),
+                                refresh_per_second=12.5, transient=True, redirect_stdout=False,
+                                redirect_stderr=False)
             self._status.start()
         else:
-            self._status.update(text)
+            self._spinner.update(text=shown)
 
     def _stop(self) -> None:
         if self._status is not None:

@@ -2,6 +2,10 @@
 
 During a run stdout and stderr redact declared secrets themselves (cli/streams.py); data is also
 redacted before it is turned into JSON, so a redacted number or key still gives valid JSON.
+
+What a terminal would act on is escaped (`core.terminal.escape`) in every diagnostic, on a terminal
+or not, and in a result or `--json` shown on a terminal; a result written to a pipe or a file is
+byte-exact. Only the CLI's own colours are written unescaped, through `styled`.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
+from agentapps.core.terminal import escape, is_terminal
 from agentapps.errors import AgentAppsError
 from agentapps.secrets import redact
 
@@ -40,8 +45,22 @@ def color_enabled(stream: TextIO) -> bool:
     return not os.environ.get("NO_COLOR") and hasattr(stream, "isatty") and stream.isatty()
 
 
-def _paint(text: str, code: str, stream: TextIO) -> str:
-    return f"\x1b[{code}m{text}\x1b[0m" if color_enabled(stream) else text
+def styled(stream: Any) -> Any:
+    """Where the CLI writes its own escape sequences (colours, the spinner) on `stream`: past the
+    escaping of a run's stderr (cli/streams.py), through its redaction."""
+    return stream.styled() if hasattr(stream, "styled") else stream
+
+
+def _label(label: str, code: str, stream: TextIO) -> None:
+    if color_enabled(stream):
+        styled(stream).write(f"\x1b[{code}m{label}\x1b[0m")
+    else:
+        stream.write(label)
+
+
+def on(stream: Any, text: str) -> str:
+    """`text` as it may be written to stdout `stream`: escaped on a terminal, else byte-exact."""
+    return escape(text) if is_terminal(stream) else text
 
 
 def to_text(result: Any) -> str | None:
@@ -63,23 +82,25 @@ def emit_result(result: Any, internals: Internals | None = None) -> None:
         return
     text = redact(text, internals)
     stream = out()
+    text = on(stream, text)  # a pipe or a file gets the result byte-exact
     stream.write(text if text.endswith("\n") else text + "\n")
     stream.flush()
 
 
 def emit_json(payload: dict[str, Any], internals: Internals | None = None) -> None:
-    text = json.dumps(_redacted(payload, internals), ensure_ascii=False, default=str)
+    text = redact(json.dumps(_redacted(payload, internals), ensure_ascii=False, default=str), internals)
     stream = out()
-    stream.write(redact(text, internals) + "\n")
+    stream.write(on(stream, text) + "\n")  # escaped, it is still valid JSON
     stream.flush()
 
 
 def warn(message: str) -> None:
-    sys.stderr.write(_paint("warning:", "33", sys.stderr) + " " + message + "\n")
+    _label("warning:", "33", sys.stderr)
+    sys.stderr.write(" " + escape(message) + "\n")
 
 
 def info(message: str) -> None:
-    sys.stderr.write(message + "\n")
+    sys.stderr.write(escape(message) + "\n")
 
 
 BUG_HINT = " (this is a bug; run with -v for the traceback)"
@@ -103,10 +124,11 @@ def emit_error(exc: BaseException, record: dict[str, Any] | None = None, *, verb
     if verbose and (not isinstance(exc, AgentAppsError) or exc.__cause__ is not None):
         import traceback
 
-        sys.stderr.write(redact("".join(traceback.format_exception(exc)), internals))
+        sys.stderr.write(escape(redact("".join(traceback.format_exception(exc)), internals)))
     if record is not None:
         line = str(record["message"]) + (BUG_HINT if failure.internal(exc) else "")
     else:
         line = error_line(exc, internals)
-    sys.stderr.write(_paint("error:", "31;1", sys.stderr) + " " + line + "\n")
+    _label("error:", "31;1", sys.stderr)
+    sys.stderr.write(" " + escape(line) + "\n")
     sys.stderr.flush()

@@ -151,7 +151,9 @@ class TurnLog:
             now = self._totals(live)
             spent = spent_between(self.spent, now)
         except Exception as exc:  # noqa: BLE001 - the run log never fails the session
-            sys.stderr.write(f"warning: the turn was not added to the run log: {type(exc).__name__}: {exc}\n")
+            from agentapps.cli.render import warn
+
+            warn(f"the turn was not added to the run log: {type(exc).__name__}: {exc}")
             return
         self.spent = now
         if live:
@@ -270,7 +272,7 @@ def repl(skill: str | None, task: str | None, *, model: str | None = None, repla
             return 0
         session = Session(root, tool, first)
         register_secrets(g)  # the agent's text is shown redacted, as under `run`
-        shown = RedactingStream(sys.stderr, g.internals.redactor)
+        shown = RedactingStream(sys.stderr, g.internals.redactor, escaped=True)  # and terminal controls
         progress = Progress(cast(TextIO, shown))
         if not quiet:
             g.internals.reporter = QuietWhenInterrupted(progress, session.gateway)

@@ -44,7 +44,7 @@ def _table(headers: list[str], rows: list[list[str]], left: tuple[int, ...]) -> 
     widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
     for row in [headers, *rows]:
         cells = [c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))]
-        sys.stdout.write("  ".join(cells).rstrip() + "\n")
+        sys.stdout.write(render.on(sys.stdout, "  ".join(cells).rstrip()) + "\n")
 
 
 def register(app: typer.Typer) -> None:
@@ -88,12 +88,11 @@ def register(app: typer.Typer) -> None:
         models = row.pop("models")
         row["started_at"] = _when(row["started_at"])
         row["cost"] = _cost(row["cost"])
-        for key, value in row.items():
-            sys.stdout.write(f"{key:<19}{'-' if value is None else value}\n")
-        for m in models:
-            sys.stdout.write(f"model {m['model']}: {m['input_tokens']} in, {m['output_tokens']} out, "
-                             f"{m['cache_read_tokens']} cache read, {m['cache_write_tokens']} cache "
-                             f"write, {_cost(m['cost'])}\n")
+        lines = [f"{key:<19}{'-' if value is None else value}\n" for key, value in row.items()]
+        lines += [f"model {m['model']}: {m['input_tokens']} in, {m['output_tokens']} out, "
+                  f"{m['cache_read_tokens']} cache read, {m['cache_write_tokens']} cache write, "
+                  f"{_cost(m['cost'])}\n" for m in models]
+        sys.stdout.write(render.on(sys.stdout, "".join(lines)))  # model text and errors: escaped
 
     @runs.command("stats")
     def stats(skill: str = typer.Option(None, "--skill", help="Only this skill."),

@@ -59,7 +59,7 @@ def register(app: typer.Typer) -> None:
         for r in rows:
             noun = "entry" if r["entries"] == 1 else "entries"
             line = f"{r['key']:<{width}}  {r['entries']:>3} {noun:<7}  {r['last'] or '-'}  {r['skill'] or ''}"
-            sys.stdout.write(line.rstrip() + "\n")
+            sys.stdout.write(render.on(sys.stdout, line.rstrip()) + "\n")
 
     @sessions.command("show")
     def show(
@@ -86,6 +86,6 @@ def register(app: typer.Typer) -> None:
             what = "its file was corrupt"  # removing it is the remedy the error gives
         if not store.clear(key):
             raise _missing(key, store)
-        sys.stdout.write(f"Cleared session {key!r} ({what}).\n")
+        sys.stdout.write(render.on(sys.stdout, f"Cleared session {key!r} ({what}).") + "\n")
 
     app.add_typer(sessions, name="sessions")

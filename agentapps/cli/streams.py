@@ -7,15 +7,22 @@ stdout (through `render.out()`): `sys.stdout` itself writes to stderr while the 
 skill prints is a diagnostic and cannot corrupt the result or the `--json` object. A value split across two
 writes (streamed model text) is caught: the end of a write that could begin a secret is held until
 the next write or `drain()`. Text that cannot be encoded (a lone surrogate) is written with U+FFFD.
+
+stderr also escapes what a terminal would act on (`core.terminal.escape`), whether it is a terminal
+or a CI log: a skill's print, a log record or a traceback cannot set the clipboard or switch the
+charset. The CLI's own colours and spinner go through `styled()`, with their text escaped by the
+writer. The result stream is not escaped here: `render.emit_result` escapes a result shown on a
+terminal, and leaves one written to a pipe or file byte-exact.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from agentapps.core.terminal import escape
 from agentapps.lifecycle.streaming import StreamRedactor
 from agentapps.secrets import Redactor
 
@@ -23,13 +30,30 @@ from agentapps.secrets import Redactor
 class RedactingStream:
     """A text stream that writes through a redactor to the stream it wraps."""
 
-    def __init__(self, stream: TextIO, redactor: Redactor) -> None:
+    def __init__(self, stream: TextIO, redactor: Redactor, *, escaped: bool = False) -> None:
         self.stream = stream
         self.pieces = StreamRedactor(redactor)  # text and bytes share what is held back
+        self.escaped = escaped  # terminal controls in what is written are escaped
+        self.before_write: Callable[[], None] | None = None  # the progress display stops its spinner
 
     def write(self, text: str) -> int:
+        if self.before_write is not None and text:
+            self.before_write()
+        out = self.pieces.feed(text)
+        self._write(escape(out) if self.escaped else out)
+        return len(text)
+
+    def write_styled(self, text: str) -> int:
+        """Redacted but not escaped: the CLI's own colours and spinner, whose text its writer
+        escaped already."""
+        if self.escaped and self.pieces.held:  # held from an escaped write: it is shown escaped
+            self._write(escape(self.pieces.end()))
         self._write(self.pieces.feed(text))
         return len(text)
+
+    def styled(self) -> _Styled:
+        """A stream for the CLI's own styling (rich writes its spinner to it)."""
+        return _Styled(self)
 
     def _write(self, text: str) -> None:
         if not text:
@@ -63,6 +87,22 @@ class RedactingStream:
         return getattr(self.stream, name)
 
 
+class _Styled:
+    """`RedactingStream.styled()`: writes go to `write_styled`."""
+
+    def __init__(self, text: RedactingStream) -> None:
+        self.text = text
+
+    def write(self, text: str) -> int:
+        return self.text.write_styled(text)
+
+    def flush(self) -> None:
+        self.text.flush()
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding, ...
+        return getattr(self.text.stream, name)
+
+
 class _RedactingBuffer:
     """`RedactingStream.buffer`: bytes are read as UTF-8 (bytes that are not stay exactly as they
     were), redacted with the text written so far, and written to the wrapped stream's buffer after
@@ -74,7 +114,11 @@ class _RedactingBuffer:
     def write(self, data: Any) -> int:
         raw = bytes(data)
         t = self.text
+        if t.before_write is not None and raw:
+            t.before_write()
         out = t.pieces.feed(raw.decode("utf-8", "surrogateescape"))
+        if out and t.escaped:
+            out = escape(out)
         if out:
             try:
                 encoded = out.encode("utf-8", "surrogateescape")
@@ -118,7 +162,7 @@ def redacted_output(redactor: Redactor, *, verbose: bool) -> Iterator[None]:
 
     saved = sys.stdout, sys.stderr
     results = RedactingStream(sys.stdout, redactor)
-    sys.stderr = RedactingStream(sys.stderr, redactor)
+    sys.stderr = RedactingStream(sys.stderr, redactor, escaped=True)
     sys.stdout = sys.stderr  # a skill's print is a diagnostic
     render.results_to(results)  # type: ignore[arg-type]
     logs.route(verbose=verbose)  # logging itself is loaded only if the run logs

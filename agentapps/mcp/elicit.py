@@ -9,7 +9,6 @@ import json
 import os
 import select
 import sys
-import unicodedata
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any, Literal
@@ -18,7 +17,6 @@ Answer = tuple[Literal["accept", "decline", "cancel"], dict[str, Any] | None]
 Forward = Callable[[str, str, dict[str, Any]], Awaitable[Answer]]
 # Set by `agentapps mcp-server` for each call it serves: questions go back to its own client.
 FORWARD: ContextVar[Forward | None] = ContextVar("agentapps_mcp_forward", default=None)
-_UNSAFE = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
 
 
 MAX_SHOWN = 500  # characters of a server's question shown: a longer one could push its own name off screen
@@ -27,8 +25,10 @@ MAX_SHOWN = 500  # characters of a server's question shown: a longer one could p
 def safe(text: Any, limit: int = MAX_SHOWN) -> str:
     """Server text as the terminal should show it: control and format characters escaped, and at
     most `limit` characters of it (a fake prompt cannot hide after a screenful of padding)."""
+    from agentapps.core.terminal import escape
+
     text = str(text)
-    shown = "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) in _UNSAFE else ch for ch in text[:limit])
+    shown = escape(text[:limit].replace("\n", "\\u000a"), strict=True)  # one line per question
     return shown + (f"... ({len(text) - limit} more characters not shown)" if len(text) > limit else "")
 
 
@@ -44,6 +44,9 @@ def _timeout() -> float:
 
 
 def _line(prompt: str, timeout: float) -> str | None:
+    from agentapps.core.terminal import flush_input
+
+    flush_input(sys.stdin)  # typed-ahead text answers no question; one typed after it shows does
     sys.stderr.write(prompt)
     sys.stderr.flush()
     ready, _, _ = select.select([sys.stdin], [], [], timeout)
