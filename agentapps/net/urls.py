@@ -5,6 +5,10 @@ scheme and host lowercased, an internationalised host in its IDNA (punycode) for
 spellings (`0177.0.0.1`, `2130706433`) as dotted quads, IPv6 compressed, the default port, the
 user info and the fragment (never sent) dropped, dot segments removed, percent-escapes of
 unreserved characters decoded and the others upper-cased, and anything else non-ASCII encoded.
+
+A path with a dot segment hidden behind percent-encoding (`..%2F`, `%2E%2E%5C`, double-encoded
+`%252e%252e%252f`) is refused: servers and proxies differ on whether they decode it before resolving
+dots, so no constraint could say where it leads (`/public/..%2Fadmin` matches `/public/*`).
 """
 
 from __future__ import annotations
@@ -50,6 +54,17 @@ def _without_dots(path: str) -> str:
     return "/" + "/".join(out)
 
 
+def _hidden_dots(path: str) -> bool:
+    """Whether decoding `path` (repeatedly, as a server that decodes twice would; `\\` read as `/`)
+    gives a `.` or `..` segment: dots that `_without_dots` could not see."""
+    for _ in range(4):
+        decoded = _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), path)
+        if decoded == path:
+            break
+        path = decoded
+    return any(segment in (".", "..") for segment in path.replace("\\", "/").split("/"))
+
+
 def _host(host: str, url: str) -> str:
     host = host.rstrip(".")
     if not host:
@@ -90,5 +105,8 @@ def normalize_url(url: str) -> str:
     host = _host(parts.hostname, url)
     netloc = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
     path = _without_dots(_escapes(parts.path or "/") if (parts.path or "/").startswith("/") else "/" + _escapes(parts.path))
+    if _hidden_dots(path):
+        raise UsageError(f"Refusing URL {url!r}: its path hides a '..' or '.' segment behind "
+                         "percent-encoding (like '..%2F'); write the path it means.")
     query = _escapes(parts.query)
     return f"{scheme}://{netloc}{path}" + (f"?{query}" if query else "")

@@ -2,10 +2,14 @@
 
 import asyncio
 
+from agentapps import UsageError
 from agentapps.io import fetch, normalize_url
 from agentapps.pipeline import candidate, check_chain
 
 OVERRIDES = ("x-http-method-override", "x-http-method", "x-method-override")
+# How much a method may change on the server, for choosing between the method sent and the one an
+# override header asks for: an unknown method ranks above DELETE.
+RANK = {"GET": 0, "HEAD": 0, "OPTIONS": 0, "TRACE": 0, "POST": 1, "PUT": 2, "PATCH": 2, "DELETE": 3}
 
 frontmatter = {
     "name": "http",
@@ -32,17 +36,31 @@ frontmatter = {
 }
 
 
+def _overridden(method, headers):
+    """The method the server may act on: the one a method-override header asks for or the one
+    sent, whichever may change more. Override headers that disagree are refused: servers differ on
+    which of them (first, last, which name; `_` read as `-`) they take."""
+    asked = set()
+    for name, value in headers.items():
+        if str(name).strip().lower().replace("_", "-") in OVERRIDES:
+            asked |= {v.strip().upper() for v in str(value).split(",") if v.strip()} or {""}
+    if len(asked) > 1:
+        raise UsageError(f"http: method-override headers ask for different methods ({', '.join(sorted(asked))}); "
+                         "send one override header with one method.", skill="http")
+    if not asked or not isinstance(method, str):
+        return method
+    (override,) = asked
+    return max((method.strip().upper(), override), key=lambda m: RANK.get(m, 4))
+
+
 def policy_view(ctx, args):
-    """`url` as sent (normalize_url) and `method` upper-cased, taken from a method-override header
-    when there is one, and left out when it is GET."""
+    """`url` as sent (normalize_url) and `method` upper-cased, or the method an override header
+    asks for when it may change more (`_overridden`), and left out when it is GET."""
     view = dict(args)
     if isinstance(args.get("url"), str):
         view["url"] = normalize_url(args["url"])
-    method = args.get("method", "GET")
     headers = args.get("headers") if isinstance(args.get("headers"), dict) else {}
-    for name, value in headers.items():
-        if str(name).lower() in OVERRIDES:
-            method = value
+    method = _overridden(args.get("method", "GET"), headers)
     view.pop("method", None)
     if isinstance(method, str) and method.strip().upper() != "GET":
         view["method"] = method.strip().upper()
