@@ -31,4 +31,5 @@ def outcome(skill: str | None, result: Any, error: BaseException | None, *, star
         "error": None if error is None else failure.record(error, internals.redactor, skill=skill),
         "duration_ms": round((time.perf_counter() - started) * 1000, 1),
         **agent_extras(internals.agent_totals), **extra}
-    return internals.redactor.redact_data(body)
+    redacted: dict[str, Any] = internals.redactor.redact_data(body)
+    return redacted

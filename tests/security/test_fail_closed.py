@@ -17,8 +17,8 @@ BROKEN_MAINS = [
     # (what is wrong, main skill text, line the error names)
     ("a YAML error", "---\nname: proj\nmetadata:\n  role: main\n  trust: {rules: shell}\n  bad: [unclosed\n---\nMain.\n", 6),
     ("an invalid name", "---\nname: My_Project\nmetadata:\n  role: main\n  trust: {rules: shell}\n---\nMain.\n", 2),
-    ("a quoted role and a comment", "---\nname: Bad Name\nmetadata:\n  role: 'main'  # the project\n"
-                                    "  trust: {rules: shell}\n---\nMain.\n", 2),
+    ("a quoted role and a comment", ("---\nname: Bad Name\nmetadata:\n  role: 'main'  # the project\n"
+                                     "  trust: {rules: shell}\n---\nMain.\n"), 2),
 ]
 
 
