@@ -108,7 +108,9 @@ async def _run(ref: str, args: Mapping[str, Any] | None, *, cwd: str | os.PathLi
                                                      ("maxCost", max_cost)) if v})
         if on_event is not None:
             internals.reporter = on_event
-        tool = _resolve(g, ref)
+        from agentapps.lifecycle.target import resolve as resolve_target
+
+        tool = resolve_target(g, ref)
         skill = tool.name
         internals.dry_run = dry_run
         try:
@@ -140,17 +142,6 @@ def _overrides(local: Mapping[str, Any] | None) -> list[Override]:
 
     return [parse_option(f"{path}={value}", as_json=False) if isinstance(value, str)
             else parse_option(f"{path}={json.dumps(value)}", as_json=True) for path, value in local.items()]
-
-
-def _resolve(g: Globals, ref: str) -> Any:
-    if not isinstance(ref, str):
-        raise UsageError(f"Name the skill to run as text (a name or a path), got {type(ref).__name__}.")
-    try:
-        return g.lookup.resolve(ref)
-    except OSError as exc:  # e.g. a 300-character "name" read as a path: the name is too long
-        shown = ref if len(ref) <= 60 else ref[:57] + "..."
-        raise UsageError(f"No skill '{shown}': {exc.strerror or exc}. Skill names are lowercase letters, "
-                         "digits and '-', at most 64 characters.") from None
 
 
 async def _limited(coro: Any, g: Globals, timeout: float | None) -> Any:

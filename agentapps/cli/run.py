@@ -67,6 +67,7 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         from agentapps.context.manager import invoke_root
         from agentapps.hosting import register_secrets
         from agentapps.lifecycle.outcome import agent_extras
+        from agentapps.lifecycle.target import resolve as resolve_target
 
         if opts.replay:  # a missing or broken script fails before anything starts
             from agentapps.agent.script import load_script
@@ -95,7 +96,7 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
                                  "'agentapps list' shows what is available.")
             tool = g.config.main_tool
         else:
-            tool = _resolve(g, opts.ref)
+            tool = resolve_target(g, opts.ref)
         skill_name = tool.name
         if "--help" in opts.rest or "-h" in opts.rest:
             from agentapps.cli.help import skill_help
@@ -172,15 +173,6 @@ def _logged(code: int, error: dict[str, Any] | None, opts: options.RunOptions, s
         log_run(data_dir, skill=skill, args=args, internals=internals, exit_code=code, error=error,
                 started=started)
     return code
-
-
-def _resolve(g: Any, ref: str) -> Any:
-    try:
-        return g.lookup.resolve(ref)
-    except OSError as exc:  # e.g. a 300-character "name" read as a path: the name is too long
-        shown = ref if len(ref) <= 60 else ref[:57] + "..."
-        raise UsageError(f"No skill '{shown}': {exc.strerror or exc}. Skill names are lowercase letters, "
-                         "digits and '-', at most 64 characters.") from None
 
 
 def _printable(result: Any, skill: str | None) -> Any:
