@@ -128,7 +128,7 @@ def test_a_copied_bundled_skill_and_middleware_run_unchanged_as_shadows(project)
     assert agentapps.run("file-read", {"path": "notes.txt", "limit": 1}).startswith("one\n")
 
     shutil.rmtree(skills)  # the bundled originals answer exactly the same
-    from agentapps.boot import bundled_skills_dir  # the checkout's skills/, or the wheel's copy
-
-    bundled = bundled_skills_dir() / "builtins" / "file-read.skill.py"
+    # where the CLI finds them: the checkout's skills/, or the installed wheel's copy (CI)
+    bundled = Path(project.cli("which", "file-read").stdout.split("  (bundled)")[0])
+    assert bundled.name == "file-read.skill.py" and bundled.is_file()
     assert copied == [outcome(argv, bundled) for argv in runs]

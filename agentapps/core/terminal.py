@@ -15,8 +15,9 @@ from typing import Any
 # charset switches `ESC(0`; SO/SI shift charsets; BEL, BS; CR not before LF rewrites the line), DEL,
 # the 8-bit C1 controls (U+009B is CSI, U+009D OSC, U+0090 DCS), bidi controls that reorder what is
 # shown, and the same C1 bytes when they arrive undecodable (surrogateescape).
-_TERMINAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
-                       "\u2066-\u2069\udc80-\udc9f]|\r(?!\n)")
+# (a raw string: `re` reads the escapes, so the source holds no lone surrogate a UTF-8 writer refuses)
+_TERMINAL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
+                       r"\u2066-\u2069\udc80-\udc9f]|\r(?!\n)")
 # What a question must show as it is (strict): also every other format character (zero-width
 # spaces and joiners), private-use, unassigned and surrogate code points, line/paragraph separators.
 _UNSAFE = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
