@@ -38,6 +38,7 @@ class LiveRun:
         self.loop = asyncio.get_running_loop()
         self.events: asyncio.Queue[Event | None] = asyncio.Queue()
         self.pending: dict[str, asyncio.Future[str]] = {}
+        self.decided: set[str] = set()  # approvals whose decision the client was already sent
         self.run = hosting.begin(server.g, server.exposure.policy)
         self.outcome: dict[str, Any] = {}
         self.task: asyncio.Task[None] | None = None
@@ -113,7 +114,8 @@ class LiveRun:
         finally:
             self.pending.pop(approval, None)
             await self.server.coord.drop_pending(self.id, approval)
-        self.emit("approval-decided", {"approvalId": approval, "decision": decision})
+        if approval not in self.decided:  # cancel() told the client already, before the stream's end
+            self.emit("approval-decided", {"approvalId": approval, "decision": decision})
         return DECISIONS.get(decision, "deny")
 
     def resolve(self, approval: str, decision: str) -> None:
@@ -124,9 +126,12 @@ class LiveRun:
     def cancel(self, reason: str) -> None:
         """Stop the run; every approval it waits for is denied."""
         self.run.g.signal.abort(reason)
-        for waiting in list(self.pending.values()):
+        for approval, waiting in list(self.pending.items()):
             if not waiting.done():
                 waiting.set_result("cancelled")
+                # said now: the run's last event may follow before the waiting approval wakes up
+                self.decided.add(approval)
+                self.emit("approval-decided", {"approvalId": approval, "decision": "cancelled"})
         if self.task is not None and not self.task.done():
             self.task.cancel()
 
