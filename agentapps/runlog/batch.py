@@ -27,9 +27,17 @@ class Batcher:
         self.data_dir = data_dir
         self.pending: list[dict[str, Any]] = []
         self.writer: asyncio.Future[None] | None = None
+        self.closed = False
 
     def add(self, entry: dict[str, Any]) -> None:
-        """Queue a record; the writer task starts if it is not running (call on the loop)."""
+        """Queue a record; the writer task starts if it is not running (call on the loop). Once
+        closed (the process is stopping), a record is written at once: a run that ends during the
+        shutdown (cancelled by it, say) would otherwise leave it to a task nobody waits for."""
+        if self.closed:
+            from agentapps.runlog import log_entries
+
+            log_entries(self.data_dir, [entry])  # never raises: one warning
+            return
         self.pending.append(entry)
         if self.writer is None or self.writer.done():
             self.writer = asyncio.ensure_future(self._write())
@@ -43,7 +51,9 @@ class Batcher:
             await asyncio.to_thread(log_entries, self.data_dir, batch)  # never raises: one warning
 
     async def close(self) -> None:
-        """Write the records still pending (the process is stopping)."""
+        """Write the records still pending (the process is stopping); later ones are written as
+        they come."""
+        self.closed = True
         while self.writer is not None and not self.writer.done():
             await asyncio.shield(self.writer)
 
