@@ -34,28 +34,41 @@ class Batcher:
         closed (the process is stopping), a record is written at once: a run that ends during the
         shutdown (cancelled by it, say) would otherwise leave it to a task nobody waits for."""
         if self.closed:
-            from agentapps.runlog import log_entries
-
-            log_entries(self.data_dir, [entry])  # never raises: one warning
+            self._write_pending([entry])
             return
         self.pending.append(entry)
         if self.writer is None or self.writer.done():
             self.writer = asyncio.ensure_future(self._write())
 
+    def _write_pending(self, extra: list[dict[str, Any]] | None = None) -> None:
+        """Write what is pending now, on this thread (a shutdown; never raises: one warning)."""
+        from agentapps.runlog import log_entries
+
+        batch, self.pending = [*self.pending, *(extra or [])], []
+        if batch:
+            log_entries(self.data_dir, batch)
+
     async def _write(self) -> None:
         from agentapps.runlog import log_entries
 
-        while self.pending:
-            await asyncio.sleep(BATCH_SECONDS)  # gather the records of the runs ending meanwhile
-            batch, self.pending = self.pending, []
-            await asyncio.to_thread(log_entries, self.data_dir, batch)  # never raises: one warning
+        try:
+            while self.pending:
+                await asyncio.sleep(BATCH_SECONDS)  # gather the records of the runs ending meanwhile
+                batch, self.pending = self.pending, []
+                # a batch handed to the thread is written even if this task is cancelled meanwhile
+                await asyncio.to_thread(log_entries, self.data_dir, batch)  # never raises: one warning
+        except asyncio.CancelledError:
+            self._write_pending()  # the loop is ending (no close, or a close cut short): nothing is lost
+            raise
 
     async def close(self) -> None:
         """Write the records still pending (the process is stopping); later ones are written as
-        they come."""
+        they come. The pending ones are written before the first await, so a close that is cut
+        short (the cleanups' time limit) loses none of them."""
         self.closed = True
-        while self.writer is not None and not self.writer.done():
-            await asyncio.shield(self.writer)
+        self._write_pending()
+        if self.writer is not None and not self.writer.done():
+            await asyncio.shield(self.writer)  # a batch it is writing in its thread
 
 
 def batcher_for(g: Globals) -> Batcher:

@@ -38,3 +38,30 @@ def test_records_added_before_during_and_after_close_are_all_written(tmp_path):
 
     asyncio.run(scenario())
     assert sorted(skills_logged(data_dir)) == ["after", "before", "during"]
+
+
+def test_a_close_cut_short_by_the_cleanup_limit_still_writes_what_was_pending(tmp_path):
+    # serve, worker and mcp-server close the writer among cleanups bounded to under a second; when
+    # the bound cut the close while the writer waited to gather a batch, the loop's end then
+    # cancelled the writer and the records of runs that had finished were gone
+    data_dir = tmp_path / ".agent-apps"
+
+    async def scenario() -> None:
+        batcher = Batcher(data_dir)
+        batcher.add(record("finished"))
+        closing = asyncio.ensure_future(batcher.close())
+        await asyncio.sleep(0)
+        closing.cancel()
+
+    asyncio.run(scenario())
+    assert skills_logged(data_dir) == ["finished"]
+
+
+def test_records_of_a_loop_that_ends_without_a_close_are_written(tmp_path):
+    data_dir = tmp_path / ".agent-apps"
+
+    async def scenario() -> None:
+        Batcher(data_dir).add(record("orphan"))  # the writer task is cancelled when asyncio.run ends
+
+    asyncio.run(scenario())
+    assert skills_logged(data_dir) == ["orphan"]

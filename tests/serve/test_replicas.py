@@ -115,15 +115,16 @@ def test_a_schedule_fires_once_across_two_replicas(tmp_path):
     project = make_project(tmp_path)
     project.write("tick.skill.py", TICK)
     first, second = _pair(project, space)
+    said: list[str] = []
     try:
         time.sleep(3.2)
     finally:
-        first.stop()
-        second.stop()
+        said += [first.stop()[1], second.stop()[1]]
         _forget(client, space)
     ticks = [line.split() for line in (project.root / "ticks.log").read_text().splitlines()]
     seconds = [int(t[0]) for t in ticks]
     assert len(seconds) >= 2, ticks
     assert len(seconds) == len(set(seconds)), f"a due second ran twice: {ticks}"
     runs = json.loads(project.cli("runs", "list", "--json").stdout)["runs"]
-    assert len([r for r in runs if r["skill"] == "tick"]) == len(seconds)
+    logged = [r for r in runs if r["skill"] == "tick"]
+    assert len(logged) == len(seconds), f"every run that ran is in the run log; the servers said: {said}"
