@@ -9,16 +9,14 @@ checks them (`agentapps.net.gate`).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
 import signal
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from agentapps.errors import UsageError
+from agentapps.lifecycle import server as front
 from agentapps.net.gate import Gate, bound_to_loopback
 
 WATCH_SECONDS = 1.0
@@ -67,53 +65,31 @@ async def _stdio(server: Any) -> None:
         await serve_loop(server, read, write, lifespan_state={})
 
 
-async def _http(server: Any, host: str, port: int, token: str | None, origins: Sequence[str]) -> None:
-    import uvicorn
+async def _http(server: Any, sock: Any, token: str | None, origins: Sequence[str]) -> None:
     from mcp.server.transport_security import TransportSecuritySettings
 
     # Guard checks Host and Origin (agentapps.net.gate), so the SDK's own DNS-rebinding check, which
     # it turns on by itself for three literal hosts and which admits other spellings and origins
     # (any port of http://localhost), is off: one check, one answer. It still checks Content-Type.
+    host = sock.getsockname()[0]
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app = Guard(server.streamable_http_app(host=host, transport_security=security), token, origins,
                 bound_to_loopback(host))
-    web = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
-
-    async def announce() -> None:
-        while not web.started:
-            await asyncio.sleep(0.02)
-        bound = web.servers[0].sockets[0].getsockname()[1] if web.servers else port
-        sys.stderr.write(f"agentapps mcp-server: serving http://{host}:{bound}/mcp\n")
-        sys.stderr.flush()
-
-    shout = asyncio.ensure_future(announce())
-    try:
-        await web.serve()
-    finally:
-        shout.cancel()
+    await front.run_web(app, sock, lambda host, port: f"agentapps mcp-server: serving http://{host}:{port}/mcp")
 
 
-async def _main(g: Any, served: Any, server: Any, transport: str, host: str, port: int,
-                token: str | None, origins: Sequence[str]) -> None:
-    from agentapps.core.cleanup import run_cleanups
-
+async def _main(g: Any, served: Any, server: Any, sock: Any, token: str | None, origins: Sequence[str]) -> None:
     task = asyncio.current_task()
     assert task is not None
-    loop = asyncio.get_running_loop()
-    if transport == "stdio":  # (uvicorn handles signals itself for HTTP)
+    if sock is None:  # stdio (uvicorn handles the signals for HTTP)
+        loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, task.cancel)
     watcher = asyncio.ensure_future(served.watch(WATCH_SECONDS))
     try:
-        await (_stdio(server) if transport == "stdio" else _http(server, host, port, token, origins))
-    except asyncio.CancelledError:
-        pass
+        await front.until_stopped(g, _stdio(server) if sock is None else _http(server, sock, token, origins))
     finally:
         watcher.cancel()
-        await run_cleanups(g.internals)
-        for pgid in list(g.internals.children):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pgid, signal.SIGKILL)
 
 
 def serve(*, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8080, allowed_tools: str | None = None,
@@ -121,30 +97,16 @@ def serve(*, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8080
           heartbeat: float = 10.0, cwd: Path | None = None) -> int:
     if transport not in ("stdio", "http"):
         raise UsageError(f"--transport must be stdio or http, got {transport!r}.")
-    if transport == "http" and not bound_to_loopback(host) and not token:
-        raise UsageError(f"Serving on {host} (not loopback) needs --token (or AGENTAPPS_MCP_TOKEN): clients "
-                         "must then send 'Authorization: Bearer TOKEN'.")
-    if not 0 <= port <= 65535:
-        raise UsageError(f"--port must be 0-65535, got {port}.")
+    if transport == "http":
+        front.check_listening("mcp-server", host, port, has_token=bool(token), token_env="AGENTAPPS_MCP_TOKEN")
     try:
         from agentapps.mcp_server.server import Served, build
     except ImportError:
         raise UsageError("agentapps mcp-server needs the MCP SDK: pip install 'agentapps[mcp]'.") from None
-    from agentapps.boot import bootstrap
-    from agentapps.hosting import prepare_server
-    from agentapps.mcp.exposed import Exposure
-    from agentapps.tools.policy import Policy
 
-    if cwd is not None and not cwd.is_dir():
-        raise UsageError(f"--cwd {cwd}: no such folder.")
-    g = bootstrap(cwd).globals
-    prepare_server(g, list(approve), detach_stdin=transport == "http")  # stdio: stdin is the transport
-    exposure = Exposure(g.lookup, Policy.parse(allowed_tools, "mcp-server") if allowed_tools else None)
-    exposure.refresh()
-    warning = exposure.warning("mcp-server")
-    if warning:  # it still starts: the pattern may select a skill added later (clients hear list_changed)
-        sys.stderr.write(warning + "\n")
-        sys.stderr.flush()
+    # stdio: stdin is the transport, so it stays attached
+    g, exposure = front.offered("mcp-server", cwd, allowed_tools, approve, detach_stdin=transport == "http")
+    sock = front.listen(host, port) if transport == "http" else None
     served = Served(g, exposure, heartbeat)
-    asyncio.run(_main(g, served, build(served), transport, host, port, token, origins))
+    asyncio.run(_main(g, served, build(served), sock, token, origins))
     return 0
