@@ -51,9 +51,18 @@ class View:
         self.added_ratio = DEFAULT_RATIO  # ... of what was added between the last two requests
         self.sent_chars = 0
         self.anchor: tuple[int, int] | None = None  # (characters, tokens) of the last reported request
+        # each message's size, measured once: the history is only appended to between edits, and
+        # measuring it all again every turn made a turn's cost grow with the conversation
+        self.sizes: dict[int, tuple[Mapping[str, Any], int]] = {}
 
     def chars(self) -> int:
-        return self.fixed_chars + sum(message_chars(m) for m in self.messages)
+        total = self.fixed_chars
+        for message in self.messages:
+            known = self.sizes.get(id(message))
+            if known is None or known[0] is not message:
+                known = self.sizes[id(message)] = (message, message_chars(message))
+            total += known[1]
+        return total
 
     def estimate(self) -> int:
         """Estimated input tokens of a request made of this view now."""
@@ -69,8 +78,9 @@ class View:
         return self.estimate()
 
     def edited(self) -> None:
-        """The messages were changed, not just appended to: estimate the whole view again."""
+        """The messages were changed, not just appended to: measure and estimate the whole view again."""
         self.anchor = None
+        self.sizes.clear()
 
     def calibrate(self, report: Mapping[str, int]) -> None:
         """Learn from the usage report of the request last sent."""
