@@ -120,3 +120,15 @@ def test_the_estimate_calibrates_on_a_usage_report():
     assert first == pytest.approx(view.chars() / 4, abs=1)
     view.calibrate({"inputTokens": 100, "cacheReadInputTokens": 200})
     assert view.estimate() == pytest.approx(300, abs=1)
+
+
+def test_the_view_measures_what_it_holds_after_appends_replacements_and_edits():
+    view = View([{"role": "user", "content": [{"text": "a" * 100}]}], fixed_chars=10)
+    assert view.chars() == 110
+    view.messages.append({"role": "assistant", "content": [{"text": "b" * 50}]})
+    assert view.chars() == 160
+    view.messages[0] = {"role": "user", "content": [{"text": "c" * 20}]}  # a new message in its place
+    assert view.chars() == 80
+    view.messages[1]["content"] = [{"text": "d"}]  # changed in place: an edit says so
+    view.edited()
+    assert view.chars() == 31
