@@ -132,3 +132,14 @@ def test_a_copied_bundled_skill_and_middleware_run_unchanged_as_shadows(project)
     bundled = Path(project.cli("which", "file-read").stdout.split("  (bundled)")[0])
     assert bundled.name == "file-read.skill.py" and bundled.is_file()
     assert copied == [outcome(argv, bundled) for argv in runs]
+
+
+def test_the_version_is_written_once_and_said_the_same_everywhere():
+    import importlib.metadata
+
+    from agentapps.version import __version__
+
+    printed = subprocess.run([sys.executable, "-m", "agentapps", "--version"], check=False, capture_output=True,
+                             text=True)
+    assert printed.stdout == f"agentapps {__version__}\n"
+    assert __version__ == importlib.metadata.version("agentapps")

@@ -53,12 +53,9 @@ def _fast_list(args: list[str]) -> int | None:
 
 
 def _version() -> int:
-    from importlib.metadata import PackageNotFoundError, version
+    from agentapps.version import __version__  # (importlib.metadata would cost more than --help)
 
-    try:
-        sys.stdout.write(f"agentapps {version('agentapps')}\n")
-    except PackageNotFoundError:  # running from a checkout that was never installed
-        sys.stdout.write("agentapps (not installed)\n")
+    sys.stdout.write(f"agentapps {__version__}\n")
     return 0
 
 
