@@ -147,8 +147,7 @@ class RootIndex:
 
     def scan(self, *, verify: bool = False) -> None:
         """Walk the root and index its skill files. A new process adopts the on-disk cache as it is
-        when the same files sit in the same unchanged folders and every file was checked a moment
-        ago (index_cache.Manifest.trusted); otherwise, or with `verify`, every file is stat-ed and
+        when the same files sit in the same unchanged folders (index_cache.Manifest.trusted); otherwise, or with `verify`, every file is stat-ed and
         the changed ones are read again."""
         manifest = self._manifest or index_cache.open_manifest(self.entry.directory, self.entry.kind)
         if not verify and not self._lazy and not self._files and manifest is not None and manifest.trusted():
@@ -182,8 +181,6 @@ class RootIndex:
         self._adopt(manifest, files, mtimes, defs, verified=True)
         if changed:
             self._save()
-        elif manifest is not None:  # every file checked and unchanged: the cache is trusted anew
-            index_cache.mark_verified(self.entry.directory)
 
     def _adopt(self, manifest: index_cache.Manifest | None, files: dict[str, Entry], mtimes: dict[str, int],
                defs: dict[str, ToolDef | Broken], *, verified: bool) -> None:

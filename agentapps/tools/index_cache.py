@@ -149,7 +149,6 @@ def _well_formed(path: str, data: Any) -> bool:
             and isinstance(data.get("loop"), bool))
 
 
-TRUST_SECONDS = 60.0  # how long a verified manifest is trusted without a stat of every file
 
 
 class Manifest:
@@ -232,12 +231,10 @@ class Manifest:
     def trusted(self) -> bool:
         """Whether this process may use the rows without walking the folders or a stat of every
         file: every folder it knew has the mtime it had (a file or folder added, removed or
-        renamed anywhere changes its folder's), and every file was checked less than TRUST_SECONDS
-        ago (files edited in place are seen within that time; a skill that is run is always
-        stat-ed itself)."""
+        renamed anywhere changes its folder's). A file edited in place changes no folder: the
+        skills a run asks for are stat-ed themselves, and `list`, `which`, `check` and a miss stat
+        every file (tools.index.SkillIndex.ensure)."""
         if os.environ.get("AGENTAPPS_INDEX_TRUST") == "off" or not self.dirs:
-            return False
-        if time.time_ns() - self.verified_ns >= TRUST_SECONDS * 1e9:
             return False
         try:
             return all(os.stat(d).st_mtime_ns == m for d, m in self.dirs.items())
@@ -384,19 +381,3 @@ def save(root: Path, rows: list[tuple[str, Entry, Summary, str]], dirs: dict[str
     except (OSError, sqlite3.Error):
         with contextlib.suppress(OSError):
             tmp.unlink()  # a read-only home is fine: the cache is only an optimisation
-
-
-def mark_verified(root: Path) -> None:
-    """Record that every file of `root` was just checked against its cache (trusted anew)."""
-    path = cache_path(root)
-    if path is None:
-        return
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=0.2)
-        try:
-            conn.execute("UPDATE meta SET value = ? WHERE key = 'verified'", (str(time.time_ns()),))
-            conn.commit()
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        pass  # busy or read-only: the next check of every file tries again

@@ -235,3 +235,28 @@ def test_damaged_summaries_are_ignored_and_listing_reads_the_definitions(project
     result = project.cli("list", "--json")
     assert result.returncode == 0, result.stderr
     assert [s["description"] for s in json.loads(result.stdout)["skills"] if s["name"] == "s"] == ["ok"]
+
+
+def test_list_shows_a_file_edited_in_place_at_once(project):
+    path = project.write("x.skill.md", "---\nname: first-name\ndescription: old\n---\nBody\n")
+    assert project.cli("list").returncode == 0
+    folder = os.stat(path.parent).st_mtime_ns
+    path.write_text("---\nname: second-name\ndescription: new\n---\nBody\n")
+    os.utime(path.parent, ns=(folder, folder))  # an edit in place: the folder looks untouched
+    listed = {s["name"]: s["description"] for s in json.loads(project.cli("list", "--json").stdout)["skills"]}
+    assert listed.get("second-name") == "new" and "first-name" not in listed
+
+
+def test_the_cache_is_trusted_by_what_changed_on_disk_not_by_its_age(project):
+    _skill(project, "ok")
+    assert project.cli("list").returncode == 0
+    cache = index_cache.cache_path(project.root)
+    _damage(cache, "UPDATE meta SET value = '0' WHERE key = 'verified'")  # checked long ago
+    manifest = index_cache.open_manifest(project.root, "project")
+    try:
+        assert manifest is not None and manifest.trusted()  # the same files in the same folders
+        (project.root / "new.skill.md").write_text("---\nname: new\n---\nBody\n")
+        assert not manifest.trusted()  # a file added changed its folder
+    finally:
+        if manifest is not None:
+            manifest.close()
