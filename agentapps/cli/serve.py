@@ -22,6 +22,8 @@ def register(app: typer.Typer) -> None:
         approve: list[str] = typer.Option(None, "--approve", help="Approve calls trust rules would ask about."),
         timeout: float = typer.Option(300.0, "--timeout", help="Seconds one run may take."),
         concurrency: int = typer.Option(8, "--concurrency", help="Runs one client may have going at once."),
+        queue: int = typer.Option(64, "--queue", help="Requests of one client that may wait for a free slot "
+                                  "before more are refused (429)."),
         heartbeat: float = typer.Option(15.0, "--heartbeat", help="Seconds between keep-alive comments on a stream."),
         redis: str = typer.Option(None, "--redis", envvar="AGENTAPPS_REDIS_URL",
                                   help="Share streams, approvals, threads and schedules with other replicas."),
@@ -34,6 +36,6 @@ def register(app: typer.Typer) -> None:
 
         tokens = list(token or []) + os.environ.get("AGENTAPPS_SERVE_TOKEN", "").split()
         options = Options(host=host, port=port, tokens=tuple(tokens), origins=tuple(allow_origin or []),
-                          timeout=timeout, concurrency=concurrency, heartbeat=heartbeat)
+                          timeout=timeout, concurrency=concurrency, queue=queue, heartbeat=heartbeat)
         return start(options, allowed_tools=allowed_tools, approve=list(approve or []), redis_url=redis,
                      cwd=cwd.resolve() if cwd else None)

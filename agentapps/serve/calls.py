@@ -3,8 +3,10 @@ its thread (the skill's session), and room in the client's concurrency allowance
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from agentapps.errors import AgentAppsError, ArgsError, LimitError, SkillNotFoundError, UsageError
@@ -115,20 +117,48 @@ async def thread_for(server: Server, tool: ToolDef, meta: dict[str, Any], args: 
     return str(thread)
 
 
-def admit(server: Server, who: str, run: LiveRun) -> LiveRun:
-    """Start `run` if `who` has room (429 otherwise); its slot frees when it ends."""
-    limit = server.options.concurrency
-    if server.busy[who] >= limit:
-        raise Refused(429, LimitError(f"Too many runs at once for this client (at most {limit}; agentapps "
-                                      "serve --concurrency); retry when one has finished."), {"Retry-After": "1"})
-    server.busy[who] += 1
-
-    def release(_: Any) -> None:
-        server.busy[who] -= 1
-        if server.busy[who] <= 0:
-            del server.busy[who]
-
+async def admit(server: Server, who: str, run: LiveRun) -> LiveRun:
+    """Start `run` when `who` has room: at most `--concurrency` runs going, then up to `--queue`
+    requests waiting in turn for a slot (the first to wait is the first to start), then 429."""
+    limit, bound = server.options.concurrency, server.options.queue
+    waiting = server.waiting.setdefault(who, deque())
+    if server.busy[who] >= limit or waiting:
+        if len(waiting) >= bound:
+            raise Refused(429, LimitError(
+                f"Too many runs at once for this client ({limit} going and {len(waiting)} waiting; agentapps serve "
+                "--concurrency and --queue); retry when one has finished."), {"Retry-After": "1"})
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiting.append(turn)
+        try:
+            await turn  # a finished run hands its slot over (release)
+        except BaseException:
+            if turn in waiting:
+                waiting.remove(turn)
+            elif turn.done() and not turn.cancelled():
+                _release(server, who)  # the slot came as this request went away: the next one takes it
+            _forget_idle(server, who)
+            raise
+    else:
+        server.busy[who] += 1
     run.start()
     assert run.task is not None
-    run.task.add_done_callback(release)
+    run.task.add_done_callback(lambda _: _release(server, who))
     return run
+
+
+def _release(server: Server, who: str) -> None:
+    """A run of `who` ended: its slot goes to the first request still waiting, or is freed."""
+    waiting = server.waiting.get(who)
+    while waiting:
+        turn = waiting.popleft()
+        if not turn.done():
+            turn.set_result(None)
+            return
+    server.busy[who] -= 1
+    _forget_idle(server, who)
+
+
+def _forget_idle(server: Server, who: str) -> None:
+    if server.busy[who] <= 0 and not server.waiting.get(who):
+        server.busy.pop(who, None)
+        server.waiting.pop(who, None)

@@ -20,6 +20,8 @@ def check(options: Options) -> None:
                         ("--heartbeat", options.heartbeat)):
         if not value > 0:
             raise UsageError(f"{name} must be more than 0, got {value}.")
+    if options.queue < 0:
+        raise UsageError(f"--queue must be 0 or more, got {options.queue}.")
 
 
 def coordinator(g: Any, redis_url: str | None) -> Any:

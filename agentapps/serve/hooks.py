@@ -86,7 +86,7 @@ async def hook(request: Request) -> Response:
     fresh = [await server.coord.claim(key, REPLAY_SECONDS) for key in keys]
     if not all(fresh):
         raise Refused(409, DeniedError("This delivery was received already (a replay).", skill=name))
-    run = admit(server, f"webhook:{name}", LiveRun(server, name, args, owner=f"webhook:{name}"))
+    run = await admit(server, f"webhook:{name}", LiveRun(server, name, args, owner=f"webhook:{name}"))
     assert run.task is not None
     server.keep(run.task)
     return JSONResponse({"ok": True, "runId": run.id, "skill": name}, status_code=202)

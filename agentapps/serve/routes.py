@@ -43,7 +43,7 @@ async def _prepared(request: Request, *, streaming: bool) -> tuple[Server, str, 
 async def invocations(request: Request) -> Response:
     """Run a skill to the end; the answer is the object `agentapps run --json` prints."""
     server, who, run = await _prepared(request, streaming=False)
-    admit(server, who, run)
+    await admit(server, who, run)
     assert run.task is not None
     try:
         await asyncio.shield(run.task)
@@ -83,7 +83,7 @@ async def chat(request: Request) -> Response:
     server.live[run.id] = run
     try:
         await server.coord.open_stream(run.id, who, server.options.timeout + 60)
-        admit(server, who, run)
+        await admit(server, who, run)
     except BaseException:
         server.live.pop(run.id, None)
         raise

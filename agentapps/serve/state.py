@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +38,7 @@ class Options:
     origins: tuple[str, ...] = ()
     timeout: float = 300.0  # seconds one run may take
     concurrency: int = 8  # runs one client may have going at once
+    queue: int = 64  # requests of one client that may wait for a slot before the next is refused (429)
     heartbeat: float = 15.0  # seconds between SSE keep-alive comments
     max_body: int = MAX_BODY
 
@@ -58,6 +59,7 @@ class Server:
     options: Options
     live: dict[str, LiveRun] = field(default_factory=dict)  # the runs this process holds, by id
     busy: Counter[str] = field(default_factory=Counter)  # runs going, by client identity
+    waiting: dict[str, deque[asyncio.Future[None]]] = field(default_factory=dict)  # requests waiting, by client
     background: set[asyncio.Task[Any]] = field(default_factory=set)
 
     def deliver(self, signal: Signal) -> None:

@@ -20,7 +20,7 @@ ALICE, BOB = "alice-token-0123", "bob-token-4567"
 def served(module_project: Any) -> Iterator[Served]:
     write_all(module_project)
     server = start(module_project, "--token", ALICE, "--token", BOB, "--allow-origin", "http://good.example",
-                   "--concurrency", "2", "--timeout", "3", "--heartbeat", "0.2",
+                   "--concurrency", "2", "--queue", "0", "--timeout", "3", "--heartbeat", "0.2",
                    env={"SERVE_TEST_SECRET": SECRET, "AGENTAPPS_TRUST_TIMEOUT": "1.5",
                         "SERVE_HOOK_SECRET": "hook-secret", "SERVE_HOOK_LOG": str(module_project.root / "hooks.log")})
     yield server

@@ -102,3 +102,33 @@ def test_allowed_tools_that_all_select_a_skill_print_no_warning(project):
     served = start(project, "--allowed-tools", "gr* hello")
     _, err = served.stop()
     assert "warning" not in err
+
+
+def test_requests_beyond_the_concurrency_wait_in_turn_up_to_the_queue_then_429(project):
+    import concurrent.futures
+
+    project.write("slow.skill.py", SLOW)
+    served = start(project, "--concurrency", "1", "--queue", "2")
+    try:
+        def call(seconds: float) -> httpx2.Response:
+            with served.client("") as client:
+                return client.post("/invocations", json={"skill": "slow", "args": {"seconds": seconds}},
+                                   timeout=30)
+
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            first = pool.submit(call, 1.0)
+            time.sleep(0.3)
+            queued = [pool.submit(call, 0.1) for _ in range(2)]  # wait for the slot: no 429
+            time.sleep(0.3)
+            refused = call(0.1)  # one going and two waiting: the queue is full
+            assert refused.status_code == 429 and refused.headers["retry-after"] == "1"
+            assert "1 going and 2 waiting" in refused.json()["error"]["message"]
+            assert [f.result().status_code for f in (first, *queued)] == [200, 200, 200]
+        assert call(0.1).status_code == 200  # every slot was handed back
+    finally:
+        served.stop()
+
+
+def test_a_negative_queue_is_one_line_and_exit_2(project):
+    result = project.cli("serve", "--queue", "-1", timeout=30)
+    assert result.returncode == 2 and result.stderr.strip() == "error: --queue must be 0 or more, got -1."
