@@ -96,5 +96,5 @@ async def approve_code_write(ctx: Context, rel: str, details: dict[str, Any]) ->
     await asyncio.to_thread(
         decide, caller=caller.tool.name, callee=ctx.tool.name, rule=f"writing skill code: {rel}",
         args={"path": rel, **details}, data_dir=g.config.data_dir, approve=approve, interactive=interactive,
-        timeout=float(os.environ.get("AGENTAPPS_TRUST_TIMEOUT", "60")),
+        timeout=float(os.environ.get("AGENTAPPS_TRUST_TIMEOUT", "60")), writes_code=True,
     )
