@@ -203,6 +203,23 @@ def test_writing_code_always_asks_and_never_offers_always(project):
     assert not _store(project).exists()
 
 
+def test_a_state_file_agentapps_could_not_have_written_is_an_error_naming_it_and_is_left_alone(project):
+    from agentapps.approvals import remember, remembered, scope_of, store_for
+    from agentapps.errors import StoreCorruptError
+
+    store = store_for(project.root)
+    store.parent.mkdir(parents=True)
+    scope = scope_of(caller="w", callee="shell", rule="shell", constraints=[], action=SHELL, view={"command": "ls"})
+    for text in ("{not json", '{"always": "w -> shell"}'):
+        store.write_text(text)
+        for attempt in (lambda: remembered(project.root, caller="w", callee="shell", rule="shell", view={}),
+                        lambda: remember(project.root, scope)):
+            with pytest.raises(StoreCorruptError) as caught:
+                attempt()
+            assert caught.value.file is not None and str(caught.value.file) == str(store)
+        assert store.read_text() == text
+
+
 @pytest.mark.parametrize("writes_code", [False, True])
 def test_a_front_ends_answer_goes_through_the_same_code_and_binds_no_one_else(project, writes_code):
     """serve and mcp-server answer through `trust.ASK`: they are told whether "always" may be
