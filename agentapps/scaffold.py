@@ -47,7 +47,7 @@ def run(ctx, args):
 
 GITIGNORE = (
     "# Runtime data written by agentapps; skills/ and this file are meant to be committed.\n"
-    "# trust.json holds approvals given on a terminal: never let them arrive through a commit.\n"
+    "# trust.json: approvals were kept there once; agentapps now ignores it (they live in your state folder).\n"
     "sessions/\nstate/\nruns/\ncache/\ntrust.json\ntrust.log\n"
 )
 

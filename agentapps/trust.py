@@ -24,17 +24,19 @@ ASK: ContextVar[Callable[[str, float], str] | None] = ContextVar("agentapps_trus
 
 
 class Question(str):
-    """The question text, carrying the call it is about, so a front end can show it its own way."""
+    """The question text, carrying the call it is about, so a front end can show it its own way.
+    `always` says whether "always" may be offered (never for writing code)."""
 
     caller: str
     callee: str
     rule: str
     args: Any
+    always: bool
 
 
-def question(text: str, *, caller: str, callee: str, rule: str, args: Any) -> Question:
+def question(text: str, *, caller: str, callee: str, rule: str, args: Any, always: bool = True) -> Question:
     asked = Question(text)
-    asked.caller, asked.callee, asked.rule, asked.args = caller, callee, rule, args
+    asked.caller, asked.callee, asked.rule, asked.args, asked.always = caller, callee, rule, args, always
     return asked
 
 
@@ -108,28 +110,32 @@ def shown_args(args: Any) -> str:
     return escape(json.dumps(args, ensure_ascii=False, indent=2, sort_keys=True, default=str), strict=True)
 
 
-def _store(data_dir: Path) -> Path:
-    return data_dir / "trust.json"
+def _constraints(rule: str, who: Candidate, view: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The argument constraints of the rule that asked, as written (none when the question did not
+    come from a trust rule, e.g. an MCP tool's `confirm`)."""
+    try:
+        parsed = Rule.parse(rule)
+    except UsageError:
+        return ()
+    return parsed.constraints if rule_matches(parsed, who, view) else ()
 
 
-def remembered(data_dir: Path, caller: str, callee: str) -> bool:
-    from agentapps.core.atomic import read_json
+@lru_cache(maxsize=256)  # once per process and file
+def warn_checkout_file(path: str) -> None:
+    """A `trust.json` in a checkout approves nothing: say so once, naming it."""
+    from agentapps.approvals import state_dir
+    from agentapps.core.terminal import escape
 
-    path = _store(data_dir)
-    if not path.exists():
-        return False
-    data = read_json(path) or {}
-    return f"{caller} -> {callee}" in (data.get("always") or [])
+    sys.stderr.write(escape(f"warning: ignoring {path}: approvals are remembered in {state_dir()}, never in a "
+                            "checkout (this file could have come from a commit); answer again to approve.")
+                     + "\n")
+    sys.stderr.flush()
 
 
-def remember(data_dir: Path, caller: str, callee: str) -> None:
-    from agentapps.core.atomic import FileLock, read_json, write_atomic
-
-    path = _store(data_dir)
-    with FileLock(data_dir / ".trust.lock"):
-        data = (read_json(path) if path.exists() else None) or {}
-        always = sorted(set(data.get("always") or []) | {f"{caller} -> {callee}"})
-        write_atomic(path, json.dumps({"always": always}, indent=2).encode())
+def _checkout_file(data_dir: Path) -> None:
+    found = data_dir / "trust.json"
+    if os.path.lexists(found):
+        warn_checkout_file(str(found))
 
 
 def log_decision(data_dir: Path, caller: str, callee: str, decision: str) -> None:
@@ -148,11 +154,13 @@ def log_decision(data_dir: Path, caller: str, callee: str, decision: str) -> Non
 def ask_terminal(question: str, timeout: float) -> str:
     """'once', 'always' or 'deny' (also on timeout or end of input). The question is escaped as a
     whole, and what was typed before it shows is dropped: a `y` typed at a model's imitation of
-    this question does not answer it."""
+    this question does not answer it. A question about writing code does not offer "always"."""
     from agentapps.core.terminal import escape, flush_input
 
+    offer = getattr(question, "always", True)
+    choices = "[y] once / [a] always / [N] deny" if offer else "[y] once / [N] deny"
     flush_input(sys.stdin)  # before the question shows: an answer typed after it is never lost
-    sys.stderr.write(f"{escape(question, strict=True)} [y] once / [a] always / [N] deny ({int(timeout)}s): ")
+    sys.stderr.write(f"{escape(question, strict=True)} {choices} ({int(timeout)}s): ")
     sys.stderr.flush()
     ready, _, _ = select.select([sys.stdin], [], [], timeout)
     if not ready:
@@ -165,20 +173,29 @@ def ask_terminal(question: str, timeout: float) -> str:
 def decide(
     *, caller: str, callee: str, rule: str, args: dict[str, Any], data_dir: Path, approve: list[str],
     interactive: bool, timeout: float = DEFAULT_TIMEOUT, candidate: Candidate | None = None,
-    view: Mapping[str, Any] | None = None,
+    view: Mapping[str, Any] | None = None, writes_code: bool = False,
 ) -> None:
     """Raise DeniedError unless the call is approved: by --approve, or on a terminal by a remembered
-    'always' or the user's answer. Without a terminal only --approve counts, so an approval file
-    (which could arrive in a pull request) never approves anything in CI. A front end's client
-    (`ASK`: serve, mcp-server) answers for this call only: the terminal user's remembered approvals
-    do not answer for it, and its 'always' is not remembered for anyone else."""
+    'always' or the user's answer. Without a terminal only --approve counts. A remembered 'always'
+    covers the rule that asked and the argument pattern that was answered, nothing wider, and is
+    kept in the user's state folder (`agentapps.approvals`), never in the checkout: a
+    `.agent-apps/trust.json` there is ignored with a warning. Writing code (`writes_code`: the
+    file guard's protected paths) always asks: "always" is neither offered nor remembered. A front
+    end's client (`ASK`: serve, mcp-server) answers for this call only: the terminal user's
+    remembered approvals do not answer for it, and its 'always' is not remembered for anyone."""
+    from agentapps import approvals
+
     who = candidate or Candidate(callee)
+    seen: Mapping[str, Any] = args if view is None else view
     ask = ASK.get()
     interactive = interactive or ask is not None
-    if approved_by(approve, who, args if view is None else view):
+    project = data_dir.parent
+    _checkout_file(data_dir)
+    if approved_by(approve, who, seen):
         log_decision(data_dir, caller, callee, "approved (--approve)")
         return
-    if interactive and ask is None and remembered(data_dir, caller, callee):
+    offer = not writes_code and ask is None  # only the terminal's user answers for later runs
+    if interactive and offer and approvals.remembered(project, caller=caller, callee=callee, rule=rule, view=seen):
         log_decision(data_dir, caller, callee, "approved (always)")
         return
     if interactive:
@@ -186,11 +203,14 @@ def decide(
         if view is not None and dict(view) != dict(args):
             shown += "\n  which resolves to: " + shown_args(dict(view))
         text = f"Skill '{caller}' wants to call '{callee}' (trust rule '{rule}') with arguments:\n{shown}\nAllow?"
-        answer = (ask or ask_terminal)(question(text, caller=caller, callee=callee, rule=rule, args=args), timeout)
-        if answer == "always" and ask is not None:
-            answer = "once"  # a client's answer binds no one else
+        asked = question(text, caller=caller, callee=callee, rule=rule, args=args, always=not writes_code)
+        answer = (ask or ask_terminal)(asked, timeout)
+        if answer == "always" and not offer:
+            answer = "once"  # writing code always asks again; a client's answer binds no one else
         if answer == "always":
-            remember(data_dir, caller, callee)
+            scope = approvals.scope_of(caller=caller, callee=callee, rule=rule, view=seen, action=who.action,
+                                       constraints=_constraints(rule, who, seen))
+            approvals.remember(project, scope)
         if answer in ("once", "always"):
             log_decision(data_dir, caller, callee, answer)
             return

@@ -29,7 +29,8 @@ class Project:
         return path
 
     def env(self, **extra: str) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTAPPS_", "AWS_"))}
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("AGENTAPPS_", "AWS_")) and k != "XDG_STATE_HOME"}  # state: under HOME
         env.update(HOME=str(self.home), NO_COLOR="1", PYTHONDONTWRITEBYTECODE="1")
         env.update(extra)
         return env
@@ -65,6 +66,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Project
         if key.startswith("AGENTAPPS_"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)  # remembered approvals go under this HOME
     monkeypatch.chdir(root)
     from agentapps.tools.loader import RUN_STARTED
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from typing import TYPE_CHECKING, Any
@@ -88,13 +87,14 @@ async def approve_code_write(ctx: Context, rel: str, details: dict[str, Any]) ->
     caller = caller_skill(ctx)
     if caller is None:
         return
+    from agentapps.core.driver import blocking
     from agentapps.trust import decide
 
     g = ctx.globals
     approve = list(g.config.overrides.get("approve") or []) + os.environ.get("AGENTAPPS_APPROVE", "").split()
     interactive = sys.stdin is not None and sys.stdin.isatty() and not os.environ.get("CI")
-    await asyncio.to_thread(
+    await blocking(
         decide, caller=caller.tool.name, callee=ctx.tool.name, rule=f"writing skill code: {rel}",
         args={"path": rel, **details}, data_dir=g.config.data_dir, approve=approve, interactive=interactive,
-        timeout=float(os.environ.get("AGENTAPPS_TRUST_TIMEOUT", "60")),
+        timeout=float(os.environ.get("AGENTAPPS_TRUST_TIMEOUT", "60")), writes_code=True,
     )

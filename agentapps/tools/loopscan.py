@@ -19,7 +19,7 @@ LOOP_FREE_AGENTAPPS = ("agentapps.errors", "agentapps.types", "agentapps.tools.c
                        "agentapps.tools.fastschema", "agentapps.tools.policy", "agentapps.tools.views",
                        "agentapps.tools.names", "agentapps.tools.patterns", "agentapps.context.plan",
                        "agentapps.context.calls", "agentapps.cascade", "agentapps.trust", "agentapps.core.driver",
-                       "agentapps.core.confine", "agentapps.core.paths", "agentapps.files.ops",
+                       "agentapps.core.confine", "agentapps.core.paths", "agentapps.files.ops", "agentapps.files.guard",
                        "agentapps.files.text", "agentapps.directives.expand", "agentapps.secrets",
                        "agentapps.agent.config", "agentapps.context.origin", "agentapps.context.context")
 

@@ -86,5 +86,13 @@ async def _ask(ctx, target, rule_sets):
         decide, caller=_caller_name(target), callee=target.tool.name,
         rule=rule, args=dict(target.args), data_dir=g.config.data_dir, approve=approve,
         interactive=interactive, timeout=float(os.environ.get("AGENTAPPS_TRUST_TIMEOUT", "60")),
-        candidate=who, view=view,
+        candidate=who, view=view, writes_code=_writes_code(target, view),
     )
+
+
+def _writes_code(target, view):
+    """A file-write the file guard counts as writing code: its question never offers "always"."""
+    from agentapps.io import is_protected
+
+    path = view.get("path")
+    return target.tool.name == "file-write" and isinstance(path, str) and is_protected(path, target)

@@ -507,8 +507,10 @@ def test_cancelling_a_run_kills_the_shell_and_sandbox_processes_it_started(serve
 
 
 def test_a_clients_approval_is_for_that_call_only_and_the_terminals_remembered_ones_do_not_answer_for_it(served):
-    """`.agent-apps/trust.json` holds what the person at the terminal approved for good: it answers
+    """The user's state folder holds what the person at the terminal approved for good: it answers
     for no client, and no client's answer is written into it."""
+    from agentapps.approvals import remember, scope_of, store_for
+
     asked: list[Any] = []
 
     async def always(context: Any, params: Any) -> types.ElicitResult:
@@ -519,11 +521,12 @@ def test_a_clients_approval_is_for_that_call_only_and_the_terminals_remembered_o
         async with Client(stdio(served), mode="legacy", **kw) as client:
             return await client.call_tool("risky", {})
 
-    trust_file = served.root / ".agent-apps" / "trust.json"
-    trust_file.write_text(json.dumps({"always": ["risky -> greet"]}))
+    store = remember(served.root, scope_of(caller="risky", callee="greet", rule="greet", constraints=(), action=(),
+                                           view={"name": "Bob"}))
+    assert store == store_for(served.root) and served.home in store.parents
     refused = run(session())  # remembered at the terminal, yet a client that cannot be asked is denied
     assert refused.is_error and "needs approval (trust rule 'greet')" in text(refused)
-    trust_file.unlink()
+    store.unlink()
     approved = run(session(elicitation_callback=always))
     assert not approved.is_error and asked == [["once", "deny"]]
-    assert not trust_file.exists()  # a client's "always" counts once and is kept for no one
+    assert not store.exists()  # a client's "always" counts once and is kept for no one

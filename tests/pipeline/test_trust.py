@@ -84,7 +84,9 @@ def test_terminal_user_allows_always_and_it_is_remembered(project):
     project.write("writer.skill.py", CALLER)
     code, out = _run_in_pty(project, "a")
     assert code == 0, out
-    assert json.loads((project.root / ".agent-apps" / "trust.json").read_text()) == {"always": ["writer -> file-write"]}
+    assert not (project.root / ".agent-apps" / "trust.json").exists()  # never in the checkout
+    stored = json.loads(next((project.home / ".local/state/agentapps/approvals").glob("*.json")).read_text())
+    assert [(r["caller"], r["callee"], r["rule"]) for r in stored["always"]] == [("writer", "file-write", "file-write")]
     (project.root / "out.txt").unlink()
     code, out = _run_in_pty(project, None, timeout_env="5")  # a later terminal run: not asked again
     assert code == 0 and "Allow?" not in out and (project.root / "out.txt").exists()

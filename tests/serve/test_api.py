@@ -206,7 +206,7 @@ def test_chat_streams_agent_events_in_order_then_the_result(served):
     assert stream.status == 200
 
 
-def test_an_approval_from_a_second_client_resumes_the_stream(served):
+def test_an_approval_from_a_second_client_resumes_the_stream(served, module_project):
     stream = Stream(served, "risky")
     pending = stream.wait_for("approval-pending")
     assert pending["call"] == "greet" and pending["caller"] == "risky" and pending["args"] == {"name": "Bob"}
@@ -216,6 +216,7 @@ def test_an_approval_from_a_second_client_resumes_the_stream(served):
         assert refused.status_code == 403 and "Only the client that started" in refused.json()["error"]["message"]
         assert bob.post("/cancel", json={"streamId": stream.id}).status_code == 403
     with served.client(ALICE) as alice:  # the owner, on another connection
+        assert alice.post("/approve", json={**decision, "decision": "always"}).status_code == 400  # this call only
         assert alice.post("/approve", json=decision).status_code == 200
         again = alice.post("/approve", json=decision)
         assert again.status_code == 409 and "decided, timed out, or never asked" in again.json()["error"]["message"]
@@ -223,6 +224,7 @@ def test_an_approval_from_a_second_client_resumes_the_stream(served):
     assert got["approval-decided"]["decision"] == "approve"
     assert got["result"]["ok"] and got["result"]["result"] == "Done."
     assert "tool-error" not in got
+    assert not (module_project.home / ".local" / "state").exists()  # a client's approval is remembered for no one
 
 
 def test_a_denied_approval_reaches_the_model_as_a_denial(served):
