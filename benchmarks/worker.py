@@ -1,0 +1,124 @@
+"""`agentapps worker` against a bare redis-py consumer doing the same work (issue 23).
+
+The work: N events already in a topic's stream (emitted the way `event-emit` does), read by a
+consumer group and acknowledged, each handed to a handler that does nothing.
+  bare       a plain redis-py loop in a process of its own: XREADGROUP (COUNT = the concurrency,
+             BLOCK 1 s), json.loads of each entry's body, a no-op call, one XACK of the batch;
+  agentapps  `agentapps worker TOPIC --group g --handler noop --concurrency C`: each event a run of
+             the code skill `noop` through the full pipeline, with its run-log record.
+With 1 and then 2 consumers of each kind, taking turns (bare 1, agentapps 1, bare 2, agentapps 2),
+each on a fresh stream. The window runs from the last consumer's ready line to the moment the group
+has read and acknowledged all N (polled with XINFO GROUPS every 20 ms).
+
+Targets: agentapps' events/s >= 0.6x the bare loop's, with 1 and with 2 consumers.
+
+    .venv/bin/python benchmarks/worker.py [--quick] [--events N] [--concurrency C]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import footer, header, table, target, verdict
+from scale_out import URL, Bench, stop_all, wait_until
+
+LIMIT = 0.6
+BARE = """
+import json, sys
+import redis
+
+url, key, group, consumer, count = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+client = redis.Redis.from_url(url)
+
+
+def handle(event):
+    return None
+
+
+print("worker ready", file=sys.stderr, flush=True)
+while True:
+    got = client.xreadgroup(group, consumer, {key: ">"}, count=count, block=1000)
+    ids = []
+    for _, entries in got or []:
+        for entry_id, fields in entries:
+            handle(json.loads(fields[b"e"]))
+            ids.append(entry_id)
+    if ids:
+        client.xack(key, group, *ids)
+"""
+
+
+def bare(b: Bench, script: Path, topic: str, workers: int, count: int, concurrency: int) -> float:
+    client = b.client()
+    client.xgroup_create(b.stream(topic), "g", id="0", mkstream=True)
+    procs = [subprocess.Popen([sys.executable, str(script), b.url, b.stream(topic), "g", f"c{i}", str(concurrency)],
+                              env=b.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True) for i in range(workers)]
+    return _window(b, procs, topic, count)
+
+
+def ours(b: Bench, topic: str, workers: int, count: int, concurrency: int) -> float:
+    procs = [b.worker(topic, "--group", "g", "--handler", "noop", "--concurrency", str(concurrency), "--json")
+             for _ in range(workers)]
+    return _window(b, procs, topic, count)
+
+
+def _window(b: Bench, procs: list[subprocess.Popen[str]], topic: str, count: int) -> float:
+    for proc in procs:  # each says it is ready once connected
+        line = proc.stderr.readline() if proc.stderr else ""
+        if not line.startswith("worker "):
+            sys.exit(f"error: a consumer did not start: {line}{proc.communicate()[1][-800:]}")
+    started = time.perf_counter()
+    ended = wait_until(lambda: b.group_done(topic, "g", count))
+    stop_all(procs)
+    return count / (ended - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="2 000 events per run (default 10 000)")
+    parser.add_argument("--events", type=int, default=None)
+    parser.add_argument("--concurrency", type=int, default=4)
+    opts = parser.parse_args()
+    count = opts.events or (2_000 if opts.quick else 10_000)
+    header(f"agentapps worker vs a bare redis-py consumer: {count} events, concurrency {opts.concurrency}, "
+           f"against {URL}")
+    rates: dict[tuple[str, int], float] = {}
+    with tempfile.TemporaryDirectory(prefix="aa-bench-worker-") as name:
+        tmp = Path(name)
+        b = Bench(tmp, f"bench-worker-{os.getpid()}")
+        script = tmp / "bare.py"
+        script.write_text(BARE)
+        for key in [k for k in os.environ if k.startswith("AGENTAPPS_")]:
+            del os.environ[key]
+        os.environ["HOME"] = str(tmp / "home")
+        os.chdir(b.root)
+        try:
+            for workers in (1, 2):
+                for kind in ("bare", "agentapps"):
+                    topic = f"{kind}-{workers}"
+                    b.emit(topic, count)
+                    rates[kind, workers] = (bare(b, script, topic, workers, count, opts.concurrency) if kind == "bare"
+                                            else ours(b, topic, workers, count, opts.concurrency))
+        finally:
+            b.drop()
+            os.chdir(tempfile.gettempdir())
+    table(["consumers", "bare redis-py", "agentapps worker", "ratio"],
+          [[w, f"{rates['bare', w]:,.0f} events/s", f"{rates['agentapps', w]:,.0f} events/s",
+            f"{rates['agentapps', w] / rates['bare', w]:.2f}x"] for w in (1, 2)])
+    footer()
+    ok = [target(f"worker events/s vs bare redis-py loop, {w} consumer{'s' if w > 1 else ''}",
+                 rates["agentapps", w] / rates["bare", w], LIMIT, at_most=False,
+                 detail=f"{rates['agentapps', w]:,.0f} vs {rates['bare', w]:,.0f}") for w in (1, 2)]
+    verdict(all(ok), " ; ".join(f"{w} consumer(s): {rates['agentapps', w] / rates['bare', w]:.2f}x" for w in (1, 2)))
+
+
+if __name__ == "__main__":
+    os.chdir(Path(__file__).resolve().parent)
+    main()
