@@ -78,8 +78,10 @@ def register_secrets(g: Globals) -> None:
 def prepare_server(g: Globals, approve: list[str], *, detach_stdin: bool = True) -> None:
     """Once, before serving: the server is not one run (each request is), and approvals go to
     clients, never to a terminal the server may have (unless stdin is the transport)."""
+    from agentapps.sandbox.pool import keep_warm
     from agentapps.tools.loader import RUN_STARTED
 
+    keep_warm()  # each agent run's first snippet finds its sandbox process started
     RUN_STARTED.set(None)
     register_secrets(g)
     g.config.overrides["approve"] = list(approve)

@@ -253,7 +253,9 @@ def repl(skill: str | None, task: str | None, *, model: str | None = None, repla
     from agentapps.cli.progress import Progress
     from agentapps.cli.streams import RedactingStream
     from agentapps.hosting import register_secrets
+    from agentapps.sandbox.pool import keep_warm
 
+    keep_warm()  # a sub-agent's first snippet finds its sandbox process started
     root = bootstrap()
     g = root.globals
     g.config.overrides.update({k: v for k, v in (("model", model), ("replay", replay)) if v})

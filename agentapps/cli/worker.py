@@ -59,8 +59,10 @@ def _serve(topic: str, group_name: str, handler: str, concurrency: int, max_even
     from agentapps.boot import bootstrap
     from agentapps.events.consumer import Worker
     from agentapps.events.group import Group, consumer_name
+    from agentapps.sandbox.pool import keep_warm
     from agentapps.stores.config import link_for, stores_config
 
+    keep_warm()  # each event's agent run finds its sandbox process started
     root = bootstrap()
     g = root.globals
     g.internals.redactor = redactor

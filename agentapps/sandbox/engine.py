@@ -6,8 +6,9 @@ unmetered compiler zone (`eval('x=1;'.repeat(2**25))` reached 3.8 GB) or a built
 termination took the host down or past its timeout. Now the process is the unit of failure: the
 caller applies the wall-clock timeout and kills the process on it, RLIMIT_DATA caps its memory,
 and any death reads as a failed snippet. An Engine is never reused after a failure; the Sandbox
-starts a new one. The process starts when the Engine is made and the prelude is posted at once,
-so both overlap whatever the caller does before its first snippet.
+starts a new one. The process starts when the Engine is made (or was started before as a warm
+spare: pool.py) and the prelude is posted at once, so both overlap whatever the caller does before
+its first snippet.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import TypeVar
 
-from agentapps.sandbox.process import Child, Death, FrameTooLarge, Op, SandboxDied
+from agentapps.sandbox import pool
+from agentapps.sandbox.process import Death, FrameTooLarge, Op, SandboxDied
 from agentapps.sandbox.results import SandboxLimits
 
 T = TypeVar("T")
@@ -44,8 +46,7 @@ class Engine:
     """One sandbox process: `call` sets and reads the bridge's properties in order."""
 
     def __init__(self, limits: SandboxLimits, prelude: str) -> None:
-        self._child = Child(limits.heap_bytes, limits.process_bytes, max_frame(limits))
-        self._child.post((("B", prelude),))
+        self._child = pool.take(limits.heap_bytes, limits.process_bytes, max_frame(limits), prelude)
 
     @property
     def pid(self) -> int:
