@@ -24,7 +24,8 @@ from typing import Any
 from agentapps.cli.streams import drain_all
 from agentapps.context.context import Globals
 from agentapps.core.cleanup import run_cleanups
-from agentapps.core.driver import Loan, drive
+from agentapps.core.driver import drive
+from agentapps.core.loan import Loan
 from agentapps.errors import InterruptedError_, LimitError
 
 GRACE_SECONDS = 1.0

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from agentapps.agent.spend import Spend
     from agentapps.cascade.resolve import Cascaded
     from agentapps.context.manager import ContextManager
-    from agentapps.core.driver import Loan
+    from agentapps.core.loan import Loan
     from agentapps.events.bus import EventBus
     from agentapps.events.streams import StreamBus
     from agentapps.mcp.hub import Hub

@@ -27,7 +27,8 @@ from agentapps.context.calls import call_tool
 from agentapps.context.context import Context, Globals, bind_manager
 from agentapps.context.plan import chain_steps, prepare
 from agentapps.core.awaiting import CORO_CLOSED, CORO_CREATED, coroutine_state
-from agentapps.core.driver import Loan, loop_running
+from agentapps.core.driver import loop_running
+from agentapps.core.loan import Loan
 from agentapps.errors import ChainError
 from agentapps.tools.policy import Policy
 from agentapps.types import ChainStep, ToolDef
