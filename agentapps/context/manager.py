@@ -5,8 +5,9 @@ the served context's result and stops its chain; returning None continues with t
 (whether or not it called `next()`); an exception unwinds through every entry; calling `next()`
 twice, or returning before the `next()` it started has finished, is a ChainError.
 
-An entry's function is called directly; only an awaitable it returns is awaited, so a middleware
-that is a plain function (a guard that checks and returns) costs a call, not a coroutine.
+A static entry's function is called through `call_tool` (context/calls.py), as any skill's is;
+only an awaitable it returns is awaited, so a middleware that is a plain function (a guard that
+checks and returns) costs a call, not a coroutine.
 """
 
 from __future__ import annotations
