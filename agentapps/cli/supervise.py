@@ -24,7 +24,8 @@ from typing import Any
 from agentapps.cli.streams import drain_all
 from agentapps.context.context import Globals
 from agentapps.core.cleanup import run_cleanups
-from agentapps.core.driver import Loan, drive
+from agentapps.core.driver import drive
+from agentapps.core.loan import Loan
 from agentapps.errors import InterruptedError_, LimitError
 
 GRACE_SECONDS = 1.0
@@ -92,6 +93,7 @@ class _Deadlines:
         self.g, self.report = g, report
         self.due: list[tuple[float, int, str]] = []
         self.soft: tuple[float, str] | None = None
+        self.timed_out = False  # the soft deadline fired
         self.previous = signal.signal(signal.SIGALRM, self._fire)
 
     def add(self, seconds: float, code: int, message: str) -> None:
@@ -115,6 +117,7 @@ class _Deadlines:
                 _hard_exit(self.g, code, message, self.report)
         if self.soft is not None and self.soft[0] <= now:
             message, self.soft = self.soft[1], None
+            self.timed_out = True
             self._arm()
             raise LimitError(message)
         self._arm()  # woken early (a rounding of the timer): wait for the rest
@@ -162,7 +165,8 @@ async def _supervised(coro: Coroutine[Any, Any, Any], g: Globals, timeout: float
 def _driven(coro: Coroutine[Any, Any, Any], g: Globals, timeout: float | None, deadlines: _Deadlines) -> Any:
     """The run driven without an event loop (core/driver.py): a signal or the --timeout raises
     where the run is, so its finally blocks clean up; calls that wait ran on the lent loop, whose
-    cleanups run before it stops."""
+    cleanups run before it stops. A run stopped this way leaves no process behind, not even one
+    the skill started itself (as when a stuck run is stopped by the hard deadline)."""
     def on_signal(signum: int, frame: Any) -> None:
         name = "Interrupted" if signum == signal.SIGINT else "Terminated"
         if g.signal.aborted and g.signal.signal_number:  # a second signal: stop waiting for cleanup
@@ -181,6 +185,8 @@ def _driven(coro: Coroutine[Any, Any, Any], g: Globals, timeout: float | None, d
         for s, handler in previous.items():
             signal.signal(s, handler)
         _kill_children(g)
+        if g.signal.aborted or deadlines.timed_out:
+            _kill_descendants()
 
 
 def finish_driven(g: Globals) -> None:

@@ -32,7 +32,9 @@ def call_tool(ctx: Context) -> Any:
         raise
     except (Exception, SystemExit) as exc:  # sys.exit() in a skill ends the skill, not the process
         raise skill_failure(tool, exc) from exc
-    if type(value) is CoroutineType or (value.__class__ not in DATA and isawaitable(value)):
+    if type(value) is CoroutineType:
+        return value if value.cr_code is SETTLE else settle(tool, value)  # `execute` hands back its skill's
+    if value.__class__ not in DATA and isawaitable(value):
         return settle(tool, value)
     return value
 
@@ -45,6 +47,9 @@ async def settle(tool: ToolDef, pending: Awaitable[Any]) -> Any:
         raise
     except (Exception, SystemExit) as exc:
         raise skill_failure(tool, exc) from exc
+
+
+SETTLE = settle.__code__
 
 
 def skill_failure(tool: ToolDef, exc: BaseException) -> SkillError:

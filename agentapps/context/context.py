@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from agentapps.agent.spend import Spend
     from agentapps.cascade.resolve import Cascaded
     from agentapps.context.manager import ContextManager
-    from agentapps.core.driver import Loan
+    from agentapps.core.loan import Loan
     from agentapps.events.bus import EventBus
     from agentapps.events.streams import StreamBus
     from agentapps.mcp.hub import Hub
@@ -248,7 +248,6 @@ if TYPE_CHECKING:  # what `ctx.envelope` and `ctx.run` offer: views of the conte
         # marks itself so for its provider calls): no caller's allowed-tools, no arg size limits
         trusted: bool
         chain_index: int  # a chain entry's position in its owner's chain
-        stopped: bool  # a chain entry returned a value: the rest of this chain does not run
         # allowed-tools: the immediate caller's grant (checked for this call), and the grant this
         # context's own calls are checked against (this skill's allowed-tools, plus any restriction)
         caller_policies: tuple[Any, ...]
@@ -277,7 +276,7 @@ class Context:
 
     __slots__ = ("_args", "_locals", "_manager", "_nonlocals", "_serial", "_started", "caller_policies", "cascade",
                  "chain", "chain_index", "depth", "entry", "globals", "meta", "parent", "policies", "signal",
-                 "stopped", "target", "tool", "trusted", "untrusted", "view")
+                 "target", "tool", "trusted", "untrusted", "view")
     globals: Globals
     parent: Context | None
     target: Context
@@ -290,7 +289,6 @@ class Context:
     entry: bool
     trusted: bool
     chain_index: int
-    stopped: bool
     caller_policies: tuple[Any, ...]
     policies: tuple[Any, ...]
     view: dict[str, Any] | None
@@ -311,7 +309,6 @@ class Context:
         self.meta = _NO_META
         self.chain = _NO_PLAN
         self.chain_index = -1
-        self.stopped = False
         self.caller_policies = self.policies = ()
         self.view = self.cascade = None
         self._started = time.time()

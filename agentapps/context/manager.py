@@ -5,8 +5,9 @@ the served context's result and stops its chain; returning None continues with t
 (whether or not it called `next()`); an exception unwinds through every entry; calling `next()`
 twice, or returning before the `next()` it started has finished, is a ChainError.
 
-An entry's function is called directly; only an awaitable it returns is awaited, so a middleware
-that is a plain function (a guard that checks and returns) costs a call, not a coroutine.
+A static entry's function is called through `call_tool` (context/calls.py), as any skill's is;
+only an awaitable it returns is awaited, so a middleware that is a plain function (a guard that
+checks and returns) costs a call, not a coroutine.
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ from agentapps.context.admission import (
     refuse_pipeline_call,
     split_options,
 )
-from agentapps.context.calls import DATA, call_tool, skill_failure
+from agentapps.context.calls import call_tool
 from agentapps.context.context import Context, Globals, bind_manager
 from agentapps.context.plan import chain_steps, prepare
-from agentapps.core.awaiting import CORO_CLOSED, CORO_CREATED, coroutine_state, isawaitable
-from agentapps.core.driver import Loan, loop_running
-from agentapps.errors import AgentAppsError, ChainError
-from agentapps.tools.loader import load_function
+from agentapps.core.awaiting import CORO_CLOSED, CORO_CREATED, coroutine_state
+from agentapps.core.driver import loop_running
+from agentapps.core.loan import Loan
+from agentapps.errors import ChainError
 from agentapps.tools.policy import Policy
 from agentapps.types import ChainStep, ToolDef
 
@@ -94,21 +95,17 @@ async def invoke(caller: Context, ref: str | ToolDef, args: dict[str, Any], untr
         if (tool.loop or (steps is not None and plan.loop)) and not loop_running():
             if g.internals.loan is None:  # driven without a loop, and the call may wait: lend it one
                 g.internals.loan = Loan()
-            return g.internals.loan.run(_serve(ctx))
-        if steps is None:
-            return await _serve(ctx)
-        await _dispatch(ctx, 0, steps)
-        return ctx._locals["result"] if ctx._locals is not None else None
+            return g.internals.loan.run(_serve(ctx, steps))
+        return await _serve(ctx, steps)
     except BaseException as exc:
         ctx.locals.error = exc
         raise
 
 
-async def _serve(ctx: Context) -> Any:
-    """Run a prepared context — a static tool's function directly, else its chain from the start —
-    and return its result."""
+async def _serve(ctx: Context, steps: list[ChainStep] | None = None) -> Any:
+    """Run a prepared context (a static tool's function, else its chain) and return its result."""
     if not ctx.chain.static:
-        await _dispatch(ctx, 0)
+        await _dispatch(ctx, 0, steps)
         return ctx._locals["result"] if ctx._locals is not None else None
     value = call_tool(ctx)
     if type(value) is CoroutineType:
@@ -118,57 +115,37 @@ async def _serve(ctx: Context) -> Any:
     return value
 
 
+# The onion, as koa's compose: entry `index` is called with a next() that dispatches `index + 1`.
+# Two differences: an entry that returns a value sets the result and stops the chain, and one that
+# returns None without calling next() lets the chain go on to the following entry.
 async def _dispatch(owner: Context, index: int, steps: list[ChainStep] | None = None) -> None:
-    """Run `owner`'s chain from entry `index` until an entry returns a value (the result: the
-    chain stops), calls next() (which ran the rest), or the chain ends."""
     g = owner.globals
     if steps is None:
         steps = chain_steps(owner.chain, g)
-    signal = g.signal
-    while index < len(steps) and not owner.stopped:
-        if signal.reason is not None:
-            signal.raise_if_aborted()
+    while index < len(steps):
+        if g.signal.reason is not None:
+            g.signal.raise_if_aborted()
         tool, meta, plan, configured = steps[index]
-        if configured:  # a middleware that declares params gets its metadata key's value as its args
-            config = owner.meta.get(tool.name)
-            entry = Context(tool, dict(config) if isinstance(config, dict) else {}, owner, g, owner)
-        else:
-            entry = Context(tool, {}, owner, g, owner)
+        config = owner.meta.get(tool.name) if configured else None  # a middleware declaring params
+        entry = Context(tool, dict(config) if isinstance(config, dict) else {}, owner, g, owner)
         entry.chain_index = index
-        if meta is not None:
-            entry.meta = meta
-            entry.chain = plan
-        else:  # its metadata interpolates the call
-            prepare(entry)
-        if plan.static:  # call_tool, inlined: every entry of every call comes through here
-            if tool.kind == "markdown":
-                value = None
-            else:
-                try:
-                    value = (tool.fn or load_function(tool))(entry, entry._args)
-                    if value is not None and value.__class__ not in DATA and (
-                            value.__class__ is CoroutineType or isawaitable(value)):
-                        value = await value  # what the entries after it raise is named already
-                except AgentAppsError:
-                    raise
-                except (Exception, SystemExit) as exc:
-                    raise skill_failure(tool, exc) from exc
+        if meta is None:
+            prepare(entry)  # its metadata interpolates the call
         else:
-            value = await _serve(entry)
-        manager = entry._manager
-        pending = None if manager is None else manager._next
-        if pending is not None:
-            state = coroutine_state(pending)
-            if state != CORO_CLOSED:
-                if state == CORO_CREATED:
-                    pending.close()  # never awaited: nothing ran, and no "never awaited" warning
-                raise ChainError(f"Middleware '{tool.name}' returned before its next() finished; "
-                                 "await ctx.manager.next().", skill=tool.name)
+            entry.meta, entry.chain = meta, plan
+        value = call_tool(entry) if entry.chain.static else _serve(entry)
+        if type(value) is CoroutineType:
+            value = await value
+        pending = None if entry._manager is None else entry._manager._next
+        if pending is not None and (state := coroutine_state(pending)) != CORO_CLOSED:
+            if state == CORO_CREATED:  # guard 2: it returned before the next() it started finished
+                pending.close()  # never awaited: nothing ran, and no "never awaited" warning
+            raise ChainError(f"Middleware '{tool.name}' returned before its next() finished; "
+                             "await ctx.manager.next().", skill=tool.name)
         if value is not None:
             owner.locals["result"] = value
-            owner.stopped = True
             return
-        if pending is not None:
+        if pending is not None:  # next() ran the rest of the chain
             return
         index += 1
 

@@ -1,34 +1,46 @@
 """Does a code skill need an event loop? Decided from the modules its source imports (anywhere in it).
 
-It does unless every import is a standard-library module that never waits on a loop or a part of
-agentapps that never does. A skill whose `run` only computes and calls `ctx.manager.invoke` needs
-none (a callee that does gets one when it is called: core/driver.py); one that imports asyncio, a
-third-party library, or agentapps' process, network, store, agent or MCP code is run on the loop.
+Only asyncio runs an event loop, so code that never imports it, directly or through what it
+imports, never waits on one. A skill therefore needs the loop when its source imports asyncio, a
+library outside the standard one (we do not read its imports: in doubt, the loop), a part of
+agentapps that reaches asyncio, or a module named at run time (`__import__`, `import_module`, a
+relative import). A public name (`from agentapps.io import fetch`) counts as the internal module
+it comes from; a whole public module (`import agentapps.io`) as all of them. A skill that needs no
+loop is driven without one (core/driver.py), and a callee that needs one gets it when it is called.
+
+Which parts of agentapps reach asyncio is not kept by hand: `WAITS` (tools/loopwaits.py) is derived
+by `derive()` from the import graph, reading every import at any depth, inside functions too (as
+the layer contract does), and counting a library outside the standard one as waiting when importing it imports asyncio.
+tests/core/test_loopscan.py fails when `WAITS` no longer matches the code; regenerate it with
+`python -m agentapps.tools.loopscan --write`.
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from agentapps.core.exports import PUBLIC_MODULES, source_of
+from agentapps.tools.loopwaits import WAITS
 
-LOOP_STDLIB = frozenset({"asyncio", "concurrent", "selectors", "socket", "ssl", "socketserver", "threading",
-                         "multiprocessing", "queue", "signal", "subprocess", "http", "urllib", "xmlrpc"})
-# parts of agentapps that never wait: what skills use to compute, validate and describe
-LOOP_FREE_AGENTAPPS = ("agentapps.errors", "agentapps.types", "agentapps.tools.catalog", "agentapps.tools.schema",
-                       "agentapps.tools.fastschema", "agentapps.tools.policy", "agentapps.tools.views",
-                       "agentapps.tools.names", "agentapps.tools.patterns", "agentapps.context.plan",
-                       "agentapps.context.calls", "agentapps.cascade", "agentapps.trust", "agentapps.core.driver",
-                       "agentapps.core.confine", "agentapps.core.paths", "agentapps.files.ops", "agentapps.files.guard",
-                       "agentapps.files.text", "agentapps.directives.expand", "agentapps.secrets",
-                       "agentapps.agent.config", "agentapps.context.origin", "agentapps.context.context")
+LOOP = "asyncio"  # the standard library's one module that runs a loop
+DYNAMIC = frozenset({"__import__", "import_module"})  # a module named at run time: in doubt, the loop
 
 
-def _module_waits(name: str) -> bool:
+def _waits(name: str) -> bool:
     root = name.split(".", 1)[0]
     if root == "agentapps":
-        return not any(name == m or name.startswith(m + ".") for m in LOOP_FREE_AGENTAPPS)
-    return root in LOOP_STDLIB or root not in sys.stdlib_module_names
+        return WAITS.get(name, True)  # a module the graph does not know: in doubt, the loop
+    return root == LOOP or root not in sys.stdlib_module_names
+
+
+def _from_waits(module: str, names: list[str]) -> bool:
+    """`from module import names`: each name as the module it is, or as the module that holds it."""
+    if module in PUBLIC_MODULES:
+        return any(_waits(source_of(module, name) or "?") for name in names)
+    if module.split(".", 1)[0] != "agentapps":
+        return _waits(module)
+    return _waits(module) or any(WAITS.get(f"{module}.{name}", False) for name in names)
 
 
 def needs_loop(source: str) -> bool:
@@ -41,16 +53,75 @@ def needs_loop(source: str) -> bool:
         return True
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            if any(_module_waits(alias.name) for alias in node.names):
+            if any(_waits(alias.name) for alias in node.names):
                 return True
         elif isinstance(node, ast.ImportFrom):
-            if node.level or node.module is None:
-                return True  # a relative import: not a skill's usual shape, run it on the loop
-            if node.module in PUBLIC_MODULES:  # a public name: as the internal module it comes from
-                if any(_module_waits(source_of(node.module, a.name) or "?") for a in node.names):
-                    return True
-            elif _module_waits(node.module):
+            if node.level or node.module is None or _from_waits(node.module, [a.name for a in node.names]):
                 return True
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__":
-            return True
+        elif isinstance(node, ast.Call):
+            called = node.func
+            if (called.id if isinstance(called, ast.Name) else called.attr if isinstance(called, ast.Attribute)
+                    else None) in DYNAMIC:
+                return True
     return False
+
+
+def derive() -> dict[str, bool]:
+    """For each module of agentapps: whether what it imports, at any depth, reaches asyncio. A public
+    module reaches what its names come from. Needs grimp (import-linter's graph builder)."""
+    from importlib import import_module
+
+    import grimp
+
+    graph = grimp.build_graph("agentapps", include_external_packages=True, exclude_type_checking_imports=True)
+    outside: dict[str, bool] = {}
+    waits: dict[str, bool] = {}
+    for module in sorted(m for m in graph.modules if m.split(".", 1)[0] == "agentapps"):
+        reached = [m for m in graph.find_upstream_modules(module) if m.split(".", 1)[0] != "agentapps"]
+        for name in reached:
+            if name not in outside:
+                outside[name] = name == LOOP or (name not in sys.stdlib_module_names and _imports_loop(name))
+        waits[module] = any(outside[name] for name in reached)
+    for public in PUBLIC_MODULES:
+        table: dict[str, str] = import_module(public)._EXPORTS
+        waits[public] = any(waits.get(target.partition(":")[0], True) for target in table.values())
+    return waits
+
+
+def _imports_loop(name: str) -> bool:
+    """Does importing `name` (outside agentapps) import asyncio? Asked of a fresh interpreter."""
+    import subprocess
+
+    probe = f"import sys\ntry:\n    import {name}\nexcept Exception:\n    sys.exit(2)\nsys.exit(int('asyncio' in sys.modules))"
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True, check=False, timeout=60).returncode != 0
+
+
+HEADER = '''"""Generated by `python -m agentapps.tools.loopscan --write` from the import graph: do not edit.
+
+Each module of agentapps, and whether it reaches asyncio through its imports (tools/loopscan.py).
+`STAMP` changes with the table; the skill index keeps each skill's answer under it.
+"""
+
+'''
+
+
+def render(waits: dict[str, bool]) -> str:
+    import hashlib
+    import json
+
+    rows = "".join(f"    {json.dumps(name)}: {value},\n" for name, value in sorted(waits.items()))
+    stamp = hashlib.sha256(rows.encode()).hexdigest()[:12]
+    return f"{HEADER}STAMP = {json.dumps(stamp)}\nWAITS = {{\n{rows}}}\n"
+
+
+def main(argv: list[str]) -> int:
+    text = render(derive())
+    target = Path(__file__).with_name("loopwaits.py")
+    if argv == ["--write"]:
+        target.write_text(text, encoding="utf-8")
+        return 0
+    return 0 if target.read_text(encoding="utf-8") == text else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

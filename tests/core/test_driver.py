@@ -1,5 +1,6 @@
 """A code skill's run is driven without an event loop when nothing in it waits; a call that waits
-gets the lent loop; signals and --timeout still stop a driven run, with its cleanup."""
+gets the lent loop; signals and --timeout still stop a driven run, with its cleanup. Which skills
+need the loop: test_loopscan.py."""
 
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ import sys
 import time
 
 import pytest
-
-from agentapps.tools.loopscan import needs_loop
 
 SLOW = '''
 import time
@@ -35,24 +34,6 @@ async def run(ctx, args):
     second = await ctx.manager.invoke("shell", {"command": "echo two"})
     return [first["stdout"].strip(), second["stdout"].strip()]
 '''
-
-
-@pytest.mark.parametrize(("source", "loop"), [
-    ("import json, re, time\nfrom pathlib import Path\n", False),
-    ("from agentapps import ArgsError, directive_target\n", False),
-    ("from agentapps.tools.schema import validate\n", False),
-    ("import asyncio\n", True),
-    ("async def run(ctx, args):\n    import asyncio\n", True),
-    ("import requests\n", True),
-    ("from agentapps.process.shell import run_command\n", True),
-    ("from agentapps import bootstrap\n", True),
-    ("import subprocess\n", True),
-    ("from . import x\n", True),
-    ("x = __import__('asyncio')\n", True),
-    ("def broken(:\n", True),
-])
-def test_which_skills_need_an_event_loop(source, loop):
-    assert needs_loop(source) is loop
 
 
 def test_a_plain_code_skill_runs_without_importing_asyncio(project):
