@@ -8,7 +8,14 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> None:
-    sys.exit(dispatch(list(sys.argv[1:] if argv is None else argv)))
+    try:
+        code = dispatch(list(sys.argv[1:] if argv is None else argv))
+        sys.stdout.flush()  # here, where a reader that went away can still be a quiet exit
+    except BrokenPipeError:
+        from agentapps.cli.boundary import pipe_closed
+
+        code = pipe_closed()
+    sys.exit(code)
 
 
 def dispatch(args: list[str]) -> int:

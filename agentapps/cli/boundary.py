@@ -14,10 +14,29 @@ if TYPE_CHECKING:
     from agentapps.context.context import Internals
 
 exit_code = failure.exit_code
+PIPE_CLOSED = 141  # what a shell reports for a command that SIGPIPE ended (`yes | head`)
+
+
+def pipe_closed() -> int:
+    """Whoever read our stdout went away (`agentapps list | head`): a quiet exit, as every Unix
+    tool makes. What is still buffered goes nowhere, so the interpreter's own last flush cannot
+    fail again."""
+    import os
+    import sys
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is not a real file (a test's capture)
+        pass
+    return PIPE_CLOSED
 
 
 def fail(exc: BaseException, **how: Any) -> int:
     """Report `exc` (see `report`) and return its exit code."""
+    if isinstance(exc, BrokenPipeError):
+        return pipe_closed()
     return int(report(exc, **how)["exit_code"])
 
 
