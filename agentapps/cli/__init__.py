@@ -38,12 +38,29 @@ def dispatch(args: list[str]) -> int:
     if verbose:
         args = [a for i, a in enumerate(args) if not (i < len(head) and a in ("-v", "--verbose"))]
     try:
+        _known_command(args)
         fast = _fast_list(args)
         return fast if fast is not None else _typer(args)
     except BaseException as exc:
         if isinstance(exc, SystemExit):
             raise
         return fail(exc, as_json="--json" in head, verbose=verbose)
+
+
+def _known_command(args: list[str]) -> None:
+    """An unknown command is refused here, with the closest of every command (`run` included,
+    which the typer app does not know) as the suggestion."""
+    from agentapps.cli.commands import COMMANDS
+
+    if not args or args[0].startswith("-") or args[0] in COMMANDS:
+        return
+    import difflib
+
+    from agentapps.errors import UsageError
+
+    close = difflib.get_close_matches(args[0], list(COMMANDS), n=2, cutoff=0.6)
+    hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    raise UsageError(f"No such command '{args[0][:80]}'.{hint} (see 'agentapps --help')")
 
 
 def _fast_list(args: list[str]) -> int | None:

@@ -19,6 +19,7 @@ app = typer.Typer(
     help=SUMMARY,
     no_args_is_help=True,
     add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},  # `agentapps check -h` as every tool takes it
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # plain help: rendering it with rich costs more than the rest of the command
 )

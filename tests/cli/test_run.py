@@ -217,6 +217,7 @@ def test_list_describe_which_and_init(project):
         (["list", "--bogus"], "No such option: --bogus (see 'agentapps list --help')"),
         (["describe"], "Missing argument 'ref'"),
         (["nosuchcmd"], "No such command 'nosuchcmd'. (see 'agentapps --help')"),
+        (["rn"], "No such command 'rn'. Did you mean 'run' or 'runs'? (see 'agentapps --help')"),
         (["describe", "./missing.skill.md"], "No skill file at"),
         (["sessions", "show", "nope"], "No session 'nope'"),
     ],
@@ -226,6 +227,12 @@ def test_other_commands_report_bad_input_in_one_line(project, argv, message):
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
+
+
+@pytest.mark.parametrize("argv", [("check", "-h"), ("runs", "list", "-h"), ("list", "-h")])
+def test_dash_h_is_help_for_every_command(project, argv):
+    result = project.cli(*argv)
+    assert result.returncode == 0 and result.stdout.startswith(f"Usage: agentapps {' '.join(argv[:-1])}")
 
 
 def test_a_tilde_ref_is_a_literal_path_not_a_crash(project):
