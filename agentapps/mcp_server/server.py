@@ -1,5 +1,6 @@
-"""`agentapps mcp-server`'s MCP server: skills as tools. Bad requests (an unknown tool, invalid
-arguments) are protocol errors; everything that goes wrong in a run is an `isError` result."""
+"""`agentapps mcp-server`'s MCP server: skills as tools. An unknown tool is a protocol error;
+invalid arguments, and everything that goes wrong in a run, are `isError` tool results (as the
+protocol's revision 2025-11-25 asks: the calling model reads them and can correct itself)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from mcp.shared.exceptions import MCPError
 from agentapps.context.context import Globals
 from agentapps.errors import AgentAppsError, ArgsError
 from agentapps.mcp.exposed import Exposure
-from agentapps.mcp_server.call import serve_call
+from agentapps.mcp_server.call import failure, serve_call
 from agentapps.tools.names import unknown_args_hint
 from agentapps.tools.schema import check_limits, validate
 
@@ -62,13 +63,20 @@ class Served:
         return types.ListToolsResult(tools=[types.Tool.model_validate(o.shape, by_name=False)
                                             for o in self.exposure.offers.values()])
 
-    def _check(self, name: str, args: dict[str, Any]) -> Any:
+    def _offer(self, name: str) -> Any:
+        """The offered tool `name`; an unknown one is a protocol error (the client asked for
+        something that is not there)."""
         offer = self.exposure.offers.get(name)
         if offer is None:
             self.exposure.refresh()  # a skill added since the last poll
             offer = self.exposure.offers.get(name)
         if offer is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool '{name}'.")
+        return offer
+
+    def _invalid(self, offer: Any, name: str, args: dict[str, Any]) -> str | None:
+        """Why `args` do not fit the tool's params, or None. Said as a tool result with isError (the
+        protocol's revision 2025-11-25), so the calling model reads it and can correct itself."""
         try:
             check_limits(args, skill=name)
             if offer.params is not None:
@@ -76,13 +84,15 @@ class Served:
             elif args:
                 raise AgentAppsError(f"Skill '{name}' takes no arguments, but got: {', '.join(sorted(args))}.")
         except AgentAppsError as exc:
-            hint = unknown_args_hint(args, offer.params) if isinstance(exc, ArgsError) else ""
-            raise MCPError(code=types.INVALID_PARAMS, message=exc.message + hint) from None
-        return offer
+            return exc.message + (unknown_args_hint(args, offer.params) if isinstance(exc, ArgsError) else "")
+        return None
 
     async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         args = dict(params.arguments or {})
-        offer = self._check(params.name, args)
+        offer = self._offer(params.name)
+        invalid = self._invalid(offer, params.name, args)
+        if invalid is not None:
+            return failure({"message": self.g.internals.redactor.redact(invalid)})
         return await serve_call(self.g, ctx, params.name, args, structured=offer.structured,
                                 policy=self.exposure.policy, heartbeat=self.heartbeat)
 
