@@ -116,15 +116,26 @@ def _cache_inside(root: str) -> list[str]:
     return [real] if real is not None and real.startswith(root + os.sep) and os.path.isdir(real) else []
 
 
-def prepare(mode: str, origin: str, project: Path, network: bool) -> Sandbox | None:
+def prepare(mode: str, origin: str, project: Path, network: bool, cwd: str | None = None) -> Sandbox | None:
     """The sandbox for a command of this project, or None to run it bare (`off`, or `auto` where
-    bwrap cannot run); SandboxUnavailableError for `required` there. Reads the disk: run it off the loop."""
+    bwrap cannot run); SandboxUnavailableError for `required` there. A `cwd` outside the project
+    (an MCP server's declared folder) is writable too, its protected paths kept. Reads the disk:
+    run it off the loop."""
     binary = choose(mode, origin=origin)
     if binary is None:
         return None
     root = os.path.realpath(project)
-    protected = tuple(sorted({*protected_paths(root), *_cache_inside(root)}))
-    return Sandbox(binary, root, protected, network=network, home=str(Path.home()))
+    also = os.path.realpath(cwd) if cwd is not None else None
+    also = also if also is not None and os.path.isdir(also) and not _within(also, root) else None
+    protected = {*protected_paths(root), *_cache_inside(root)}
+    if also is not None:
+        protected |= {*protected_paths(also), *_cache_inside(also)}
+    return Sandbox(binary, root, tuple(sorted(protected)), also=(also,) if also else (), network=network,
+                   home=str(Path.home()))
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _origin(config: Config) -> str:
@@ -132,12 +143,14 @@ def _origin(config: Config) -> str:
     return str(main.path) if main is not None and main.path is not None else "the default"
 
 
-async def for_config(config: Config, network: bool) -> Sandbox | None:
-    """The sandbox for a command the run starts with this network grant (None: run it bare)."""
+async def for_config(config: Config, network: bool, cwd: str | None = None) -> Sandbox | None:
+    """The sandbox for a command the run starts with this network grant, in `cwd` when given (None:
+    run it bare)."""
     mode = sandbox_mode(config.main_tool)
     if mode == "off":
         return None
-    return await asyncio.to_thread(prepare, mode, _origin(config), Path(config.project or config.cwd), network)
+    project = Path(config.project or config.cwd)
+    return await asyncio.to_thread(prepare, mode, _origin(config), project, network, cwd)
 
 
 async def command_sandbox(ctx: Context) -> Sandbox | None:

@@ -46,7 +46,8 @@ class Sandbox:
 
     bwrap: str
     root: str  # the project (a real path): writable
-    read_only: tuple[str, ...] = ()  # real paths inside `root` the command may read but not change
+    read_only: tuple[str, ...] = ()  # real paths inside the writable ones the command may read but not change
+    also: tuple[str, ...] = ()  # other writable folders (real paths): an MCP server's declared cwd
     network: bool = False
     home: str | None = None  # the real home folder to hide (our $HOME), None when there is none to hide
 
@@ -61,7 +62,8 @@ class Sandbox:
         after = [h for h in hidden if _inside(h, self.root)]
         for home in sorted(before):
             line += ["--tmpfs", home]
-        line += ["--bind", self.root, self.root]
+        for folder in (self.root, *self.also):
+            line += ["--bind", folder, folder]
         for path in self.read_only:
             line += ["--ro-bind", path, path]
         for home in sorted(after):
