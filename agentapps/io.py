@@ -30,8 +30,8 @@ from agentapps.core.exports import lazy_exports
 
 if TYPE_CHECKING:
     from agentapps.files.guard import approve_code_write, is_protected
-    from agentapps.files.sandboxing import command_sandbox
     from agentapps.files.ops import list_files, normalize_glob, read_text, write_text
+    from agentapps.files.sandboxing import command_sandbox
     from agentapps.files.search import search as search_files
     from agentapps.files.skillfolder import folder_files, skill_folder
     from agentapps.net.http import fetch

@@ -22,6 +22,11 @@ DECLARED = "declared-3b9a-value"
 REASON = unavailable_reason()
 needs_bwrap = pytest.mark.skipif(REASON is not None, reason=f"the OS sandbox cannot run here: {REASON}")
 
+
+@pytest.mark.skipif(not os.environ.get("AGENTAPPS_REQUIRE_BWRAP"), reason="only where CI requires bwrap (.ci/run)")
+def test_the_sandbox_runs_where_ci_requires_it():
+    assert REASON is None, f"the sandbox tests would be skipped: {REASON}"
+
 RUNNER = '''
 frontmatter = {{"name": "runner", "allowed-tools": "shell",
                "metadata": {{"env": ["DECLARED_TOKEN"], "params": {{"type": "object"}}{extra}}}}}
