@@ -26,7 +26,7 @@ from agentapps.process.sandbox import DEFAULT_MODE, MODES, Sandbox, choose
 from agentapps.tools.names import is_skill_file
 
 if TYPE_CHECKING:
-    from agentapps.context.context import Config, Context
+    from agentapps.context.context import Config, Context, Globals
     from agentapps.types import ToolDef
 
 # Folders never searched for protected paths: no skill is loaded from them, and they can be huge.
@@ -116,7 +116,8 @@ def _cache_inside(root: str) -> list[str]:
     return [real] if real is not None and real.startswith(root + os.sep) and os.path.isdir(real) else []
 
 
-def prepare(mode: str, origin: str, project: Path, network: bool, cwd: str | None = None) -> Sandbox | None:
+def prepare(mode: str, origin: str, project: Path, network: bool, cwd: str | None = None,
+            shown: tuple[str, ...] = ()) -> Sandbox | None:
     """The sandbox for a command of this project, or None to run it bare (`off`, or `auto` where
     bwrap cannot run); SandboxUnavailableError for `required` there. A `cwd` outside the project
     (an MCP server's declared folder) is writable too, its protected paths kept. Reads the disk:
@@ -130,8 +131,9 @@ def prepare(mode: str, origin: str, project: Path, network: bool, cwd: str | Non
     protected = {*protected_paths(root), *_cache_inside(root)}
     if also is not None:
         protected |= {*protected_paths(also), *_cache_inside(also)}
+    visible = tuple(sorted({os.path.realpath(f) for f in shown if os.path.isdir(f)}))
     return Sandbox(binary, root, tuple(sorted(protected)), also=(also,) if also else (), network=network,
-                   home=str(Path.home()))
+                   home=str(Path.home()), shown=visible)
 
 
 def _within(path: str, root: str) -> bool:
@@ -143,14 +145,17 @@ def _origin(config: Config) -> str:
     return str(main.path) if main is not None and main.path is not None else "the default"
 
 
-async def for_config(config: Config, network: bool, cwd: str | None = None) -> Sandbox | None:
+async def for_run(g: Globals, network: bool, cwd: str | None = None) -> Sandbox | None:
     """The sandbox for a command the run starts with this network grant, in `cwd` when given (None:
-    run it bare)."""
+    run it bare). The search path's folders stay readable (a folder skill in `~/.agent-apps/skills`
+    runs its scripts), read-only."""
+    config = g.config
     mode = sandbox_mode(config.main_tool)
     if mode == "off":
         return None
     project = Path(config.project or config.cwd)
-    return await asyncio.to_thread(prepare, mode, _origin(config), project, network, cwd)
+    shown = tuple(str(entry.directory) for entry in g.lookup.roots)
+    return await asyncio.to_thread(prepare, mode, _origin(config), project, network, cwd, shown)
 
 
 async def command_sandbox(ctx: Context) -> Sandbox | None:
@@ -163,4 +168,4 @@ async def command_sandbox(ctx: Context) -> Sandbox | None:
     else:
         main = config.main_tool
         network = network_granted(main, main.metadata if main is not None else {})
-    return await for_config(config, network)
+    return await for_run(ctx.globals, network)

@@ -12,7 +12,7 @@ import signal
 from typing import TYPE_CHECKING
 
 from agentapps.core.cleanup import register
-from agentapps.files.sandboxing import for_config
+from agentapps.files.sandboxing import for_run
 from agentapps.mcp import config
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ async def spawn(spec: ServerSpec, g: Globals) -> asyncio.subprocess.Process:
     internals = g.internals
     env = config.child_env(spec, internals)
     argv = [spec.command, *spec.args]
-    sandbox = await for_config(g.config, spec.network, spec.cwd)
+    sandbox = await for_run(g, spec.network, spec.cwd)
     if sandbox is not None:
         _must_exist(spec.command, spec.cwd, env.get("PATH"))  # bwrap would start, then fail to exec it
         argv = sandbox.wrap(argv, cwd=spec.cwd or sandbox.root, env=env)  # bwrap looks the program up on PATH

@@ -48,6 +48,7 @@ class Sandbox:
     root: str  # the project (a real path): writable
     read_only: tuple[str, ...] = ()  # real paths inside the writable ones the command may read but not change
     also: tuple[str, ...] = ()  # other writable folders (real paths): an MCP server's declared cwd
+    shown: tuple[str, ...] = ()  # folders under a hidden one (HOME, /tmp) shown read-only: skill roots
     network: bool = False
     home: str | None = None  # the real home folder to hide (our $HOME), None when there is none to hide
 
@@ -68,6 +69,10 @@ class Sandbox:
             line += ["--ro-bind", path, path]
         for home in sorted(after):
             line += ["--tmpfs", home]
+        for folder in self.shown:  # after the tmpfs mounts that hid them; never a home folder itself
+            if not any(_inside(folder, w) or _inside(w, folder) for w in (self.root, *self.also)) \
+                    and not any(_inside(h, folder) for h in hidden):
+                line += ["--ro-bind", folder, folder]
         if env.get("TMPDIR"):
             line += ["--setenv", "TMPDIR", "/tmp"]  # whatever folder it named is read-only or hidden now
         return [self.bwrap, *_ISOLATION, *line, "--chdir", cwd, "--", *argv]
