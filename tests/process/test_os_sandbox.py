@@ -232,6 +232,15 @@ def test_a_bad_sandbox_mode_stops_every_run_naming_the_file_and_line(project, va
     assert "main.skill.md:5" in line and "auto, required or off" in line
 
 
+def test_check_reports_a_bad_mode_and_a_bad_network_grant(project):
+    project.write("main.skill.md", "---\nname: main\nmetadata:\n  role: main\n  sandbox: sometimes\n---\nMain.\n")
+    project.write("net.skill.md", "---\nname: net\nmetadata:\n  network: yes please\n---\nNet.\n")
+    result = project.cli("check")
+    assert result.returncode != 0
+    assert "main.skill.md:5" in result.stdout and "auto, required or off" in result.stdout
+    assert "net.skill.md:4" in result.stdout and "use true or false" in result.stdout
+
+
 def test_sandbox_off_runs_commands_as_before(project):
     _runner(project, main={"sandbox": "off"})
     out = _run(project, "tr '\\0' ' ' < /proc/$PPID/cmdline | grep -c reaper.py")
