@@ -128,7 +128,8 @@ def prepare(mode: str, origin: str, project: Path, network: bool, cwd: str | Non
     root = os.path.realpath(project)
     also = os.path.realpath(cwd) if cwd is not None else None
     also = also if also is not None and os.path.isdir(also) and not _within(also, root) else None
-    protected = {*protected_paths(root), *_cache_inside(root)}
+    # (a run at / outside any project: the root is not writable, so there is nothing to search)
+    protected = {*protected_paths(root), *_cache_inside(root)} if root != "/" else set()
     if also is not None:
         protected |= {*protected_paths(also), *_cache_inside(also)}
     visible = tuple(sorted({os.path.realpath(f) for f in shown if os.path.isdir(f)}))

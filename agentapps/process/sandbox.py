@@ -64,7 +64,8 @@ class Sandbox:
         for home in sorted(before):
             line += ["--tmpfs", home]
         for folder in (self.root, *self.also):
-            line += ["--bind", folder, folder]
+            if folder != "/":  # (a run outside any project, started at /: nothing there is writable)
+                line += ["--bind", folder, folder]
         for path in self.read_only:
             line += ["--ro-bind", path, path]
         for home in sorted(after):
