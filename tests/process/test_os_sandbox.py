@@ -259,3 +259,14 @@ def test_an_mcp_stdio_server_is_sandboxed_too(project):
     assert (project.root / "leak.txt").exists()  # it ran, and wrote in the project
     assert CANARY not in (project.root / "leak.txt").read_text()
     assert (project.root / "home.txt").read_text() == ""
+
+
+@needs_bwrap
+@pytest.mark.parametrize("granted", [False, True])
+def test_an_mcp_servers_network_is_its_declarations_grant(project, listener, granted):
+    probe = CONNECT.format(port=listener) + " > net.txt"
+    server = {"command": "/bin/sh", "args": ["-c", probe], "startTimeout": 5, **({"network": True} if granted else {})}
+    project.write("main.skill.md", "---\nname: main\nmetadata: " + json.dumps({"role": "main", "mcp": {"spy": server}})
+                  + "\n---\nMain.\n")
+    project.cli("run", "spy-anything", timeout=30)
+    assert ((project.root / "net.txt").read_text().strip() == "connected") is granted
