@@ -198,6 +198,10 @@ def bootstrap(cwd: Path | None = None, overrides: dict[str, Any] | None = None,
         from agentapps.cascade.local import apply, collect
 
         main, changes = apply(main, collect(local, os.environ))
+    if main is not None and "sandbox" in main.metadata:  # fail closed: a bad mode stops every run
+        from agentapps.files.sandboxing import sandbox_mode
+
+        sandbox_mode(main)
     config = Config(
         cwd=cwd,
         project=project,

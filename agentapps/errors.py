@@ -15,6 +15,7 @@
     │   ├── StoreWriteError             exit 1  a state/session file could not be written
     │   └── StoreUnavailableError       exit 1  the Redis server went away (exit 2 if never reached)
     ├── DeniedError                     exit 3  allowed-tools, file confinement, SSRF, trust
+    │   └── SandboxUnavailableError     exit 3  `sandbox: required` where the OS sandbox cannot run
     ├── LimitError                      exit 4  depth, turns, steps, timeouts, sizes
     │   └── LockTimeoutError            exit 4  a state lock could not be taken in time
     └── RunInterruptedError             exit 130 Ctrl-C / SIGTERM (143), a cancelled run
@@ -145,6 +146,10 @@ class StoreUnavailableError(SkillError):
 
 class DeniedError(AgentAppsError):
     exit_code = 3
+
+
+class SandboxUnavailableError(DeniedError):
+    """`sandbox: required` and bubblewrap cannot run here: the command is refused, never run bare."""
 
 
 class LimitError(AgentAppsError):

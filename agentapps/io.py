@@ -14,6 +14,7 @@ Commands:
     effective_command(command, argv)   the /bin/sh command line for these arguments
     minimal_env(declared)           PATH, HOME, LANG and friends, plus the declared variables
     run_command(line, *, cwd, env, timeout, ...)   run `/bin/sh -c line`, children tracked
+    command_sandbox(ctx)            the OS sandbox for a command this call starts (docs/sandbox.md)
 HTTP:
     normalize_url(url)              the URL as sent (UsageError unless plain http(s) with a host)
     fetch(method, url, ...)         one request; every hop's addresses checked (no private addresses)
@@ -30,6 +31,7 @@ from agentapps.core.exports import lazy_exports
 if TYPE_CHECKING:
     from agentapps.files.guard import approve_code_write, is_protected
     from agentapps.files.ops import list_files, normalize_glob, read_text, write_text
+    from agentapps.files.sandboxing import command_sandbox
     from agentapps.files.search import search as search_files
     from agentapps.files.skillfolder import folder_files, skill_folder
     from agentapps.net.http import fetch
@@ -48,14 +50,15 @@ _EXPORTS = {
     "skill_folder": "agentapps.files.skillfolder",
     "folder_files": "agentapps.files.skillfolder",
     "effective_command": "agentapps.process.command",
+    "command_sandbox": "agentapps.files.sandboxing",
     "minimal_env": "agentapps.process.shell",
     "run_command": "agentapps.process.shell",
     "normalize_url": "agentapps.net.urls",
     "fetch": "agentapps.net.http",
 }
 
-__all__ = ["approve_code_write", "effective_command", "fetch", "folder_files", "is_protected", "list_files",
-           "minimal_env", "normalize_glob", "normalize_url", "read_text", "run_command", "search_files",
+__all__ = ["approve_code_write", "command_sandbox", "effective_command", "fetch", "folder_files", "is_protected",
+           "list_files", "minimal_env", "normalize_glob", "normalize_url", "read_text", "run_command", "search_files",
            "skill_folder", "write_text"]
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

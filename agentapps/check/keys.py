@@ -25,7 +25,7 @@ def unknown_keys(site: Site) -> list[Finding]:
 # Metadata keys with a meaning of their own (docs/skills.md, docs/pipeline.md).
 METADATA_KEYS = ("params", "returns", "model", "session", "visibility", "role", "tags", "env", "paths",
                  "trust", "main", "events", "applies-to", "applies-if", "before", "after", "action-args", "mcp",
-                 "stores", "webhook", "schedule")
+                 "stores", "webhook", "schedule", "sandbox", "network")
 
 
 def named_like_a_key(site: Site) -> list[Finding]:

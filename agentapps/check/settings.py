@@ -100,10 +100,28 @@ def problems(site: Site, cascaded: Cascaded, cache: dict[Any, Any] | None = None
 
         found += stores_problems(tool.metadata.get("stores"), skill=tool.name)
     found += _middleware_config(site, meta, cache)
+    found += _sandbox_problems(tool, meta)
     if tool.kind == "markdown" and meta.get("model") is not None:
         returns = interface_key(tool, scope.lookup, "returns", scope.main)
         found += model_problems(meta.get("model"), tool.name, returns=returns, names=_names(scope))
         found += _script_problem(tool, meta.get("model"))
+    return found
+
+
+def _sandbox_problems(tool: Any, meta: dict[str, Any]) -> list[ConfigError]:
+    """A main skill's `sandbox` mode and any skill's `network` grant (docs/sandbox.md)."""
+    from agentapps.files.sandboxing import network_granted, sandbox_mode
+
+    found: list[ConfigError] = []
+    if tool.is_main:
+        try:
+            sandbox_mode(tool)
+        except ConfigError as exc:
+            found.append(exc)
+    try:
+        network_granted(tool, meta)
+    except ConfigError as exc:
+        found.append(exc)
     return found
 
 

@@ -8,7 +8,8 @@
 `url` wins when both are given. Optional per server: `cwd` (stdio; relative to the project),
 `timeout` (seconds per call, default 120), `startTimeout` (seconds to start and list, default 30),
 `confirm` (`destructive`, the default: tools annotated destructive and not read-only need
-approval; `all`; `none`). Values read from the environment are secrets: redacted everywhere.
+approval; `all`; `none`), `network` (stdio; `true` lets the server use the network inside the OS
+sandbox, docs/sandbox.md). Values read from the environment are secrets: redacted everywhere.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ if TYPE_CHECKING:
 CALL_TIMEOUT = 120.0
 START_TIMEOUT = 30.0
 CONFIRM = ("destructive", "all", "none")
-KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "timeout", "startTimeout", "confirm"})
+KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "timeout", "startTimeout", "confirm",
+                  "network"})
 # A server process gets these from our environment, plus its own `env`: never our secrets.
 INHERITED = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 # Only the project's own skills may send credentials to a host they name.
@@ -55,6 +57,7 @@ class ServerSpec:
     timeout: float = CALL_TIMEOUT
     start_timeout: float = START_TIMEOUT
     confirm: str = "destructive"
+    network: bool = False  # a stdio server's grant of the network inside the OS sandbox
     declared_by: str = ""
     file: str | None = None
 
@@ -147,8 +150,11 @@ def parse_server(owner: ToolDef, name: Any, entry: Any, project: Path | None) ->
     cwd = entry.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
         raise _bad(owner, server, "`cwd` must be a folder path.")
+    network = entry.get("network", False)
+    if not isinstance(network, bool):
+        raise _bad(owner, server, "`network` must be true or false.")
     base = project or (owner.path.parent if owner.path else Path.cwd())
-    return ServerSpec(command=command, args=tuple(str(a) for a in args),
+    return ServerSpec(command=command, args=tuple(str(a) for a in args), network=network,
                       env=_strings(owner, server, "env", entry.get("env")),
                       cwd=str((base / cwd).resolve()) if cwd else str(base), **common)
 

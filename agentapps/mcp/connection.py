@@ -84,7 +84,7 @@ class Connection:
         early = internals.mcp_early.pop(spec.prefix, None)
 
         async def start() -> asyncio.subprocess.Process:
-            return early if early is not None and early.returncode is None else await spawn(spec, internals)
+            return early if early is not None and early.returncode is None else await spawn(spec, self.g)
 
         return stdio_transport(start, self.info, children)
 

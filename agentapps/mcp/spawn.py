@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
+import shutil
 import signal
 from typing import TYPE_CHECKING
 
 from agentapps.core.cleanup import register
+from agentapps.files.sandboxing import for_run
 from agentapps.mcp import config
 
 if TYPE_CHECKING:
@@ -19,15 +22,31 @@ if TYPE_CHECKING:
 MAX_MESSAGE = 16 * 1024 * 1024  # the longest line (one JSON-RPC message) read from a server
 
 
-async def spawn(spec: ServerSpec, internals: Internals) -> asyncio.subprocess.Process:
-    """The server process in its own process group (recorded so the CLI can kill it on any exit)."""
+async def spawn(spec: ServerSpec, g: Globals) -> asyncio.subprocess.Process:
+    """The server process in its own process group (recorded so the CLI can kill it on any exit),
+    inside the OS sandbox unless the main skill says `sandbox: off` (docs/sandbox.md): the network
+    only when its declaration says `network: true`."""
     assert spec.command is not None
+    internals = g.internals
+    env = config.child_env(spec, internals)
+    argv = [spec.command, *spec.args]
+    sandbox = await for_run(g, spec.network, spec.cwd)
+    if sandbox is not None:
+        _must_exist(spec.command, spec.cwd, env.get("PATH"))  # bwrap would start, then fail to exec it
+        argv = sandbox.wrap(argv, cwd=spec.cwd or sandbox.root, env=env)  # bwrap looks the program up on PATH
     proc = await asyncio.create_subprocess_exec(
-        spec.command, *spec.args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env=config.child_env(spec, internals), cwd=spec.cwd,
-        start_new_session=True, limit=MAX_MESSAGE)
+        *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, env=env, cwd=spec.cwd, start_new_session=True, limit=MAX_MESSAGE)
     internals.children.add(proc.pid)
     return proc
+
+
+def _must_exist(command: str, cwd: str | None, path: str | None) -> None:
+    """FileNotFoundError, as starting it bare would raise, when `command` names no program."""
+    found = (os.access(os.path.join(cwd or os.getcwd(), command), os.X_OK) if os.sep in command
+             else shutil.which(command, path=path) is not None)
+    if not found:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), command)
 
 
 async def start_early(g: Globals, prefix: str) -> None:
@@ -39,7 +58,7 @@ async def start_early(g: Globals, prefix: str) -> None:
     if server is None or server.spec is None or server.spec.url or prefix in early:
         return
     try:
-        early[prefix] = await spawn(server.spec, g.internals)
+        early[prefix] = await spawn(server.spec, g)
     except Exception:  # noqa: BLE001 - the session's own start reports it properly
         return
     if len(early) == 1:

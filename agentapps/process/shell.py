@@ -2,6 +2,8 @@
 
 The command runs under `reaper.py`, a small subreaper process, so descendants that leave the
 process group (`setsid`, daemons) are still found and killed when the command ends or is stopped.
+Given a `Sandbox`, the reaper starts bwrap, which runs the command in its own namespaces
+(`sandbox.py`): the reaper stays outside, out of the command's sight and reach.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from agentapps.errors import LimitError
 from agentapps.process import reaper
 from agentapps.process.command import SHELL
+from agentapps.process.sandbox import Sandbox
 
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "TERM")
 MAX_OUTPUT = 1024 * 1024
@@ -89,12 +92,15 @@ async def _stop(proc: asyncio.subprocess.Process) -> None:
 
 async def run_command(
     line: str, *, cwd: Path, env: dict[str, str], timeout: float, stdin: str | None = None,
-    max_output: int = MAX_OUTPUT, children: set[int] | None = None,
+    max_output: int = MAX_OUTPUT, children: set[int] | None = None, sandbox: Sandbox | None = None,
 ) -> ShellResult:
-    """Run `/bin/sh -c line`. `children` collects live process-group ids so an interrupted CLI can
-    kill them as it exits."""
+    """Run `/bin/sh -c line` (inside `sandbox` when given). `children` collects live process-group
+    ids so an interrupted CLI can kill them as it exits."""
+    program = [SHELL, "-c", line]
+    if sandbox is not None:
+        program = sandbox.wrap(program, cwd=str(cwd), env=env)
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-I", "-S", reaper.__file__, str(os.getpid()), SHELL, "-c", line,
+        sys.executable, "-I", "-S", reaper.__file__, str(os.getpid()), *program,
         cwd=str(cwd), env=env, start_new_session=True,
         stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,

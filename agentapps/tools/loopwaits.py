@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "23a113152735"
+STAMP = "306edc202986"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -115,6 +115,7 @@ WAITS = {
     "agentapps.files.gitignore": False,
     "agentapps.files.guard": False,
     "agentapps.files.ops": False,
+    "agentapps.files.sandboxing": True,
     "agentapps.files.search": False,
     "agentapps.files.skillfolder": False,
     "agentapps.files.text": False,
@@ -154,6 +155,7 @@ WAITS = {
     "agentapps.process": False,
     "agentapps.process.command": False,
     "agentapps.process.reaper": False,
+    "agentapps.process.sandbox": False,
     "agentapps.process.shell": True,
     "agentapps.providers": False,
     "agentapps.providers.bedrock": False,

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from agentapps.io import effective_command, minimal_env, run_command
+from agentapps.io import command_sandbox, effective_command, minimal_env, run_command
 from agentapps.skill import caller_skill
 
 frontmatter = {
@@ -53,6 +53,6 @@ async def run(ctx, args):
     result = await run_command(
         effective_command(args.get("command"), args.get("argv")),
         cwd=Path(cfg.project or cfg.cwd), env=minimal_env(_declared_env(ctx)), timeout=float(args.get("timeout", 60)),
-        stdin=args.get("input"), children=ctx.globals.internals.children,
+        stdin=args.get("input"), children=ctx.globals.internals.children, sandbox=await command_sandbox(ctx),
     )
     return result.to_dict()

@@ -49,6 +49,7 @@ def test_environment_is_minimal_plus_declared_variables(runner, monkeypatch):
 
 
 def test_timeout_kills_the_process_group_and_is_a_limit_error(runner, tmp_path):
+    _bare(runner)
     pidfile = tmp_path / "child.pid"
     started = time.monotonic()
     with pytest.raises(LimitError, match="longer than 0.5 s"):
@@ -136,9 +137,16 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _bare(project):
+    """The subreaper alone: the pids a command writes are then ours (inside the OS sandbox they are
+    its namespace's; tests/process/test_os_sandbox.py checks the sandboxed kill)."""
+    project.write("main.skill.md", "---\nname: main\nmetadata: {role: main, sandbox: 'off'}\n---\n")
+
+
 @pytest.mark.parametrize("timeout", [None, 0.5])
 def test_descendants_that_leave_the_process_group_are_killed_too(runner, tmp_path, timeout):
     """`setsid` (a new session and group) and a double fork do not escape: on exit or on timeout."""
+    _bare(runner)
     pids = tmp_path / "pids"
     command = (f"setsid sh -c 'echo $$ >> {pids}; exec sleep 60' < /dev/null > /dev/null 2>&1 & "
                f"(sh -c 'echo $$ >> {pids}; exec sleep 61' &) ; sleep 0.2")

@@ -25,7 +25,9 @@ def fake_entry(pidfile: Path | None = None, **extra: Any) -> dict[str, Any]:
 def write_main(project: Any, servers: dict[str, Any], *, seed: bool = True, **meta: Any) -> None:
     """A main skill declaring `servers`; `seed` writes the fake server's tool list to the cache as
     a first listing would, so a test starts the server once (for its calls), not twice."""
-    metadata = {"role": "main", "mcp": servers, **meta}
+    # the fake server reports its pid for checks made from here: run bare, since a sandboxed server's
+    # pid is its namespace's (tests/process/test_os_sandbox.py checks sandboxed servers)
+    metadata = {"role": "main", "mcp": servers, "sandbox": "off", **meta}
     project.write("main.skill.md", f"---\nname: main\ndescription: Test project.\nmetadata: {json.dumps(metadata)}\n---\nMain.\n")
     if seed:
         seed_cache(project, servers)

@@ -485,7 +485,8 @@ def test_cancelling_a_run_kills_the_shell_and_sandbox_processes_it_started(serve
             deadline = time.monotonic() + 20
             while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
-            shell = int(pidfile.read_text())
+            # (found by its command line: inside the OS sandbox, `$$` is the namespace's pid)
+            [shell] = [p for p in _descendants(server) if _cmdline(p).startswith("sleep 47.5")]
             # the server keeps a spare sandbox process warm (sandbox/pool.py): the run's is the older
             # one, taken when the run began; the spare started then stays for the next run
             sandbox = min((p for p in _descendants(server) if "sandbox/child.py" in _cmdline(p)),

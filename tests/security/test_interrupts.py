@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -43,6 +44,29 @@ def alive(pid: int) -> bool:
     return status.exists() and "\nState:\tZ" not in status.read_text()
 
 
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def descendants(pid: int) -> list[int]:
+    parents: dict[int, int] = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            parents[int(entry)] = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            pass
+    found, todo = [], [pid]
+    while todo:
+        above = todo.pop()
+        below = [p for p, parent in parents.items() if parent == above]
+        found += below
+        todo += below
+    return found
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 @pytest.mark.parametrize("mode", ["async", "blocking", "shell"])
@@ -51,6 +75,8 @@ def test_signal_stops_the_run_within_two_seconds(project, sig, code, mode):
     proc = start(project, "sleepy", "--mode", mode)
     if mode == "shell":
         wait_for_file(project.root / "child.pid")
+        # our pid for it, found from the run's process (inside the OS sandbox, `$$` is its namespace's)
+        [child] = [p for p in descendants(proc.pid) if cmdline(p).startswith("sleep 30")]
     else:
         time.sleep(1.0)  # let it reach the sleep
     sent = time.monotonic()
@@ -60,7 +86,6 @@ def test_signal_stops_the_run_within_two_seconds(project, sig, code, mode):
     assert proc.returncode == code, err
     assert err.strip().splitlines()[-1].startswith("error:")
     if mode == "shell":
-        child = int((project.root / "child.pid").read_text())
         time.sleep(0.2)
         assert not alive(child)
 
