@@ -12,6 +12,7 @@ Files (paths are relative to the project root `root`; DeniedError outside it):
     skill_folder(tool), folder_files(folder)   a folder skill's folder and the files beside SKILL.md
 Commands:
     effective_command(command, argv)   the /bin/sh command line for these arguments
+    command_view(command, argv, root)  its simple commands reduced, as trust rules and grants see them
     minimal_env(declared)           PATH, HOME, LANG and friends, plus the declared variables
     run_command(line, *, cwd, env, timeout, ...)   run `/bin/sh -c line`, children tracked
 HTTP:
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from agentapps.net.urls import normalize_url
     from agentapps.process.command import effective_command
     from agentapps.process.shell import minimal_env, run_command
+    from agentapps.tools.shellview import command_view
 
 _EXPORTS = {
     "read_text": "agentapps.files.ops",
@@ -48,13 +50,14 @@ _EXPORTS = {
     "skill_folder": "agentapps.files.skillfolder",
     "folder_files": "agentapps.files.skillfolder",
     "effective_command": "agentapps.process.command",
+    "command_view": "agentapps.tools.shellview",
     "minimal_env": "agentapps.process.shell",
     "run_command": "agentapps.process.shell",
     "normalize_url": "agentapps.net.urls",
     "fetch": "agentapps.net.http",
 }
 
-__all__ = ["approve_code_write", "effective_command", "fetch", "folder_files", "is_protected", "list_files",
+__all__ = ["approve_code_write", "command_view", "effective_command", "fetch", "folder_files", "is_protected", "list_files",
            "minimal_env", "normalize_glob", "normalize_url", "read_text", "run_command", "search_files",
            "skill_folder", "write_text"]
 

@@ -1,0 +1,208 @@
+"""A shell command line split into its simple commands, each as plain words, by a real grammar.
+
+The line is parsed with tree-sitter's bash grammar (imported on first use). Lists (`;`, `&&`,
+`||`, newlines), pipelines, subshells, `{ ...; }` groups and `if`/`while` bodies are walked into;
+every simple command becomes its words, with quotes and escapes removed as the shell would. What
+cannot be read as plain words gets a `problem` instead: expansions (`$X`, `${X}`, `$(...)`,
+backquotes, `<(...)`, arithmetic), globs, `~`, brace lists, ANSI-C quotes, variable assignments,
+function definitions and the other compound commands, heredocs that expand, and redirections that
+write outside the project. A line the grammar does not accept is a problem too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+MAX_COMMANDS = 256
+_WALK = frozenset({"program", "list", "pipeline", "subshell", "compound_statement", "redirected_statement",
+                   "negated_command", "if_statement", "elif_clause", "else_clause", "while_statement",
+                   "do_group"})
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_SYNTAX = {
+    "variable_assignment": "it sets a shell variable",
+    "variable_assignments": "it sets shell variables",
+    "declaration_command": "it declares or exports a variable",
+    "unset_command": "it unsets a variable or function",
+    "function_definition": "it defines a shell function",
+    "for_statement": "it has a for loop",
+    "c_style_for_statement": "it has a for loop",
+    "case_statement": "it has a case statement",
+    "test_command": "it has a [[ ]] test",
+    "arithmetic_expansion": "it has arithmetic",
+}
+_EXPANSIONS = {
+    "simple_expansion": "a variable expansion ($NAME)",
+    "expansion": "a parameter expansion (${...})",
+    "command_substitution": "a command substitution",
+    "process_substitution": "a process substitution",
+    "arithmetic_expansion": "an arithmetic expansion",
+    "ansi_c_string": "an ANSI-C quoted string ($'...')",
+    "translated_string": "a locale string ($\"...\")",
+    "brace_expression": "a brace expansion",
+}
+_WRITES = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
+_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+_BRACES = re.compile(r"\{[^{}\x00]*(,|\.\.)[^{}\x00]*\}")
+_QUOTED = "\x00"  # stands for quoted text when looking for brace lists in a word's unquoted parts
+
+
+@dataclass
+class Simple:
+    """One simple command: its words, and why it cannot be reduced to them (None: it can)."""
+
+    words: list[str]
+    problem: str | None = None
+    shown: str | None = None  # the source text, for what could not be read as words
+
+
+class Unreduced(Exception):
+    """Internal: a word or construct that is not plain text."""
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Any:
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+def inside(path: str, root: str) -> bool:
+    """Whether `path` (relative to `root`, the folder commands run in) stays in the project."""
+    if path in _DEVICES:
+        return True
+    real = os.path.realpath(os.path.join(root, path))
+    top = os.path.realpath(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def _text(node: Any) -> str:
+    return bytes(node.text).decode("utf-8", "surrogateescape")
+
+
+def _unescape(text: str, quoted: bool) -> tuple[str, str]:
+    """The literal of a word (or of double-quoted text), and its unquoted special characters."""
+    out: list[str] = []
+    special: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text):
+            nxt = text[i + 1]
+            i += 2
+            if nxt == "\n":
+                continue
+            if quoted and nxt not in '$`"\\':
+                out.append("\\")
+            out.append(nxt)
+            special.append(_QUOTED)
+            continue
+        out.append(ch)
+        special.append(_QUOTED if quoted else ch)
+        i += 1
+    return "".join(out), "".join(special)
+
+
+def _word(node: Any) -> str:
+    """The literal a word node stands for; Unreduced when the shell would expand it."""
+    literal, bare = _word_parts(node)
+    if any(ch in bare for ch in "*?[") or bare.startswith("~") or _BRACES.search(bare):
+        raise Unreduced("it has a glob, `~` or brace pattern the shell would expand")
+    return literal
+
+
+def _word_parts(node: Any) -> tuple[str, str]:
+    kind = node.type
+    if kind in _EXPANSIONS:
+        raise Unreduced(f"it has {_EXPANSIONS[kind]}")
+    if kind in ("word", "number"):
+        return _unescape(_text(node), quoted=False)
+    if kind == "raw_string":
+        inner = _text(node)[1:-1]
+        return inner, _QUOTED * len(inner)
+    if kind == "string":
+        parts = [_unescape(_text(c), quoted=True)[0] for c in node.named_children if c.type == "string_content"]
+        if any(c.type != "string_content" for c in node.named_children):
+            bad = next(c for c in node.named_children if c.type != "string_content")
+            raise Unreduced(f"it has {_EXPANSIONS.get(bad.type, 'an expansion')} in double quotes")
+        literal = "".join(parts)
+        return literal, _QUOTED * len(literal)
+    if kind == "concatenation":
+        pieces = [_word_parts(c) for c in node.named_children]
+        return "".join(p[0] for p in pieces), "".join(p[1] for p in pieces)
+    raise Unreduced(f"it has shell syntax that is not a plain word ({kind})")
+
+
+def _redirect(node: Any, root: str) -> None:
+    """Refuse a redirection that writes outside the project or expands anything."""
+    if node.type == "heredoc_redirect":
+        body = [c for c in node.named_children if c.type == "heredoc_body"]
+        if any(c.type != "heredoc_content" for b in body for c in b.named_children):
+            raise Unreduced("it has a here-document that expands")
+        return
+    if node.type == "herestring_redirect":
+        for child in node.named_children:
+            _word(child)
+        return
+    ops = [_text(c) for c in node.children if not c.is_named]
+    target = node.child_by_field_name("destination")
+    if target is None:
+        return
+    if target.type == "number" or _text(target) == "-":
+        if ops and ops[0] in (">&", "<&"):
+            return  # `2>&1`, `>&-`: a file descriptor, not a file
+    path = _word(target)
+    if ops and ops[0] in _WRITES and not inside(path, root):
+        raise Unreduced("it redirects output to a file outside the project")
+
+
+def _command(node: Any, root: str) -> Simple:
+    words: list[str] = []
+    try:
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                raise Unreduced("it sets environment variables for the command")
+            if child.type in _REDIRECTS:
+                _redirect(child, root)
+            elif child.type == "command_name":
+                words.extend(_word(c) for c in child.named_children)
+            elif child.type != "comment":
+                words.append(_word(child))
+    except Unreduced as why:
+        return Simple([], str(why), _text(node))
+    return Simple(words)
+
+
+def _walk(node: Any, root: str) -> Iterator[Simple]:
+    kind = node.type
+    if kind == "command":
+        yield _command(node, root)
+    elif kind in _WALK:
+        for child in node.named_children:
+            if child.type in _REDIRECTS:
+                try:
+                    _redirect(child, root)
+                except Unreduced as why:
+                    yield Simple([], str(why), _text(child))
+            elif child.type != "comment":
+                yield from _walk(child, root)
+    elif kind != "comment":
+        why = _SYNTAX.get(kind) or (f"it has {_EXPANSIONS[kind]}" if kind in _EXPANSIONS else
+                                    f"it has shell syntax that is not reduced ({kind})")
+        yield Simple([], why, _text(node))
+
+
+def split(line: str, root: str) -> list[Simple]:
+    """The simple commands of `line`, run by /bin/sh in `root`, in the order they appear."""
+    tree = _parser().parse(line.encode("utf-8", "surrogateescape"))
+    if tree.root_node.has_error:
+        return [Simple([], "it does not parse as a shell command line", line)]
+    found = list(_walk(tree.root_node, root))
+    if len(found) > MAX_COMMANDS:
+        return [Simple([], f"it has more than {MAX_COMMANDS} commands", line)]
+    return found
