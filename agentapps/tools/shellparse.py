@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -57,7 +58,7 @@ class Simple:
 
     words: list[str]
     problem: str | None = None
-    shown: str | None = None  # the source text, for what could not be read as words
+    shown: str | None = None  # the text shown for what is not a command (a problem, a redirection)
 
 
 class Unreduced(Exception):
@@ -138,55 +139,59 @@ def _word_parts(node: Any) -> tuple[str, str]:
     raise Unreduced(f"it has shell syntax that is not a plain word ({kind})")
 
 
-def _redirect(node: Any, root: str) -> None:
-    """Refuse a redirection that writes outside the project or expands anything."""
+def _redirect(node: Any, root: str) -> Simple | None:
+    """A redirection to or from a file as an action of its own (`> out.txt`); None for one that
+    names no file (`2>&1`, `>/dev/null`, a literal here-document). Unreduced when it expands
+    anything or writes outside the project."""
     if node.type == "heredoc_redirect":
         body = [c for c in node.named_children if c.type == "heredoc_body"]
         if any(c.type != "heredoc_content" for b in body for c in b.named_children):
             raise Unreduced("it has a here-document that expands")
-        return
+        return None
     if node.type == "herestring_redirect":
         for child in node.named_children:
             _word(child)
-        return
+        return None
     ops = [_text(c) for c in node.children if not c.is_named]
+    op = ops[0] if ops else ">"
     target = node.child_by_field_name("destination")
     if target is None:
-        return
-    if target.type == "number" or _text(target) == "-":
-        if ops and ops[0] in (">&", "<&"):
-            return  # `2>&1`, `>&-`: a file descriptor, not a file
+        return None
+    if (target.type == "number" or _text(target) == "-") and op in (">&", "<&"):
+        return None  # `2>&1`, `>&-`: a file descriptor, not a file
     path = _word(target)
-    if ops and ops[0] in _WRITES and not inside(path, root):
+    if op in _WRITES and not inside(path, root):
         raise Unreduced("it redirects output to a file outside the project")
+    return None if path in _DEVICES else Simple([], None, f"{op} {shlex.quote(path)}")
 
 
-def _command(node: Any, root: str) -> Simple:
+def _command(node: Any, root: str) -> list[Simple]:
     words: list[str] = []
+    files: list[Simple] = []
     try:
         for child in node.named_children:
             if child.type == "variable_assignment":
                 raise Unreduced("it sets environment variables for the command")
             if child.type in _REDIRECTS:
-                _redirect(child, root)
+                files.extend(f for f in [_redirect(child, root)] if f is not None)
             elif child.type == "command_name":
                 words.extend(_word(c) for c in child.named_children)
             elif child.type != "comment":
                 words.append(_word(child))
     except Unreduced as why:
-        return Simple([], str(why), _text(node))
-    return Simple(words)
+        return [Simple([], str(why), _text(node))]
+    return [Simple(words), *files]
 
 
 def _walk(node: Any, root: str) -> Iterator[Simple]:
     kind = node.type
     if kind == "command":
-        yield _command(node, root)
+        yield from _command(node, root)
     elif kind in _WALK:
         for child in node.named_children:
             if child.type in _REDIRECTS:
                 try:
-                    _redirect(child, root)
+                    yield from (f for f in [_redirect(child, root)] if f is not None)
                 except Unreduced as why:
                     yield Simple([], str(why), _text(child))
             elif child.type != "comment":
@@ -198,7 +203,11 @@ def _walk(node: Any, root: str) -> Iterator[Simple]:
 
 
 def split(line: str, root: str) -> list[Simple]:
-    """The simple commands of `line`, run by /bin/sh in `root`, in the order they appear."""
+    """The simple commands of `line`, run by /bin/sh in `root`, in the order they appear, each
+    followed by the files it is redirected to or from (as entries whose `shown` is `> path`)."""
+    if any(not ch.isprintable() and ch not in " \t\n" for ch in line):
+        # the grammar reads a carriage return as a blank, /bin/sh as part of a word
+        return [Simple([], "it has control characters", line)]
     tree = _parser().parse(line.encode("utf-8", "surrogateescape"))
     if tree.root_node.has_error:
         return [Simple([], "it does not parse as a shell command line", line)]

@@ -24,6 +24,6 @@ def command_view(command: Any, argv: Any, root: str) -> Compound:
         found = reduce([str(a) for a in argv], root)
     else:
         found = [one for s in split(str(command), root)
-                 for one in (reduce(s.words, root) if s.problem is None else [s])]
+                 for one in (reduce(s.words, root) if s.shown is None else [s])]
     problem = next((s.problem for s in found if s.problem), None)
     return Compound(tuple(s.shown if s.shown is not None else shlex.join(s.words) for s in found), problem)

@@ -68,6 +68,7 @@ GIT_PATHS = frozenset({"-C", "--git-dir", "--work-tree"})
 GIT_INERT = re.compile(r"(user\.(name|email)|color\..*|advice\..*|core\.quotepath|init\.defaultbranch|column\..*)")
 OUTPUT_LONG = ("--output", "--output-file", "--output-document", "--output-directory", "--log-file")
 OUTPUT_SHORT = {"sort": "-o", "curl": "-o", "wget": "-O", "format-patch": "-o", "archive": "-o"}
+FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -202,10 +203,15 @@ def reduce(words: list[str], root: str, depth: int = 0) -> list[Simple]:
                 if depth >= MAX_DEPTH:
                     return [Simple(words, f"it nests shells deeper than {MAX_DEPTH}")]
                 found = [one for s in split(script, root) for one in
-                         (reduce(s.words, root, depth + 1) if s.problem is None else [s])]
+                         (reduce(s.words, root, depth + 1) if s.shown is None else [s])]
                 if problem is not None:
                     found = [replace(s, problem=s.problem or problem) for s in found] or [Simple(words, problem)]
                 return found
+            problem = problem or f"'{name}' runs a script the rules cannot see (a file or its input)"
+        if name in SHELLS and len(words) == 1:
+            problem = problem or f"'{name}' runs the script it reads from its input"
+        if name == "find" and any(w in FIND_RUNS for w in words[1:]):
+            problem = problem or "'find -exec' runs commands"
         if name == "git":
             words, why = _git(words, root)
             problem = problem or why
