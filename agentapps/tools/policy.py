@@ -261,7 +261,8 @@ class Rule:
                     return f"argument '{key}' cannot be reduced to plain commands: {value.problem}"
                 for k, one in enumerate(value, start=1):
                     if not matches_pattern(want, one):
-                        return f"argument '{key}': command {k} of {len(value)} does not match '{want}' in '{self.text}'"
+                        which = f"command {k} of {len(value)} in " if len(value) > 1 else ""
+                        return f"argument '{key}': {which}it does not match '{want}' in '{self.text}'"
                 continue
             if not matches_pattern(want, _text(value)):
                 return f"argument '{key}' does not match '{want}' in '{self.text}'"
@@ -341,6 +342,17 @@ class Policy:
         for rule in self.rules:
             if rule.deny and rule.selects(c) and rule.fires(args):  # deny: its own keys, any command
                 return Decision(False, f"denied by '{rule.text}'")
+        parts = _one_by_one(args)
+        if parts is None:
+            return self._admit(c, args, special)
+        for k, part in enumerate(parts, start=1):  # a shell line: each command by some pattern
+            decision = self._admit(c, part, special)
+            if not decision.allowed:
+                return Decision(False, f"command {k} of {len(parts)}: {decision.reason}")
+        return Decision(True, f"each of its {len(parts)} commands allowed by allowed-tools")
+
+    def _admit(self, c: Candidate, args: Mapping[str, Any], special: str | None) -> Decision:
+        assert self.rules is not None
         miss: str | None = None
         for rule in self.rules:
             if rule.deny or not rule.selects(c):
@@ -357,6 +369,15 @@ class Policy:
 
 
 _UNDECLARED = Decision(True, "no allowed-tools declared")
+
+
+def _one_by_one(args: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """The call as one view per command when an argument is a shell line of several commands that
+    can all be reduced (each must then be admitted, by any pattern); None otherwise."""
+    for key, value in args.items():
+        if isinstance(value, Compound) and value.problem is None and len(value) > 1:
+            return [{**args, key: Compound((one,))} for one in value]
+    return None
 
 
 def reads_args(policies: Sequence[Policy]) -> bool:

@@ -76,9 +76,11 @@ def program(word: str) -> str:
     """The program a command word names, as PATH would find it: `/usr/bin/git` is `git`."""
     if "/" not in word or not word.startswith("/"):
         return word
-    folder, name = os.path.split(os.path.normpath(word))
-    on_path = {os.path.normpath(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p.startswith("/")}
-    return name if name and (folder in SYSTEM_DIRS or folder in on_path) else os.path.normpath(word)
+    path = "/" + os.path.normpath(word).lstrip("/")  # POSIX keeps a leading `//`; Linux reads it as `/`
+    folder, name = os.path.split(path)
+    on_path = {"/" + os.path.normpath(p).lstrip("/") for p in os.environ.get("PATH", "").split(os.pathsep)
+               if p.startswith("/")}
+    return name if name and (folder in SYSTEM_DIRS or folder in on_path) else path
 
 
 def _options(name: str, words: list[str]) -> tuple[list[str], str | None]:
