@@ -8,13 +8,15 @@ by no constraint. It serialises as a JSON array of its actions, which is what an
 
 from __future__ import annotations
 
+from typing import Self
+
 
 class Compound(tuple[str, ...]):
     """The actions (normalised simple commands) of one argument, and why it cannot be reduced."""
 
     problem: str | None
 
-    def __new__(cls, actions: tuple[str, ...] | list[str], problem: str | None = None) -> Compound:
+    def __new__(cls, actions: tuple[str, ...] | list[str], problem: str | None = None) -> Self:
         made = super().__new__(cls, actions)
         made.problem = problem
         return made

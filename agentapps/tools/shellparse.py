@@ -33,7 +33,7 @@ _SYNTAX = {
     "for_statement": "it has a for loop",
     "c_style_for_statement": "it has a for loop",
     "case_statement": "it has a case statement",
-    "test_command": "it has a [[ ]] test",
+    "test_command": "it has a [ ] or [[ ]] test (write `test ...` instead)",
     "arithmetic_expansion": "it has arithmetic",
 }
 _EXPANSIONS = {
@@ -49,6 +49,7 @@ _EXPANSIONS = {
 _WRITES = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
 _DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 _BRACES = re.compile(r"\{[^{}\x00]*(,|\.\.)[^{}\x00]*\}")
+_JOINED = re.compile(r"(?<![ \t])\\\n")
 _QUOTED = "\x00"  # stands for quoted text when looking for brace lists in a word's unquoted parts
 
 
@@ -162,7 +163,8 @@ def _redirect(node: Any, root: str) -> Simple | None:
     path = _word(target)
     if op in _WRITES and not inside(path, root):
         raise Unreduced("it redirects output to a file outside the project")
-    return None if path in _DEVICES else Simple([], None, f"{op} {shlex.quote(path)}")
+    fd = "".join(_text(c) for c in node.named_children if c.type == "file_descriptor")
+    return None if path in _DEVICES else Simple([], None, f"{fd}{op} {shlex.quote(path)}")
 
 
 def _command(node: Any, root: str) -> list[Simple]:
@@ -178,8 +180,8 @@ def _command(node: Any, root: str) -> list[Simple]:
                 words.extend(_word(c) for c in child.named_children)
             elif child.type != "comment":
                 words.append(_word(child))
-    except Unreduced as why:
-        return [Simple([], str(why), _text(node))]
+    except Unreduced as exc:
+        return [Simple([], str(exc), _text(node))]
     return [Simple(words), *files]
 
 
@@ -191,9 +193,11 @@ def _walk(node: Any, root: str) -> Iterator[Simple]:
         for child in node.named_children:
             if child.type in _REDIRECTS:
                 try:
-                    yield from (f for f in [_redirect(child, root)] if f is not None)
-                except Unreduced as why:
-                    yield Simple([], str(why), _text(child))
+                    found = _redirect(child, root)
+                except Unreduced as exc:
+                    found = Simple([], str(exc), _text(child))
+                if found is not None:
+                    yield found
             elif child.type != "comment":
                 yield from _walk(child, root)
     elif kind != "comment":
@@ -208,6 +212,8 @@ def split(line: str, root: str) -> list[Simple]:
     if any(not ch.isprintable() and ch not in " \t\n" for ch in line):
         # the grammar reads a carriage return as a blank, /bin/sh as part of a word
         return [Simple([], "it has control characters", line)]
+    if _JOINED.search(line):  # /bin/sh joins `pu\<newline>sh` into `push`; the grammar splits it
+        return [Simple([], "a backslash-newline joins two words", line)]
     tree = _parser().parse(line.encode("utf-8", "surrogateescape"))
     if tree.root_node.has_error:
         return [Simple([], "it does not parse as a shell command line", line)]

@@ -25,6 +25,9 @@ from agentapps.tools.shellparse import Simple, inside, split
 MAX_DEPTH = 8
 SYSTEM_DIRS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh"})
+SHELL_LONG = frozenset({"--norc", "--noprofile", "--posix", "--login", "--noediting", "--restricted", "--verbose",
+                        "--debugger", "--dump-strings", "--dump-po-strings", "--protected", "--pretty-print"})
+SHELL_LONG_VALUED = frozenset({"--rcfile", "--init-file"})
 OPAQUE = {
     "eval": "eval runs text as a command",
     "source": "source runs a script in the shell itself",
@@ -33,6 +36,7 @@ OPAQUE = {
     "trap": "trap runs text as a command later",
     "hash": "hash changes where a command name is found",
     "enable": "enable changes which builtins exist",
+    "coproc": "coproc runs a command in the background of the shell",
 }
 # wrapper: (flags, options that take a value, options that are problems)
 WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str], frozenset[str]]] = {
@@ -42,6 +46,8 @@ WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str], frozenset[str]]] = {
     "exec": (frozenset({"-c", "-l"}), frozenset({"-a"}), frozenset()),
     "nice": (frozenset(), frozenset({"-n", "--adjustment"}), frozenset()),
     "nohup": (frozenset(), frozenset(), frozenset()),
+    "time": (frozenset({"-p", "-v", "-a", "-q", "--portability", "--verbose", "--append", "--quiet"}),
+             frozenset({"-f", "--format"}), frozenset({"-o", "--output"})),
     "builtin": (frozenset(), frozenset(), frozenset()),
     "setsid": (frozenset({"-c", "-f", "-w", "--ctty", "--fork", "--wait"}), frozenset(), frozenset()),
     "stdbuf": (frozenset(), frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}), frozenset()),
@@ -66,6 +72,17 @@ GIT_FLAGS = frozenset({"--no-pager", "-p", "--paginate", "-P", "--bare", "--no-r
 GIT_VALUED = frozenset({"--namespace", "--list-cmds", "--super-prefix", "--attr-source"})
 GIT_PATHS = frozenset({"-C", "--git-dir", "--work-tree"})
 GIT_INERT = re.compile(r"(user\.(name|email)|color\..*|advice\..*|core\.quotepath|init\.defaultbranch|column\..*)")
+# git subcommands' options (or sub-subcommands) that run a command given on the line
+GIT_RUNS = {
+    "fetch": ("--upload-pack",), "pull": ("--upload-pack",), "ls-remote": ("--upload-pack",),
+    "clone": ("--upload-pack", "-u", "--template"), "init": ("--template",),
+    "push": ("--receive-pack", "--exec"), "send-pack": ("--receive-pack", "--exec"),
+    "fetch-pack": ("--upload-pack", "--exec"), "archive": ("--exec",), "rebase": ("--exec", "-x"),
+    "difftool": ("--extcmd", "-x"), "grep": ("--open-files-in-pager", "-O"),
+    "filter-branch": ("--env-filter", "--tree-filter", "--index-filter", "--parent-filter", "--msg-filter",
+                      "--commit-filter", "--tag-name-filter"),
+    "submodule": ("foreach",), "bisect": ("run",), "config": ("--edit", "-e"),
+}
 OUTPUT_LONG = ("--output", "--output-file", "--output-document", "--output-directory", "--log-file")
 OUTPUT_SHORT = {"sort": "-o", "curl": "-o", "wget": "-O", "format-patch": "-o", "archive": "-o"}
 FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
@@ -100,7 +117,8 @@ def _options(name: str, words: list[str]) -> tuple[list[str], str | None]:
             i += 1
         elif opt in bad or word in bad:
             problem = problem or f"'{name} {opt}' changes what or where the command runs"
-            i += 1 + (opt in ("-C", "--chdir", "-D", "-S", "-P") and "=" not in word and len(word) == len(opt))
+            i += 1 + (opt in ("-C", "--chdir", "-D", "-S", "-P", "-o", "--output") and "=" not in word
+                      and len(word) == len(opt))
         elif word in flags or (not word.startswith("--") and len(word) > 2 and
                                all(f"-{c}" in flags for c in word[1:])):
             i += 1
@@ -150,7 +168,37 @@ def _git(words: list[str], root: str) -> tuple[list[str], str | None]:
             i += 1
             continue
         return words, f"git option '{opt}' is not understood"
-    return ["git", *words[i:]], problem
+    return ["git", *words[i:]], problem or _git_runs(words[i:])
+
+
+def _git_runs(words: list[str]) -> str | None:
+    """A problem when a git subcommand is given a command to run, or `git config` sets a value."""
+    if not words:
+        return None
+    sub, rest = words[0], words[1:]
+    for word in rest:
+        for opt in GIT_RUNS.get(sub, ()):
+            if word == opt or word.startswith(opt + "=") or (opt.startswith("-") and len(opt) == 2
+                                                             and word.startswith(opt)):
+                return f"'git {sub} {opt}' runs a command given on the line"
+    if sub == "config" and _git_config_sets(rest):
+        return "'git config' changes what later git commands run"
+    return None
+
+
+def _git_config_sets(rest: list[str]) -> bool:
+    """Whether `git config ARGS` writes configuration (reading it, `--get` and `--list`, is fine)."""
+    writes = ("--unset", "--unset-all", "--add", "--replace-all", "--rename-section", "--remove-section")
+    if rest[:1] and rest[0] in ("set", "unset", "rename-section", "remove-section", "edit") or \
+            any(w in writes for w in rest):
+        return True
+    if rest[:1] and rest[0] in ("get", "list"):
+        return False
+    reads = ("--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "--get-color",
+             "--get-colorbool")
+    if any(w in reads for w in rest):
+        return False
+    return len([w for w in rest if not w.startswith("-")]) != 1
 
 
 def _writes_outside(words: list[str], root: str) -> str | None:
@@ -200,7 +248,8 @@ def reduce(words: list[str], root: str, depth: int = 0) -> list[Simple]:
             words = inner
             continue
         if name in SHELLS and len(words) > 1:
-            script = _script(words)
+            script, why = _script(words)
+            problem = problem or why
             if script is not None:
                 if depth >= MAX_DEPTH:
                     return [Simple(words, f"it nests shells deeper than {MAX_DEPTH}")]
@@ -222,15 +271,26 @@ def reduce(words: list[str], root: str, depth: int = 0) -> list[Simple]:
     return [Simple(words, problem)] if words else []
 
 
-def _script(words: list[str]) -> str | None:
-    """The literal script of `sh -c SCRIPT` (None when the shell reads a file or stdin instead)."""
+def _script(words: list[str]) -> tuple[str | None, str | None]:
+    """The literal script of `sh [options] -c [options] SCRIPT`, and a problem: None for the script
+    when the shell reads a file or its input instead. The script is the first word after every
+    option, wherever `-c` stood among them."""
     i = 1
-    while i < len(words) and words[i][:1] in ("-", "+") and words[i] not in ("-", "--"):
+    command = False
+    while i < len(words) and words[i][:1] in ("-", "+"):
         word = words[i]
-        if word in ("-o", "+o", "-O", "+O"):
-            i += 2
-            continue
-        if not word.startswith("--") and "c" in word[1:]:
-            return words[i + 1] if i + 1 < len(words) else None
         i += 1
-    return None
+        if word in ("-", "--"):
+            break
+        if word.startswith("--"):
+            if word in SHELL_LONG_VALUED:
+                i += 1
+            elif word not in SHELL_LONG:
+                return None, f"'{words[0]}' option '{word}' is not understood"
+        elif word in ("-o", "+o", "-O", "+O"):
+            i += 1
+        else:
+            command = command or "c" in word[1:]
+    if not command:
+        return None, None
+    return (words[i], None) if i < len(words) else (None, None)

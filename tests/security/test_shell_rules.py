@@ -23,7 +23,7 @@ from agentapps.tools.policy import Candidate, Policy, Rule
 
 REPO = Path(__file__).resolve().parents[2]
 TALLY: Counter[str] = Counter()
-OUTSIDE = "/tmp/agentapps-elsewhere/x"  # noqa: S108 - a path outside every test project
+OUTSIDE = "/tmp/agentapps-elsewhere/x"  # a path outside every test project
 
 # (class, shell arguments) that all run `git push`
 GIT_PUSH: list[tuple[str, dict[str, Any]]] = [
@@ -52,6 +52,7 @@ GIT_PUSH: list[tuple[str, dict[str, Any]]] = [
     ("wrappers", {"command": "builtin command git push"}),
     ("wrappers", {"command": "nice nohup timeout 5 env -- git push"}),
     ("wrappers", {"command": "command -p git push"}),
+    ("wrappers", {"command": "time -p git push"}),
     ("programs", {"command": "/usr/bin/git push"}),
     ("programs", {"command": "/usr/bin/../bin/git push"}),
     ("programs", {"command": "//usr//bin//git push"}),
@@ -74,6 +75,9 @@ GIT_PUSH: list[tuple[str, dict[str, Any]]] = [
     ("shells", {"command": "sh -ec 'git status && git push'"}),
     ("shells", {"command": "bash -c \"sh -c 'git push'\""}),
     ("shells", {"command": "/bin/sh -o errexit -c 'git push' name"}),
+    ("shells", {"command": "sh -c -e 'git push'"}),
+    ("shells", {"command": "bash --norc -c 'git push'"}),
+    ("lists", {"command": "git \\\npush"}),
     ("argv", {"argv": ["/usr/bin/env", "git", "push"]}),
     ("argv", {"argv": ["env", "-i", "git", "push"]}),
     ("argv", {"argv": ["sh", "-c", "git push"]}),
@@ -117,6 +121,13 @@ UNREDUCED: list[tuple[str, dict[str, Any]]] = [
     ("unreduced", {"command": "git pu*"}),
     ("unreduced", {"command": "git status\rgit push"}),
     ("unreduced", {"command": "git push \""}),
+    ("unreduced", {"command": "git pu\\\nsh"}),
+    ("unreduced", {"command": "coproc git push"}),
+    ("unreduced", {"command": "git config alias.x '!git push'"}),
+    ("unreduced", {"command": "git submodule foreach 'git push'"}),
+    ("unreduced", {"command": "git rebase --exec 'git push' HEAD~1"}),
+    ("unreduced", {"command": "git fetch --upload-pack='git push' origin"}),
+    ("unreduced", {"command": "time -o /tmp/t git status"}),
     ("unreduced", {"command": "cat <<EOF\n$(git push)\nEOF"}),
     ("unreduced", {"command": "env -S 'git push'"}),
     ("unreduced", {"command": "sudo -s git push"}),
@@ -274,6 +285,11 @@ SMUGGLED: list[tuple[dict[str, Any], str]] = [
     ({"command": f"git log --output-directory={OUTSIDE}"}, "writes to a file outside the project"),
     ({"command": f"git --git-dir={OUTSIDE} status"}, "points git outside the project"),
     ({"command": "git --exec-path=. status"}, "changes where git finds its commands"),
+    ({"command": "git config alias.x '!touch P'"}, "changes what later git commands run"),
+    ({"command": "git config --unset core.hooksPath"}, "changes what later git commands run"),
+    ({"command": "git rebase -x 'touch P' HEAD~1"}, "runs a command given on the line"),
+    ({"command": "git bisect run sh -c 'touch P'"}, "runs a command given on the line"),
+    ({"command": "git pu\\\nsh"}, "backslash-newline"),
     ({"command": "git status; touch P"}, "command 2 of 2"),
     ({"command": "git status && touch P"}, "command 2 of 2"),
     ({"command": "git status | sh"}, "reads from its input"),
