@@ -49,6 +49,7 @@ _EXPANSIONS = {
 _WRITES = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
 _DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 _BRACES = re.compile(r"\{[^{}\x00]*(,|\.\.)[^{}\x00]*\}")
+_DELIMITER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|'[A-Za-z0-9_]+'|\"[A-Za-z0-9_]+\"|\\[A-Za-z0-9_]+")
 _JOINED = re.compile(r"(?<![ \t])\\\n")
 _QUOTED = "\x00"  # stands for quoted text when looking for brace lists in a word's unquoted parts
 
@@ -144,9 +145,12 @@ def _redirect(node: Any, root: str) -> Simple | None:
     """A redirection to or from a file as an action of its own (`> out.txt`); None for one that
     names no file (`2>&1`, `>/dev/null`, a literal here-document). Unreduced when it expands
     anything or writes outside the project."""
-    if node.type == "heredoc_redirect":
-        body = [c for c in node.named_children if c.type == "heredoc_body"]
-        if any(c.type != "heredoc_content" for b in body for c in b.named_children):
+    if node.type == "heredoc_redirect":  # read as text: the grammar misses `$` after a `<<-` tab
+        parts = {c.type: _text(c) for c in node.named_children}
+        delimiter = parts.get("heredoc_start", "")
+        if not _DELIMITER.fullmatch(delimiter) or parts.get("heredoc_end") != re.sub(r"['\"\\]", "", delimiter):
+            raise Unreduced("it has a here-document that is not understood")
+        if delimiter.isidentifier() and ("$" in _text(node) or "`" in _text(node)):
             raise Unreduced("it has a here-document that expands")
         return None
     if node.type == "herestring_redirect":

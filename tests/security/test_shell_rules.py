@@ -129,6 +129,8 @@ UNREDUCED: list[tuple[str, dict[str, Any]]] = [
     ("unreduced", {"command": "git fetch --upload-pack='git push' origin"}),
     ("unreduced", {"command": "time -o /tmp/t git status"}),
     ("unreduced", {"command": "cat <<EOF\n$(git push)\nEOF"}),
+    ("unreduced", {"command": "cat <<-EOF\n\t$(git push)\n\tEOF"}),  # the grammar misses this `$(`
+    ("unreduced", {"command": "sh <<'EOF'\ngit push\nEOF"}),
     ("unreduced", {"command": "env -S 'git push'"}),
     ("unreduced", {"command": "sudo -s git push"}),
     ("unreduced", {"argv": ["sh", "-c", "git $0", "push"]}),
