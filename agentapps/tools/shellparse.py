@@ -106,14 +106,25 @@ def _unescape(text: str, quoted: bool) -> tuple[str, str]:
             special.append(_QUOTED)
             continue
         out.append(ch)
-        special.append(_QUOTED if quoted else ch)
+        special.append(_QUOTED if quoted and ch not in "$`" else ch)  # both expand in double quotes
         i += 1
     return "".join(out), "".join(special)
+
+
+def _plain_children(node: Any) -> list[Any]:
+    """A node's children, refusing a bare token among them (`$` at a word's end is one): text the
+    grammar leaves unnamed is text we would otherwise drop from the words."""
+    for child in node.children:
+        if not child.is_named:
+            raise Unreduced(f"it has shell syntax that is not reduced ({_text(child)!r})")
+    return list(node.children)
 
 
 def _word(node: Any) -> str:
     """The literal a word node stands for; Unreduced when the shell would expand it."""
     literal, bare = _word_parts(node)
+    if "$" in bare or "`" in bare:  # also when the grammar did not see an expansion there
+        raise Unreduced("it has a `$` or a backquote the shell would expand")
     if any(ch in bare for ch in "*?[") or bare.startswith("~") or _BRACES.search(bare):
         raise Unreduced("it has a glob, `~` or brace pattern the shell would expand")
     return literal
@@ -123,20 +134,20 @@ def _word_parts(node: Any) -> tuple[str, str]:
     kind = node.type
     if kind in _EXPANSIONS:
         raise Unreduced(f"it has {_EXPANSIONS[kind]}")
+    if not node.is_named:
+        raise Unreduced(f"it has shell syntax that is not reduced ({_text(node)!r})")
     if kind in ("word", "number"):
         return _unescape(_text(node), quoted=False)
     if kind == "raw_string":
         inner = _text(node)[1:-1]
         return inner, _QUOTED * len(inner)
     if kind == "string":
-        parts = [_unescape(_text(c), quoted=True)[0] for c in node.named_children if c.type == "string_content"]
-        if any(c.type != "string_content" for c in node.named_children):
-            bad = next(c for c in node.named_children if c.type != "string_content")
+        bad = next((c for c in node.named_children if c.type != "string_content"), None)
+        if bad is not None:
             raise Unreduced(f"it has {_EXPANSIONS.get(bad.type, 'an expansion')} in double quotes")
-        literal = "".join(parts)
-        return literal, _QUOTED * len(literal)
+        return _unescape(_text(node)[1:-1], quoted=True)
     if kind == "concatenation":
-        pieces = [_word_parts(c) for c in node.named_children]
+        pieces = [_word_parts(c) for c in _plain_children(node)]
         return "".join(p[0] for p in pieces), "".join(p[1] for p in pieces)
     raise Unreduced(f"it has shell syntax that is not a plain word ({kind})")
 
@@ -175,13 +186,13 @@ def _command(node: Any, root: str) -> list[Simple]:
     words: list[str] = []
     files: list[Simple] = []
     try:
-        for child in node.named_children:
+        for child in node.children:
             if child.type == "variable_assignment":
                 raise Unreduced("it sets environment variables for the command")
             if child.type in _REDIRECTS:
                 files.extend(f for f in [_redirect(child, root)] if f is not None)
             elif child.type == "command_name":
-                words.extend(_word(c) for c in child.named_children)
+                words.extend(_word(c) for c in _plain_children(child))
             elif child.type != "comment":
                 words.append(_word(child))
     except Unreduced as exc:
