@@ -341,7 +341,7 @@ class Policy:
             return _UNDECLARED if special is None else Decision(False, special)
         for rule in self.rules:
             if rule.deny and rule.selects(c) and rule.fires(args):  # deny: its own keys, any command
-                return Decision(False, f"denied by '{rule.text}'")
+                return Decision(False, f"denied by '{rule.text}'{_unreduced(rule, args)}")
         parts = _one_by_one(args)
         if parts is None:
             return self._admit(c, args, special)
@@ -369,6 +369,15 @@ class Policy:
 
 
 _UNDECLARED = Decision(True, "no allowed-tools declared")
+
+
+def _unreduced(rule: Rule, args: Mapping[str, Any]) -> str:
+    """Why a rule fired on a value that could not be reduced (it fires whatever its pattern)."""
+    for key, _ in rule.constraints:
+        value = args.get(key)
+        if isinstance(value, Compound) and value.problem is not None:
+            return f" (argument '{key}' cannot be reduced to plain commands: {value.problem})"
+    return ""
 
 
 def _one_by_one(args: Mapping[str, Any]) -> list[dict[str, Any]] | None:
