@@ -50,7 +50,10 @@ _WRITES = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
 _DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 _BRACES = re.compile(r"\{[^{}\x00]*(,|\.\.)[^{}\x00]*\}")
 _DELIMITER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|'[A-Za-z0-9_]+'|\"[A-Za-z0-9_]+\"|\\[A-Za-z0-9_]+")
-_JOINED = re.compile(r"(?<![ \t])\\\n")
+_NO_GAP = re.compile("")
+_BLANKS = re.compile(r"(?:[ \t]|\\\n)*")
+_SPACES = re.compile(r"(?:[ \t\n]|\\\n)*")
+_JOINED = re.compile(r"(?<![ \t])\\\n|\\[ \t]\\\n|\\\n[ \t]*\\")
 _QUOTED = "\x00"  # stands for quoted text when looking for brace lists in a word's unquoted parts
 
 
@@ -105,6 +108,8 @@ def _unescape(text: str, quoted: bool) -> tuple[str, str]:
             out.append(nxt)
             special.append(_QUOTED)
             continue
+        if not quoted and ch in " \t\n":  # /bin/sh ends a word there: the grammar did not
+            raise Unreduced("it has words the shell grammar joins where /bin/sh does not")
         out.append(ch)
         special.append(_QUOTED if quoted and ch not in "$`" else ch)  # both expand in double quotes
         i += 1
@@ -112,12 +117,32 @@ def _unescape(text: str, quoted: bool) -> tuple[str, str]:
 
 
 def _plain_children(node: Any) -> list[Any]:
-    """A node's children, refusing a bare token among them (`$` at a word's end is one): text the
-    grammar leaves unnamed is text we would otherwise drop from the words."""
+    """A word's parts, refusing a bare token among them (`$` at a word's end is one) and text
+    between them that no part covers: text the grammar skips would be dropped from the words."""
     for child in node.children:
         if not child.is_named:
             raise Unreduced(f"it has shell syntax that is not reduced ({_text(child)!r})")
+    _covered(node, _NO_GAP)
     return list(node.children)
+
+
+def _covered(node: Any, gap: re.Pattern[str], apart: bool = False) -> None:
+    """Refuse text between a node's children (or at its edges) that is more than `gap` allows:
+    the grammar reads `'x'\\ b` as two words where /bin/sh reads one, skipping the `\\ `. With
+    `apart`, two words must also have a blank between them (`'x'\\-y` is one word to /bin/sh)."""
+    text = bytes(node.text)
+    at = node.start_byte
+    previous: Any = None
+    for child in [*node.children, None]:
+        end = child.start_byte if child is not None else node.end_byte
+        between = text[at - node.start_byte:end - node.start_byte].decode("utf-8", "replace")
+        if not gap.fullmatch(between):
+            raise Unreduced("it has text the shell grammar skips")
+        if apart and not between and previous is not None and child is not None and \
+                previous.type not in _REDIRECTS and child.type not in _REDIRECTS:
+            raise Unreduced("it has words the shell grammar splits where /bin/sh does not")
+        if child is not None:
+            at, previous = child.end_byte, child
 
 
 def _word(node: Any) -> str:
@@ -186,6 +211,7 @@ def _command(node: Any, root: str) -> list[Simple]:
     words: list[str] = []
     files: list[Simple] = []
     try:
+        _covered(node, _BLANKS, apart=True)
         for child in node.children:
             if child.type == "variable_assignment":
                 raise Unreduced("it sets environment variables for the command")
@@ -205,6 +231,11 @@ def _walk(node: Any, root: str) -> Iterator[Simple]:
     if kind == "command":
         yield from _command(node, root)
     elif kind in _WALK:
+        try:
+            _covered(node, _SPACES)
+        except Unreduced as exc:
+            yield Simple([], str(exc), _text(node))
+            return
         for child in node.named_children:
             if child.type in _REDIRECTS:
                 try:

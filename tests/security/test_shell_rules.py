@@ -371,3 +371,40 @@ def test_parsing_a_command_line_is_the_only_thing_that_loads_the_grammar(project
     result = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
                             cwd=project.root, env=project.env(), timeout=60)
     assert result.stdout.split() == ["False", "True"]
+
+
+RECORDER = "#!/bin/sh\nprintf '%s\\n' \"$(python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' \"$@\")\" >> calls.jsonl\n"
+PIECES = ["rec", " ", " ", "a", "b", "'", '"', "\\", "$", "`", ";", "|", "&", "\n", "\t", "#", "*", "~", "{", "}",
+          ",", "(", ")", "=", "-", "\\\n", "'x y'", '"p q"', "\\ ", "$(", "<", ">", "&&", "!", "\r"]
+
+
+def test_a_view_without_problems_names_exactly_the_commands_sh_runs(project: Any) -> None:
+    """Differential: random lines run by the real /bin/sh with a recorder as the only program;
+    whenever the view found no problem, the recorder's calls are the view's commands."""
+    import random
+    import shlex
+    import subprocess
+
+    bin_dir = project.root / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "rec").write_text(RECORDER)
+    (bin_dir / "rec").chmod(0o755)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(project.home)}
+    rng = random.Random(int(os.environ.get("SHELL_RULES_SEED", "22")))
+    compared = 0
+    for _ in range(int(os.environ.get("SHELL_RULES_LINES", "400"))):
+        line = "rec " + "".join(rng.choice(PIECES) for _ in range(rng.randint(1, 8)))
+        if line.endswith("\\"):
+            continue  # effective_command (agentapps/process/command.py) fails on it before any view
+        view = view_of({"command": line}, project.root)
+        commands = list(view["command"])
+        if "unreduced" in view or not commands or not all(shlex.split(c)[0] == "rec" for c in commands):
+            continue
+        calls = project.root / "calls.jsonl"
+        calls.unlink(missing_ok=True)
+        subprocess.run(["/bin/sh", "-c", line], cwd=project.root, env=env, capture_output=True, timeout=10,
+                       check=False)
+        ran = [shlex.join(["rec", *json.loads(x)]) for x in calls.read_text().splitlines()] if calls.exists() else []
+        assert sorted(ran) == sorted(commands) or not ran, line  # nothing runs when sh finds a syntax error
+        compared += 1
+    assert compared > 50
