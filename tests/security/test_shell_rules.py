@@ -375,12 +375,13 @@ def test_parsing_a_command_line_is_the_only_thing_that_loads_the_grammar(project
 
 RECORDER = "#!/bin/sh\nprintf '%s\\n' \"$(python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' \"$@\")\" >> calls.jsonl\n"
 PIECES = ["rec", " ", " ", "a", "b", "'", '"', "\\", "$", "`", ";", "|", "&", "\n", "\t", "#", "*", "~", "{", "}",
-          ",", "(", ")", "=", "-", "\\\n", "'x y'", '"p q"', "\\ ", "$(", "<", ">", "&&", "!", "\r"]
+          ",", "(", ")", "=", "-", "\\\n", "'x y'", '"p q"', "\\ ", "$(", "<", ">", "&&", "!", "\r",
+          "env rec ", "command rec ", "nohup rec ", "sh -c 'rec ", "sh -c \"rec ", "exec rec ", "/usr/bin/env rec "]
 
 
 def test_a_view_without_problems_names_exactly_the_commands_sh_runs(project: Any) -> None:
     """Differential: random lines run by the real /bin/sh with a recorder as the only program;
-    whenever the view found no problem, the recorder's calls are the view's commands."""
+    whenever the view found no problem, every call the recorder saw is one of the view's commands."""
     import random
     import shlex
     import subprocess
@@ -405,6 +406,6 @@ def test_a_view_without_problems_names_exactly_the_commands_sh_runs(project: Any
         subprocess.run(["/bin/sh", "-c", line], cwd=project.root, env=env, capture_output=True, timeout=10,
                        check=False)
         ran = [shlex.join(["rec", *json.loads(x)]) for x in calls.read_text().splitlines()] if calls.exists() else []
-        assert sorted(ran) == sorted(commands) or not ran, line  # nothing runs when sh finds a syntax error
+        assert not Counter(ran) - Counter(commands), line  # `||`, `&&` and syntax errors may run fewer
         compared += 1
     assert compared > 50
