@@ -8,7 +8,8 @@ by no constraint. It serialises as a JSON array of its actions, which is what an
 
 from __future__ import annotations
 
-from typing import Self
+from collections.abc import Iterable, Mapping
+from typing import Any, Self
 
 
 class Compound(tuple[str, ...]):
@@ -23,3 +24,21 @@ class Compound(tuple[str, ...]):
 
     def __repr__(self) -> str:
         return f"Compound({list(self)!r}, problem={self.problem!r})"
+
+
+def one_by_one(args: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """The call as one view per action when an argument stands for several that can all be reduced
+    (a grant must then admit each, by any of its patterns); None otherwise."""
+    for key, value in args.items():
+        if isinstance(value, Compound) and value.problem is None and len(value) > 1:
+            return [{**args, key: Compound((one,))} for one in value]
+    return None
+
+
+def unreduced(constraints: Iterable[tuple[str, str]], args: Mapping[str, Any]) -> str:
+    """Why a rule with these constraints fired on a value that cannot be reduced ("" if none)."""
+    for key, _ in constraints:
+        value = args.get(key)
+        if isinstance(value, Compound) and value.problem is not None:
+            return f" (argument '{key}' cannot be reduced to plain commands: {value.problem})"
+    return ""

@@ -10,7 +10,7 @@ from typing import Any
 
 from agentapps.core.shown import fields_repr
 from agentapps.errors import DeniedError, UsageError
-from agentapps.tools.compound import Compound
+from agentapps.tools.compound import Compound, one_by_one, unreduced
 from agentapps.tools.names import is_foreign
 
 MAX_PATTERN = 1000
@@ -341,8 +341,8 @@ class Policy:
             return _UNDECLARED if special is None else Decision(False, special)
         for rule in self.rules:
             if rule.deny and rule.selects(c) and rule.fires(args):  # deny: its own keys, any command
-                return Decision(False, f"denied by '{rule.text}'{_unreduced(rule, args)}")
-        parts = _one_by_one(args)
+                return Decision(False, f"denied by '{rule.text}'{unreduced(rule.constraints, args)}")
+        parts = one_by_one(args)
         if parts is None:
             return self._admit(c, args, special)
         for k, part in enumerate(parts, start=1):  # a shell line: each command by some pattern
@@ -370,23 +370,6 @@ class Policy:
 
 _UNDECLARED = Decision(True, "no allowed-tools declared")
 
-
-def _unreduced(rule: Rule, args: Mapping[str, Any]) -> str:
-    """Why a rule fired on a value that could not be reduced (it fires whatever its pattern)."""
-    for key, _ in rule.constraints:
-        value = args.get(key)
-        if isinstance(value, Compound) and value.problem is not None:
-            return f" (argument '{key}' cannot be reduced to plain commands: {value.problem})"
-    return ""
-
-
-def _one_by_one(args: Mapping[str, Any]) -> list[dict[str, Any]] | None:
-    """The call as one view per command when an argument is a shell line of several commands that
-    can all be reduced (each must then be admitted, by any pattern); None otherwise."""
-    for key, value in args.items():
-        if isinstance(value, Compound) and value.problem is None and len(value) > 1:
-            return [{**args, key: Compound((one,))} for one in value]
-    return None
 
 
 def reads_args(policies: Sequence[Policy]) -> bool:
