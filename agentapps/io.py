@@ -12,6 +12,7 @@ Files (paths are relative to the project root `root`; DeniedError outside it):
     skill_folder(tool), folder_files(folder)   a folder skill's folder and the files beside SKILL.md
 Commands:
     effective_command(command, argv)   the /bin/sh command line for these arguments
+    command_view(command, argv, root)  its simple commands reduced, as trust rules and grants see them
     minimal_env(declared)           PATH, HOME, LANG and friends, plus the declared variables
     run_command(line, *, cwd, env, timeout, ...)   run `/bin/sh -c line`, children tracked
     command_sandbox(ctx)            the OS sandbox for a command this call starts (docs/sandbox.md)
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from agentapps.net.urls import normalize_url
     from agentapps.process.command import effective_command
     from agentapps.process.shell import minimal_env, run_command
+    from agentapps.tools.shellview import command_view
 
 _EXPORTS = {
     "read_text": "agentapps.files.ops",
@@ -51,14 +53,16 @@ _EXPORTS = {
     "folder_files": "agentapps.files.skillfolder",
     "effective_command": "agentapps.process.command",
     "command_sandbox": "agentapps.files.sandboxing",
+    "command_view": "agentapps.tools.shellview",
     "minimal_env": "agentapps.process.shell",
     "run_command": "agentapps.process.shell",
     "normalize_url": "agentapps.net.urls",
     "fetch": "agentapps.net.http",
 }
 
-__all__ = ["approve_code_write", "command_sandbox", "effective_command", "fetch", "folder_files", "is_protected",
-           "list_files", "minimal_env", "normalize_glob", "normalize_url", "read_text", "run_command", "search_files",
+__all__ = ["approve_code_write", "command_sandbox", "command_view", "effective_command", "fetch", "folder_files",
+           "is_protected", "list_files", "minimal_env", "normalize_glob", "normalize_url", "read_text", "run_command",
+           "search_files",
            "skill_folder", "write_text"]
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

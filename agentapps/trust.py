@@ -76,8 +76,10 @@ def parse_rule(text: str, owner: str) -> Rule:
 
 def rule_matches(rule: Rule, callee: Candidate, view: Mapping[str, Any]) -> bool:
     """A trust rule fires when it selects the callee and its constraints hold on the normalised
-    arguments. Unlike a grant, an unconstrained action argument never stops it from firing."""
-    return rule.selects(callee) and rule.unmet(view) is None
+    arguments: for a shell line, when ANY of its commands matches, and always when the line cannot
+    be reduced to plain commands (docs/shell-rules.md). Unlike a grant, an unconstrained action
+    argument never stops it from firing."""
+    return rule.selects(callee) and rule.fires(view)
 
 
 def needs_approval(rule_sets: Sequence[tuple[str, list[str]]], callee: Candidate,
@@ -97,7 +99,7 @@ def approved_by(patterns: Sequence[str], callee: Candidate, view: Mapping[str, A
             rule = Rule.parse(text)
         except UsageError:
             continue  # a pattern that does not parse approves nothing
-        if rule_matches(rule, callee, view):
+        if rule.selects(callee) and rule.unmet(view) is None:  # as a grant: every command must match
             return True
     return False
 

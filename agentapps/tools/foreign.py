@@ -16,10 +16,10 @@ lower-case). Each maps to zero or more patterns of our own syntax:
 | `Task` | `agent` (sub-agents, bound by the starting agent's grant) |
 | `mcp__server`, `mcp__server__tool` | `server-*`, `server-tool` (MCP tools are skills named so) |
 
-`shell` constraints match the effective command line, where anything the shell would interpret
-(`;`, `&&`, `|`, `$(...)`, backquotes, redirections) is shown as `/bin/sh -c '...'`: a `git`
-prefix never admits `git status; id` or `git $(id)`. A Bash pattern that starts with `*` would
-match such lines and is not mapped. Names with no equivalent (`WebSearch`, `TodoWrite`, ...) and
+`shell` constraints match each simple command the line runs (docs/shell-rules.md): a grant admits
+a line only when every command in it is admitted, so a `git` prefix never admits `git status; id`,
+and never what cannot be reduced to plain words (`git $(id)`, `git -c alias.x=!id x`). A Bash
+pattern that starts with `*` would admit any program and is not mapped. Names with no equivalent (`WebSearch`, `TodoWrite`, ...) and
 forms we cannot map exactly map to nothing: the skill loads, and `agentapps check` warns.
 """
 
@@ -67,9 +67,9 @@ def _escape(text: str) -> str:
 
 
 def _bash(token: str, spec: str) -> Mapped:
-    """`Bash(...)`: a command prefix (`git:*`) or a command line with `*` wildcards. Only words
-    that the effective command line keeps as they are (no quotes or shell syntax) are accepted,
-    so the pattern is written in the very spelling `shell` constraints are matched on."""
+    """`Bash(...)`: a command prefix (`git:*`) or a command with `*` wildcards. Only words that a
+    reduced command shows as they are (no quotes or shell syntax) are accepted, so the pattern is
+    written in the very spelling `shell` constraints are matched on."""
     spec = " ".join(spec.split())
     if spec in ("", "*"):
         return Mapped(token, ("shell",))
@@ -82,8 +82,8 @@ def _bash(token: str, spec: str) -> Mapped:
         escaped = _escape(prefix)
         return Mapped(token, (f"shell(command={{{escaped},{escaped} *}})",))
     if spec.startswith("*"):
-        return Mapped(token, (), f"'{token}': a pattern starting with '*' would also match "
-                                 "compound command lines (`x; y`), so it is not mapped")
+        return Mapped(token, (), f"'{token}': a pattern starting with '*' would admit any program, "
+                                 "so it is not mapped")
     return Mapped(token, (f"shell(command={'*'.join(_escape(w) for w in spec.split('*'))})",))
 
 

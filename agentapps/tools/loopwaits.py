@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "306edc202986"
+STAMP = "4dd6fa83213b"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -209,6 +209,7 @@ WAITS = {
     "agentapps.tools": False,
     "agentapps.tools.bytecode": False,
     "agentapps.tools.catalog": False,
+    "agentapps.tools.compound": False,
     "agentapps.tools.fastcheck": False,
     "agentapps.tools.fastschema": False,
     "agentapps.tools.foreign": False,
@@ -225,6 +226,9 @@ WAITS = {
     "agentapps.tools.patterns": False,
     "agentapps.tools.policy": False,
     "agentapps.tools.schema": False,
+    "agentapps.tools.shellparse": False,
+    "agentapps.tools.shellview": False,
+    "agentapps.tools.shellwords": False,
     "agentapps.tools.views": False,
     "agentapps.trust": False,
     "agentapps.types": False,

@@ -10,6 +10,7 @@ from typing import Any
 
 from agentapps.core.shown import fields_repr
 from agentapps.errors import DeniedError, UsageError
+from agentapps.tools.compound import Compound, one_by_one, unreduced
 from agentapps.tools.names import is_foreign
 
 MAX_PATTERN = 1000
@@ -243,7 +244,8 @@ class Rule:
         """Why `args` fail this rule's constraints (values are never quoted: they may be secret).
 
         A rule that constrains arguments at all must constrain every action argument present:
-        otherwise an unconstrained spelling could change what the call does."""
+        otherwise an unconstrained spelling could change what the call does. A Compound value (a
+        shell line) is admitted only when every one of its commands matches and none is a problem."""
         if self.constraints:
             constrained = {key for key, _ in self.constraints}
             for key in action:
@@ -254,11 +256,39 @@ class Rule:
             if key not in args:
                 return f"argument '{key}' is missing, required by '{self.text}'"
             value = args[key]
-            if not isinstance(value, str):
-                value = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-            if not matches_pattern(want, value):
+            if isinstance(value, Compound):  # a grant must admit every command of a shell line
+                if value.problem is not None:
+                    return f"argument '{key}' cannot be reduced to plain commands: {value.problem}"
+                for k, one in enumerate(value, start=1):
+                    if not matches_pattern(want, one):
+                        which = f"command {k} of {len(value)} in " if len(value) > 1 else ""
+                        return f"argument '{key}': {which}it does not match '{want}' in '{self.text}'"
+                continue
+            if not matches_pattern(want, _text(value)):
                 return f"argument '{key}' does not match '{want}' in '{self.text}'"
         return None
+
+    def fires(self, args: Mapping[str, Any]) -> bool:
+        """Whether this rule, as a trust rule or a `$deny` pattern, matches the call's arguments:
+        every constraint holds, where a Compound value (a shell line) holds when ANY of its commands
+        matches, or always when it cannot be reduced to plain commands. Selection is not checked."""
+        for key, want in self.constraints:
+            if key not in args:
+                return False
+            value = args[key]
+            if isinstance(value, Compound):
+                if value.problem is None and not any(matches_pattern(want, one) for one in value):
+                    return False
+            elif not matches_pattern(want, _text(value)):
+                return False
+        return True
+
+
+def _text(value: Any) -> str:
+    """An argument as a pattern sees it: strings as they are, anything else as canonical JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _hidden_or_self(policy: Policy, c: Candidate) -> str | None:
@@ -310,8 +340,19 @@ class Policy:
         if self.rules is None:
             return _UNDECLARED if special is None else Decision(False, special)
         for rule in self.rules:
-            if rule.deny and rule.selects(c) and rule.unmet(args) is None:  # deny: its own keys only
-                return Decision(False, f"denied by '{rule.text}'")
+            if rule.deny and rule.selects(c) and rule.fires(args):  # deny: its own keys, any command
+                return Decision(False, f"denied by '{rule.text}'{unreduced(rule.constraints, args)}")
+        parts = one_by_one(args)
+        if parts is None:
+            return self._admit(c, args, special)
+        for k, part in enumerate(parts, start=1):  # a shell line: each command by some pattern
+            decision = self._admit(c, part, special)
+            if not decision.allowed:
+                return Decision(False, f"command {k} of {len(parts)}: {decision.reason}")
+        return Decision(True, f"each of its {len(parts)} commands allowed by allowed-tools")
+
+    def _admit(self, c: Candidate, args: Mapping[str, Any], special: str | None) -> Decision:
+        assert self.rules is not None
         miss: str | None = None
         for rule in self.rules:
             if rule.deny or not rule.selects(c):
@@ -328,6 +369,7 @@ class Policy:
 
 
 _UNDECLARED = Decision(True, "no allowed-tools declared")
+
 
 
 def reads_args(policies: Sequence[Policy]) -> bool:

@@ -32,7 +32,7 @@ def policy_args(ctx: Context) -> dict[str, Any]:
     """The call's arguments as the skill normalises them for policy (computed once per call).
 
     A code skill may define `policy_view(ctx, args)` returning its arguments with every spelling
-    of the action folded into one (a resolved project-relative path, the effective command line),
+    of the action folded into one (a resolved project-relative path, the commands a shell line runs),
     so a constraint binds what really runs rather than one way of writing it."""
     cached = ctx.view
     if cached is not None:

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from agentapps.io import command_sandbox, effective_command, minimal_env, run_command
+from agentapps.io import command_sandbox, command_view, effective_command, minimal_env, run_command
 from agentapps.skill import caller_skill
 
 frontmatter = {
@@ -33,9 +33,17 @@ frontmatter = {
 
 
 def policy_view(ctx, args):
-    """`command` as the one line /bin/sh runs (`argv` folded into it; scripts as `/bin/sh -c '...'`)."""
+    """`command` as the simple commands that really run (see docs/shell-rules.md): the line /bin/sh
+    runs split by a shell grammar (or `argv` as words), wrappers unwrapped, programs resolved, git's
+    global options folded. What cannot be reduced to plain words is said in `unreduced`: it makes
+    every trust rule on `command` ask, and no grant on `command` admit it."""
+    cfg = ctx.globals.config
+    argv = args.get("argv")
+    line = effective_command(args.get("command"), argv)
     view = {k: v for k, v in args.items() if k != "argv"}
-    view["command"] = effective_command(args.get("command"), args.get("argv"))
+    view["command"] = command_view(line if argv is None else None, argv, str(cfg.project or cfg.cwd))
+    if view["command"].problem is not None:
+        view["unreduced"] = view["command"].problem
     return view
 
 

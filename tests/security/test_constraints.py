@@ -175,9 +175,10 @@ SHELL_CASES: list[tuple[dict[str, Any], str | None]] = [
     ({"command": "git status > pwned"}, None),
     ({"command": "X=1 git status"}, None),
     ({"command": "PATH=. git status"}, None),
-    ({"command": "git status #"}, None),
+    ({"command": "git status #"}, GIT_STATUS),  # a comment runs nothing
     ({"command": "git status*"}, None),
-    ({"argv": ["sh", "-c", "git status"]}, None),
+    ({"argv": ["sh", "-c", "git status"]}, GIT_STATUS),  # a literal script is read as the commands it runs
+    ({"argv": ["sh", "-c", "git status; touch pwned"]}, None),
     ({"argv": ["git", "status; touch pwned"]}, None),
     ({"command": "git status", "input": "touch pwned\n"}, None),
 ]
@@ -224,12 +225,13 @@ def test_a_wildcard_command_constraint_admits_arguments_never_more_commands(
     assert not (fake_git.root / "pwned").exists()
 
 
-def test_scripts_are_allowed_only_as_scripts(fake_git: Any) -> None:
-    caller(fake_git, "shell(command=/bin/sh -c *)")
+def test_a_script_is_admitted_when_every_command_in_it_is(fake_git: Any) -> None:
+    caller(fake_git, "shell(command={git status,echo *})")
     result = fake_git.invoke("caller", {"call": "shell", "with": {"command": "git status && echo done"}})
     assert result["stdout"] == GIT_STATUS + "done\n"
-    with pytest.raises(DeniedError):
-        fake_git.invoke("caller", {"call": "shell", "with": {"command": "git status"}})
+    with pytest.raises(DeniedError, match="command 2 of 2"):
+        fake_git.invoke("caller", {"call": "shell", "with": {"command": "git status && touch pwned"}})
+    assert not (fake_git.root / "pwned").exists()
 
 
 class _Recorder(BaseHTTPRequestHandler):

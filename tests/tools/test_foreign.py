@@ -82,6 +82,8 @@ def echo_only(project):
     {"command": "echo"},
     {"command": "echo  'two words'"},
     {"argv": ["echo", "a; id"]},  # one argument: no shell reads it
+    {"command": "/bin/sh -c 'echo hi'"},  # a literal script is read as the commands it runs
+    {"argv": ["sh", "-c", "echo hi"]},
 ])
 def test_a_bash_prefix_grant_admits_commands_that_start_with_it(echo_only, args):
     assert echo_only.invoke("runner", args)["exitCode"] == 0
@@ -97,8 +99,8 @@ def test_a_bash_prefix_grant_admits_commands_that_start_with_it(echo_only, args)
     {"command": "echo hi\nid"},
     {"command": "echoid"},
     {"command": "id"},
-    {"command": "/bin/sh -c 'echo hi'"},
-    {"argv": ["sh", "-c", "echo hi"]},
+    {"command": "/bin/sh -c 'echo hi; id'"},
+    {"argv": ["sh", "-c", "echo \"$0\""]},
     {"command": "echo hi", "input": "id"},  # stdin is an action too: the prefix does not constrain it
 ])
 def test_a_bash_prefix_grant_admits_nothing_else(echo_only, args):

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentapps.errors import DeniedError, UsageError
+from agentapps.tools.compound import Compound
 from agentapps.tools.policy import (
     Candidate,
     Policy,
@@ -420,3 +421,47 @@ def test_no_wildcard_ever_admits_a_hidden_skill_or_the_caller_itself(
 def test_a_malformed_specifier_says_what_is_wrong_with_it(text, why):
     with pytest.raises(UsageError, match=re.escape(f"Malformed pattern '{text}': {why}")):
         Rule.parse(text)
+
+
+SHELL = Candidate("shell", hidden=True, action=("command", "input"))
+TWO = Compound(("git status", "touch P"))
+BAD = Compound(("git x",), "'git -c alias.x' defines a git alias, which can run any command")
+
+
+@pytest.mark.parametrize(("allowed", "command", "admitted"), [
+    ("shell(command=git *)", Compound(("git status",)), True),
+    ("shell(command=git *)", TWO, False),  # every command must be admitted
+    ("shell(command=git *) shell(command=touch *)", TWO, True),  # each by any pattern
+    ("shell(command={git *,touch *})", TWO, True),
+    ("shell(command=*)", BAD, False),  # what cannot be reduced: no constraint admits it
+    ("shell", BAD, True),  # an unconstrained grant admits every command line
+    ("shell shell(command=touch *, $deny)", TWO, False),  # a deny pattern fires on any command
+    ("shell shell(command=rm *, $deny)", BAD, False),  # ... and on what cannot be reduced
+    ("shell shell(command=rm *, $deny)", TWO, True),
+    ("shell(command=git *)", Compound(()), True),  # a line of comments runs nothing
+])
+def test_a_grant_admits_a_shell_line_only_when_it_admits_every_command(
+    allowed: str, command: Compound, admitted: bool
+) -> None:
+    assert Policy.parse(allowed, "caller").decide(SHELL, {"command": command}).allowed is admitted
+
+
+@pytest.mark.parametrize(("rule", "command", "fires"), [
+    ("shell(command=touch *)", TWO, True),  # any command
+    ("shell(command=git push*)", TWO, False),
+    ("shell(command=git push*)", BAD, True),  # what cannot be reduced fires every rule
+    ("shell(command=git push*, input=*)", BAD, False),  # ... but not one whose other keys fail
+    ("shell", TWO, True),
+])
+def test_a_trust_rule_fires_when_any_command_of_a_shell_line_matches(rule: str, command: Compound, fires: bool) -> None:
+    assert Rule.parse(rule).fires({"command": command}) is fires
+
+
+def test_a_refused_shell_line_says_which_command_and_why_in_one_line() -> None:
+    policy = Policy.parse("shell(command=git *)", "caller")
+    assert policy.decide(SHELL, {"command": TWO}).reason.startswith("command 2 of 2: ")
+    why = policy.decide(SHELL, {"command": BAD}).reason
+    assert why == ("argument 'command' cannot be reduced to plain commands: "
+                   "'git -c alias.x' defines a git alias, which can run any command")
+    denied = Policy.parse("shell shell(command=rm *, $deny)", "caller").decide(SHELL, {"command": BAD}).reason
+    assert "cannot be reduced" in denied and "\n" not in denied
