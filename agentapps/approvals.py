@@ -68,6 +68,17 @@ def scope_of(*, caller: str, callee: str, rule: str, constraints: Sequence[tuple
             "exact": {key: _digest(view.get(key)) for key in keys}, "every": not action}
 
 
+def _matches(pattern: str, value: Any) -> bool:
+    """A remembered pattern covers a shell line (a Compound: its simple commands) only when the line
+    could be reduced and EVERY command matches it, as a grant admits: the answer was about those
+    commands, never about what else a line may run beside them."""
+    from agentapps.tools.compound import Compound
+
+    if isinstance(value, Compound):
+        return value.problem is None and len(value) > 0 and all(matches_pattern(pattern, one) for one in value)
+    return matches_pattern(pattern, _text(value))
+
+
 def covers(record: Any, *, caller: str, callee: str, rule: str, view: Mapping[str, Any]) -> bool:
     """Whether one remembered approval covers this call. A record of any other shape covers nothing."""
     if not isinstance(record, dict) or (record.get("caller"), record.get("callee"), record.get("rule")) != (
@@ -77,7 +88,7 @@ def covers(record: Any, *, caller: str, callee: str, rule: str, view: Mapping[st
     if not isinstance(match, dict) or not isinstance(exact, dict):
         return False
     for key, want in match.items():
-        if view.get(key) is None or not isinstance(want, str) or not matches_pattern(want, _text(view[key])):
+        if view.get(key) is None or not isinstance(want, str) or not _matches(want, view[key]):
             return False
     if record.get("every", True) and _present(view) - set(match) - set(exact):
         return False  # an argument nobody answered for

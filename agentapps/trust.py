@@ -112,6 +112,12 @@ def shown_args(args: Any) -> str:
     return escape(json.dumps(args, ensure_ascii=False, indent=2, sort_keys=True, default=str), strict=True)
 
 
+def _unreduced(view: Mapping[str, Any]) -> bool:
+    from agentapps.tools.compound import Compound
+
+    return any(isinstance(value, Compound) and value.problem is not None for value in view.values())
+
+
 def _constraints(rule: str, who: Candidate, view: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     """The argument constraints of the rule that asked, as written (none when the question did not
     come from a trust rule, e.g. an MCP tool's `confirm`)."""
@@ -196,7 +202,9 @@ def decide(
     if approved_by(approve, who, seen):
         log_decision(data_dir, caller, callee, "approved (--approve)")
         return
-    offer = not writes_code and ask is None  # only the terminal's user answers for later runs
+    # only the terminal's user answers for later runs, and never for writing code or for a shell line
+    # that cannot be reduced to plain commands (what it runs is not known: each one asks)
+    offer = not writes_code and ask is None and not _unreduced(seen)
     if interactive and offer and approvals.remembered(project, caller=caller, callee=callee, rule=rule, view=seen):
         log_decision(data_dir, caller, callee, "approved (always)")
         return
@@ -205,7 +213,8 @@ def decide(
         if view is not None and dict(view) != dict(args):
             shown += "\n  which resolves to: " + shown_args(dict(view))
         text = f"Skill '{caller}' wants to call '{callee}' (trust rule '{rule}') with arguments:\n{shown}\nAllow?"
-        asked = question(text, caller=caller, callee=callee, rule=rule, args=args, always=not writes_code)
+        asked = question(text, caller=caller, callee=callee, rule=rule, args=args,
+                         always=not writes_code and not _unreduced(seen))
         answer = (ask or ask_terminal)(asked, timeout)
         if answer == "always" and not offer:
             answer = "once"  # writing code always asks again; a client's answer binds no one else

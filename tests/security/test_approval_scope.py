@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from agentapps.tools.compound import Compound
+
 WRITER = '''
 frontmatter = {{"name": "writer", "allowed-tools": "file-write", "metadata": {{
     "trust": {{"rules": {rules!r}}},
@@ -98,6 +100,13 @@ SHELL = ("command", "input")
     ("shell(command=git *)", [("command", "git *")], SHELL, {"command": "git status"}, {"command": "git log"}, True),
     ("shell(command=git *)", [("command", "git *")], SHELL, {"command": "git status"},
      {"command": "git log", "input": "x"}, False),
+    # a shell line is its simple commands (docs/shell-rules.md): every one must fit what was answered
+    ("shell(command=git push*)", [("command", "git push*")], SHELL, {"command": Compound(("git push origin",))},
+     {"command": Compound(("git push upstream",))}, True),
+    ("shell(command=git push*)", [("command", "git push*")], SHELL, {"command": Compound(("git push origin",))},
+     {"command": Compound(("git push origin", "rm -rf ~"))}, False),
+    ("shell(command=git push*)", [("command", "git push*")], SHELL, {"command": Compound(("git push origin",))},
+     {"command": Compound((), "'eval' runs a string as a command")}, False),
     # a callee that declares no action arguments: every argument is pinned, an added one is not covered
     ("greet", [], (), {"name": "Bob"}, {"name": "Bob"}, True),
     ("greet", [], (), {"name": "Bob"}, {"name": "Eve"}, False),
@@ -240,3 +249,26 @@ def test_a_front_ends_answer_goes_through_the_same_code_and_binds_no_one_else(pr
     finally:
         ASK.reset(token)
     assert seen == [not writes_code] * 2 and not _store(project).exists()
+
+
+@pytest.mark.parametrize(("line", "offered"), [
+    (Compound(("git push origin",)), True),
+    (Compound((), "'eval' runs a string as a command"), False),  # what it runs is not known
+])
+def test_always_is_never_offered_for_a_shell_line_that_cannot_be_reduced(project, line, offered):
+    from agentapps import trust
+
+    asked: list[Any] = []
+
+    def ask(question: Any, timeout: float) -> str:
+        asked.append(question)
+        return "always"
+
+    token = trust.ASK.set(ask)
+    try:  # (a front end's "always" is never remembered; what it was offered is what is checked here)
+        trust.decide(caller="writer", callee="shell", rule="shell(command=git push*)", args={"command": "x"},
+                     data_dir=project.root / ".agent-apps", approve=[], interactive=True,
+                     view={"command": line})
+    finally:
+        trust.ASK.reset(token)
+    assert [q.always for q in asked] == [offered]
