@@ -45,6 +45,8 @@ def _plain(command: str) -> bool:
         elif ch in "'\"":
             quote = ch
         elif ch == "\\":
+            if i + 1 == len(command):  # a trailing backslash: shlex refuses it, sh reads it as itself
+                return False
             i += 1
         elif ch in _SPECIAL:
             return False
