@@ -107,7 +107,7 @@ def make_project(tmp: Path) -> Path:
     project = tmp / "proj"
     (project / ".agent-apps").mkdir(parents=True)
     (tmp / "home").mkdir()
-    server = tmp / "bench_server.py"
+    server = project / "bench_server.py"  # in the project: the OS sandbox shows it (its /tmp is private)
     server.write_text(SERVER.lstrip(), encoding="utf-8")
     main = {"role": "main", "mcp": {"bench": {"command": sys.executable, "args": [str(server)]}}}
     (project / "main.skill.md").write_text(f"---\nname: main\nmetadata: {json.dumps(main)}\n---\n", encoding="utf-8")
@@ -168,7 +168,7 @@ def cold(project: Path, tmp: Path, runs: int) -> tuple[float, float]:
     env = {**os.environ, "NO_COLOR": "1"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     ours = [sys.executable, "-m", "agentapps", "run", "-q", "bench-echo", "--text", "hi"]
-    theirs = [sys.executable, str(script), str(tmp / "bench_server.py")]
+    theirs = [sys.executable, str(script), str(project / "bench_server.py")]
     times: dict[int, list[float]] = {0: [], 1: []}
     for _ in range(runs):
         for i, argv in enumerate((ours, theirs)):
@@ -186,7 +186,7 @@ def main() -> None:
     header(f"MCP: {batches} alternating batches of {opts.calls} warm stdio tool calls each way")
     with tempfile.TemporaryDirectory(prefix="aa-bench-mcp-") as tmp:
         project = make_project(Path(tmp))
-        times = asyncio.run(measure(project, Path(tmp) / "bench_server.py", batches, opts.calls))
+        times = asyncio.run(measure(project, project / "bench_server.py", batches, opts.calls))
         cold_ours, cold_sdk = cold(project, Path(tmp), 2 if opts.quick else 5)
     direct, client, server = (median(times[k]) for k in ("direct", "client", "server"))
     table(["per call (median of batches)", "time", "ratio to direct"], [
