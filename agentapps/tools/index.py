@@ -181,6 +181,8 @@ class RootIndex:
         self._adopt(manifest, files, mtimes, defs, verified=True)
         if changed:
             self._save()
+        elif manifest is not None:  # every file checked and unchanged: say when, for `list`
+            index_cache.mark_verified(self.entry.directory)
 
     def _adopt(self, manifest: index_cache.Manifest | None, files: dict[str, Entry], mtimes: dict[str, int],
                defs: dict[str, ToolDef | Broken], *, verified: bool) -> None:
@@ -295,6 +297,15 @@ class RootIndex:
         if self._lazy and self._manifest is not None:
             return self._manifest.declared_env()
         return {name for entry in self._files.values() if entry.env for name in entry.env.split("\n")}
+
+    def listing_fresh(self) -> bool:
+        """Whether `list` may show this root without a stat of every file: this process checked
+        them, or the cache says every file was checked less than LIST_CHECK_SECONDS ago. (A file
+        edited in place changes no folder: `list` shows the edit within that time.)"""
+        if self.verified or not self._lazy or self._manifest is None:
+            return True
+        age = time.time_ns() - self._manifest.verified_ns
+        return 0 <= age < index_cache.LIST_CHECK_SECONDS * 1e9
 
     def stale(self) -> bool:
         for directory, mtime in self.dir_mtimes.items():

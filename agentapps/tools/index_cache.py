@@ -233,8 +233,8 @@ class Manifest:
         """Whether this process may use the rows without walking the folders or a stat of every
         file: every folder it knew has the mtime it had (a file or folder added, removed or
         renamed anywhere changes its folder's). A file edited in place changes no folder: the
-        skills a run asks for are stat-ed themselves, and `list`, `which`, `check` and a miss stat
-        every file (tools.index.SkillIndex.ensure)."""
+        skills a run asks for are stat-ed themselves; `which`, `check` and a miss stat every file,
+        and `list` does when every file was last checked more than LIST_CHECK_SECONDS ago."""
         if os.environ.get("AGENTAPPS_INDEX_TRUST") == "off" or not self.dirs:
             return False
         try:
@@ -382,3 +382,22 @@ def save(root: Path, rows: list[tuple[str, Entry, Summary, str]], dirs: dict[str
     except (OSError, sqlite3.Error):
         with contextlib.suppress(OSError):
             tmp.unlink()  # a read-only home is fine: the cache is only an optimisation
+
+
+LIST_CHECK_SECONDS = 60.0  # how long `list` trusts the last check of every file (see SkillIndex.listing_fresh)
+
+
+def mark_verified(root: Path) -> None:
+    """Record that every file of `root` was just checked against its cache."""
+    path = cache_path(root)
+    if path is None:
+        return
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=0.2)
+        try:
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'verified'", (str(time.time_ns()),))
+            conn.commit()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        pass  # busy or read-only: the next check of every file tries again

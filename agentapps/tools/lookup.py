@@ -242,8 +242,8 @@ class Lookup:
 
         if self.providers:
             self._provided(None)
-        for index in self._indexes:  # every file is stat-ed: one edited in place is listed as it is now
-            index.ensure(force_check=True, interval=self.check_interval)
+        for index in self._indexes:  # a file edited in place is listed as it is within a minute
+            index.ensure(force_check=not index.listing_fresh(), interval=self.check_interval)
         key = (self._generation(), self._memory_version)
         done = self._summarised
         if done is not None and done[0] == key and not self.providers:  # (a provider's problems change)

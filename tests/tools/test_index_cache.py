@@ -237,12 +237,13 @@ def test_damaged_summaries_are_ignored_and_listing_reads_the_definitions(project
     assert [s["description"] for s in json.loads(result.stdout)["skills"] if s["name"] == "s"] == ["ok"]
 
 
-def test_list_shows_a_file_edited_in_place_at_once(project):
+def test_list_shows_a_file_edited_in_place_once_the_last_check_is_a_minute_old(project):
     path = project.write("x.skill.md", "---\nname: first-name\ndescription: old\n---\nBody\n")
     assert project.cli("list").returncode == 0
     folder = os.stat(path.parent).st_mtime_ns
     path.write_text("---\nname: second-name\ndescription: new\n---\nBody\n")
     os.utime(path.parent, ns=(folder, folder))  # an edit in place: the folder looks untouched
+    _damage(index_cache.cache_path(project.root), "UPDATE meta SET value = '0' WHERE key = 'verified'")
     listed = {s["name"]: s["description"] for s in json.loads(project.cli("list", "--json").stdout)["skills"]}
     assert listed.get("second-name") == "new" and "first-name" not in listed
 
