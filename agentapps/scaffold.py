@@ -9,6 +9,7 @@ from agentapps.boot import search_path
 from agentapps.errors import ConfigError, SkillLoadError
 from agentapps.tools.loader import load_file
 from agentapps.tools.lookup import Lookup
+from agentapps.tools.names import MAIN_PLACEHOLDER
 from agentapps.types import ToolDef
 
 MAIN = """---
@@ -19,7 +20,7 @@ metadata:
   # Configuration here cascades to every skill in this project, e.g.:
   # model: {{ id: us.anthropic.claude-sonnet-4-5-20250929-v1:0, region: us-east-1 }}
 ---
-Describe what this project's agent should do when run without naming a skill.
+{placeholder}
 """
 
 GREET = '''"""greet: an example code skill created by `agentapps init`."""
@@ -72,7 +73,7 @@ def init_project(directory: Path) -> list[tuple[str, str]]:
     if not mains and main_file.exists():
         rows.append(("skipped", f"{main_file} (exists, not a main skill; no main skill created)"))
     elif not mains:
-        rows.append(_create(main_file, MAIN.format(name=name)))
+        rows.append(_create(main_file, MAIN.format(name=name, placeholder=MAIN_PLACEHOLDER)))
     rows.append(_create(directory / ".agent-apps" / ".gitignore", GITIGNORE))
     greet = directory / "skills" / "greet.skill.py"
     # A second `greet` in the project would make `agentapps run greet` ambiguous (or shadowed).

@@ -45,10 +45,18 @@ def selected(policy: Policy, tool: ToolDef) -> bool:
 
 
 def offerable(tool: ToolDef) -> bool:
-    """Whether some --allowed-tools could offer it (never a hidden skill, middleware, a provider...)."""
-    if tool.hidden or tool.kind == "memory" or tool.name in NEVER:
+    """Whether some --allowed-tools could offer it (never a hidden skill, middleware, a provider, nor
+    a main skill that holds only configuration: no params and no prompt but `init`'s placeholder)."""
+    if tool.hidden or tool.kind == "memory" or tool.name in NEVER or _only_configuration(tool):
         return False
     return tool.metadata.get("role") not in ("middleware", "pipeline") and "agent-provider" not in tool.tags
+
+
+def _only_configuration(tool: ToolDef) -> bool:
+    from agentapps.tools.names import MAIN_PLACEHOLDER
+
+    return (tool.metadata.get("role") == "main" and tool.kind == "markdown" and not tool.metadata.get("params")
+            and (tool.body or "").strip() in ("", MAIN_PLACEHOLDER))
 
 
 def offered(tool: ToolDef, policy: Policy | None) -> bool:

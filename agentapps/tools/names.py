@@ -7,6 +7,9 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any, Literal
 
+# The prompt `agentapps init` writes into a new main skill: a placeholder, not a task anyone wrote
+MAIN_PLACEHOLDER = "Describe what this project's agent should do when run without naming a skill."
+
 NAME_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,63})$")
 URI_RE = re.compile(r"^[a-z][a-z0-9+.-]*://")
 SKILL_SUFFIXES = (".skill.md", ".skill.py")
