@@ -19,6 +19,17 @@ when the file has no `maxTurns`); anything else, and any secret-looking key, sta
 An environment segment matches an existing key ignoring case, `_` and `-` (`MAX_TURNS` is
 `maxTurns`), else becomes camelCase. Interface keys (`params`, `returns`, `role`, `tags`,
 `visibility`, `main`) and `$` annotations cannot be overridden: they are not configuration.
+
+A typo must not pass silently, yet a project may keep configuration of its own under any key
+(a skill reads `ctx.meta["api"]`). So the first segment of a path is refused, with a did-you-mean,
+when it is neither a metadata key agentapps reads (`KNOWN_KEYS`) nor a key the main skill's file
+already has, and it is close to one of those (`modle` -> `model`). Any other new key is the
+project's own and is set. Below the first segment every path is free-form (provider options,
+routes, a skill's own settings). To set a new custom key spelled like a known one, write it in the
+main skill's file first.
+
+The seed's spelling `AGENT_APPS_LOCAL_*` is read beside `AGENTAPPS_LOCAL_*`; when both name the
+same path, ours wins (it is applied after).
 """
 
 from __future__ import annotations
@@ -32,14 +43,22 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from agentapps.cascade import LOCAL_ENV_PREFIX
+from agentapps.cascade import LOCAL_ENV_PREFIX, SEED_LOCAL_ENV_PREFIX
 from agentapps.errors import UsageError
+from agentapps.tools.names import close_names
 from agentapps.types import ToolDef
 
 if TYPE_CHECKING:
     from agentapps.context.context import Internals
 
 ENV_PREFIX = LOCAL_ENV_PREFIX
+SEED_ENV_PREFIX = SEED_LOCAL_ENV_PREFIX
+# metadata keys agentapps itself reads (docs/skills.md, docs/pipeline.md, the bundled middleware)
+KNOWN_KEYS = frozenset({
+    "model", "session", "env", "paths", "trust", "events", "applies-to", "applies-if", "before", "after",
+    "action-args", "mcp", "stores", "webhook", "schedule", "sandbox", "network", "template", "version",
+    "verified", "root", "dirs", "directives", "annotations", "validate-returns", "budget", "limits",
+})
 REFUSED = frozenset({"params", "returns", "role", "tags", "visibility", "main", "allowed-tools"})
 # a key naming a credential, anywhere in it (`aws.secretkey`, `accessTokens`, `GITHUB_TOKEN`), and the
 # headers that carry one (`Authorization`, `Proxy-Authorization`, `X-Api-Key`, `Cookie`) ...
@@ -123,16 +142,41 @@ def parse_option(raw: str, *, as_json: bool) -> Override:
 
 
 def from_environment(environ: Mapping[str, str]) -> list[Override]:
-    """The `AGENTAPPS_LOCAL_*` variables, parents before children, indices in numeric order."""
+    """The `AGENT_APPS_LOCAL_*` then the `AGENTAPPS_LOCAL_*` variables, each group parents before
+    children, indices in numeric order (so ours win over the seed's spelling of the same path)."""
+    return [*_prefixed(environ, SEED_ENV_PREFIX), *_prefixed(environ, ENV_PREFIX)]
+
+
+def _prefixed(environ: Mapping[str, str], prefix: str) -> list[Override]:
     found = []
-    for name in sorted(k for k in environ if k.startswith(ENV_PREFIX)):
-        rest = name[len(ENV_PREFIX):]
+    for name in sorted(k for k in environ if k.startswith(prefix)):
+        rest = name[len(prefix):]
         parts = rest.split("__")
         if not rest or any(not p for p in parts):
-            raise UsageError(f"Environment variable {name}: name a metadata path after {ENV_PREFIX}, "
+            raise UsageError(f"Environment variable {name}: name a metadata path after {prefix}, "
                              "with `__` between segments (AGENTAPPS_LOCAL_MODEL__REGION).")
         found.append(Override(name, ".".join(parts), environ[name], True, env=True))
     return sorted(found, key=_order)
+
+
+def _check_head(override: Override, present: Iterable[str]) -> None:
+    """Refuse a first path segment that is no known or present key but close to one (a typo)."""
+    head = override.path.split(".")[0]
+    known = {*KNOWN_KEYS, *(str(k) for k in present)} - REFUSED
+    if override.env:
+        folded = {_folded(k): k for k in known}
+        if _folded(head) in folded:
+            return
+        close = close_names(_folded(head), folded, limit=1)
+        suggestion = folded[close[0]] if close else ""
+    else:
+        if head in known:
+            return
+        close = close_names(head, known, limit=1)
+        suggestion = close[0] if close else ""
+    if suggestion:
+        raise UsageError(f"{_where(override)}: unknown metadata key '{head}'; did you mean '{suggestion}'? "
+                         "(a key of your own spelled like a known one must be in the main skill's file first)")
 
 
 def _order(override: Override) -> list[tuple[int, int, str]]:
@@ -289,6 +333,9 @@ def apply(main: ToolDef | None, overrides: Sequence[Override]) -> tuple[ToolDef 
                          "the skill itself.")
     frontmatter = copy.deepcopy(main.frontmatter)
     meta = frontmatter.setdefault("metadata", {})
+    present = list(meta)
+    for override in overrides:
+        _check_head(override, present)
     applied = [replace(o, path=_set(meta, o)) for o in overrides]
     return main.with_frontmatter(frontmatter), applied
 
