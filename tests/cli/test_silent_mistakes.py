@@ -78,13 +78,14 @@ def test_a_typo_in_an_override_path_is_refused_with_a_did_you_mean(app, argv, en
     assert "'model'" in line or "'mySettings'" in line
 
 
-def test_a_projects_own_new_key_is_still_set_and_known_keys_are_unchanged(app):
+def test_a_projects_own_new_key_is_set_while_its_typo_twin_is_refused(app):
     result = app.cli("run", "--local", "api.url=https://x", "--local", "model.region=eu-west-1",
                      "--local", "mySettings.level=3", "show")
     assert result.returncode == 0, result.stderr
     shown = json.loads(result.stdout)
     assert shown["api"] == {"url": "https://x"} and shown["model"]["region"] == "eu-west-1"
     assert shown["mine"] == {"level": 3}
+    _refused(app.cli("run", "--local", "api.url=https://x", "--local", "mdoel.region=x", "show"), "'model'")
 
 
 def test_below_the_first_segment_paths_stay_free_form():
@@ -118,56 +119,47 @@ def test_stdin_piped_to_a_code_skill_without_an_input_param_is_refused_naming_it
     project.write("named.skill.py", NAMED)
     line = _refused(project.cli("run", "named", "--path", "a.txt", input="piped text\n"), "'named'")
     assert "--path, --max-lines" in line and "stdin" in line
+    empty = project.cli("run", "named", "--path", "p", input="")  # an empty pipe is no mistake
+    assert empty.returncode == 0 and json.loads(empty.stdout) == {"path": "p"}
 
 
 def test_stdin_piped_to_a_markdown_skill_with_params_but_no_input_is_refused(project):
+    """Folder skills and markdown skills without params are left alone: their piped stdin is the
+    task (another change gives it to the model)."""
     project.write("ask.skill.md", "---\nname: ask\nmetadata:\n  params: {type: object, properties: "
                                   "{topic: {type: string}}}\n---\nTell me about :arg[topic].\n")
-    _refused(project.cli("run", "ask", "--topic", "x", input="piped\n"), "'ask'", "--topic")
-
-
-def test_stdin_and_input_flag_together_are_refused_rather_than_one_dropped(project):
-    project.write("echo-args.skill.py", ECHO_ARGS)
-    _refused(project.cli("run", "echo-args", "--input", "flag", input="piped\n"), "--input", "stdin")
-
-
-def test_stdin_still_fills_input_and_args_file_dash_still_reads_it(project):
-    project.write("echo-args.skill.py", ECHO_ARGS)
-    filled = project.cli("run", "echo-args", input="piped\n")
-    assert filled.returncode == 0 and json.loads(filled.stdout) == {"input": "piped\n"}
-    project.write("named.skill.py", NAMED)
-    from_file = project.cli("run", "--args-file", "-", "named", input='{"path": "p"}')
-    assert from_file.returncode == 0 and json.loads(from_file.stdout) == {"path": "p"}
-
-
-def test_empty_stdin_is_not_a_mistake(project):
-    project.write("named.skill.py", NAMED)
-    result = project.cli("run", "named", "--path", "p", input="")
-    assert result.returncode == 0 and json.loads(result.stdout) == {"path": "p"}
-
-
-def test_folder_skills_and_paramless_markdown_skills_are_left_alone(project):
-    """Their piped stdin is the task (another change gives it to the model): never refused here."""
     project.write("plain.skill.md", "---\nname: plain\n---\nSay hi.\n")
     project.write("tidy/SKILL.md", "---\nname: tidy\ndescription: Tidy.\nmetadata:\n  params: {type: object, "
                                    "properties: {topic: {type: string}}}\n---\nTidy up.\n")
+    _refused(project.cli("run", "--dry-run", "ask", "--topic", "x", input="piped\n"), "'ask'", "--topic")
     for name in ("plain", "tidy"):
         result = project.cli("run", "--dry-run", name, input="some task\n")
         assert result.returncode == 0, result.stderr
 
 
+def test_stdin_and_input_flag_together_are_refused_rather_than_one_dropped(project):
+    project.write("echo-args.skill.py", ECHO_ARGS)
+    _refused(project.cli("run", "echo-args", "--input", "flag", input="piped\n"), "--input", "stdin")
+    filled = project.cli("run", "echo-args", input="piped\n")  # stdin alone still fills `input`
+    assert filled.returncode == 0 and json.loads(filled.stdout) == {"input": "piped\n"}
+    project.write("named.skill.py", NAMED)  # and `--args-file -` still reads it
+    from_file = project.cli("run", "--args-file", "-", "named", input='{"path": "p"}')
+    assert from_file.returncode == 0 and json.loads(from_file.stdout) == {"path": "p"}
+
+
 # -- untyped params ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("argv", "expected"), [
-    (["--data", '{"a": 1}'], {"data": {"a": 1}}),  # an object, as --arg-json would give it
-    (["--data", "[1, 2]"], {"data": [1, 2]}),
-    (["--data", "[1, 2"], {"data": "[1, 2"}),  # not JSON: the text as given
-    (["--data", "5"], {"data": "5"}),  # only objects and arrays are read as JSON
-    (["--text", '{"a": 1}'], {"text": '{"a": 1}'}),  # a string param keeps its text
-    (["--choice", "[a]"], {"choice": "[a]"}),  # an enum says what it is: text
-])
-def test_json_text_on_an_untyped_param_is_read_as_an_object_or_array(project, argv, expected):
+def test_json_text_on_an_untyped_param_is_read_as_an_object_or_array(project):
     project.write("echo-args.skill.py", ECHO_ARGS)
-    result = project.cli("run", "echo-args", *argv)
-    assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == expected
+    cases = [
+        (["--data", '{"a": 1}'], {"data": {"a": 1}}),  # an object, as --arg-json would give it
+        (["--data", "[1, 2]"], {"data": [1, 2]}),
+        (["--data", "[1, 2"], {"data": "[1, 2"}),  # not JSON: the text as given
+        (["--data", "5"], {"data": "5"}),  # only objects and arrays are read as JSON
+        (["--text", '{"a": 1}'], {"text": '{"a": 1}'}),  # a string param keeps its text
+        (["--choice", "[a]"], {"choice": "[a]"}),  # an enum says what it is: text
+    ]
+    for argv, expected in cases:
+        result = project.cli("run", "echo-args", *argv)
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout) == expected, argv
