@@ -20,13 +20,9 @@ An environment segment matches an existing key ignoring case, `_` and `-` (`MAX_
 `maxTurns`), else becomes camelCase. Interface keys (`params`, `returns`, `role`, `tags`,
 `visibility`, `main`) and `$` annotations cannot be overridden: they are not configuration.
 
-A typo must not pass silently, yet a project may keep configuration of its own under any key
-(a skill reads `ctx.meta["api"]`). So the first segment of a path is refused, with a did-you-mean,
-when it is neither a metadata key agentapps reads (`KNOWN_KEYS`) nor a key the main skill's file
-already has, and it is close to one of those (`modle` -> `model`). Any other new key is the
-project's own and is set. Below the first segment every path is free-form (provider options,
-routes, a skill's own settings). To set a new custom key spelled like a known one, write it in the
-main skill's file first.
+A typo in a path's first segment (`modle.id`) is refused with a did-you-mean (cascade.local_keys
+has the rule); any other new key is the project's own and is set. Below the first segment every
+path is free-form (provider options, routes, a skill's own settings).
 
 The seed's spelling `AGENT_APPS_LOCAL_*` is read beside `AGENTAPPS_LOCAL_*`; when both name the
 same path, ours wins (it is applied after).
@@ -44,8 +40,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from agentapps.cascade import LOCAL_ENV_PREFIX, SEED_LOCAL_ENV_PREFIX
+from agentapps.cascade.local_keys import refuse_typo
 from agentapps.errors import UsageError
-from agentapps.tools.names import close_names
 from agentapps.types import ToolDef
 
 if TYPE_CHECKING:
@@ -53,12 +49,6 @@ if TYPE_CHECKING:
 
 ENV_PREFIX = LOCAL_ENV_PREFIX
 SEED_ENV_PREFIX = SEED_LOCAL_ENV_PREFIX
-# metadata keys agentapps itself reads (docs/skills.md, docs/pipeline.md, the bundled middleware)
-KNOWN_KEYS = frozenset({
-    "model", "session", "env", "paths", "trust", "events", "applies-to", "applies-if", "before", "after",
-    "action-args", "mcp", "stores", "webhook", "schedule", "sandbox", "network", "template", "version",
-    "verified", "root", "dirs", "directives", "annotations", "validate-returns", "budget", "limits",
-})
 REFUSED = frozenset({"params", "returns", "role", "tags", "visibility", "main", "allowed-tools"})
 # a key naming a credential, anywhere in it (`aws.secretkey`, `accessTokens`, `GITHUB_TOKEN`), and the
 # headers that carry one (`Authorization`, `Proxy-Authorization`, `X-Api-Key`, `Cookie`) ...
@@ -160,23 +150,8 @@ def _prefixed(environ: Mapping[str, str], prefix: str) -> list[Override]:
 
 
 def _check_head(override: Override, present: Iterable[str]) -> None:
-    """Refuse a first path segment that is no known or present key but close to one (a typo)."""
-    head = override.path.split(".")[0]
-    known = {*KNOWN_KEYS, *(str(k) for k in present)} - REFUSED
-    if override.env:
-        folded = {_folded(k): k for k in known}
-        if _folded(head) in folded:
-            return
-        close = close_names(_folded(head), folded, limit=1)
-        suggestion = folded[close[0]] if close else ""
-    else:
-        if head in known:
-            return
-        close = close_names(head, known, limit=1)
-        suggestion = close[0] if close else ""
-    if suggestion:
-        raise UsageError(f"{_where(override)}: unknown metadata key '{head}'; did you mean '{suggestion}'? "
-                         "(a key of your own spelled like a known one must be in the main skill's file first)")
+    known = {str(k) for k in present} - REFUSED
+    refuse_typo(override.path.split(".")[0], _where(override), override.env, known)
 
 
 def _order(override: Override) -> list[tuple[int, int, str]]:
