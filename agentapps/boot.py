@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentapps.cascade import LOCAL_ENV_PREFIX
+from agentapps.cascade import LOCAL_ENV_PREFIX, SEED_LOCAL_ENV_PREFIX
 from agentapps.context.context import Config, Context, Globals
 from agentapps.context.manager import new_context
 from agentapps.errors import ConfigError, SkillLoadError
@@ -194,7 +194,7 @@ def bootstrap(cwd: Path | None = None, overrides: dict[str, Any] | None = None,
     cwd = (cwd or Path.cwd()).resolve()
     project, main = find_project(cwd)
     changes: list[Override] = []
-    if local or any(k.startswith(LOCAL_ENV_PREFIX) for k in os.environ):  # the module only when used
+    if local or any(k.startswith((LOCAL_ENV_PREFIX, SEED_LOCAL_ENV_PREFIX)) for k in os.environ):  # the module only when used
         from agentapps.cascade.local import apply, collect
 
         main, changes = apply(main, collect(local, os.environ))

@@ -19,6 +19,13 @@ when the file has no `maxTurns`); anything else, and any secret-looking key, sta
 An environment segment matches an existing key ignoring case, `_` and `-` (`MAX_TURNS` is
 `maxTurns`), else becomes camelCase. Interface keys (`params`, `returns`, `role`, `tags`,
 `visibility`, `main`) and `$` annotations cannot be overridden: they are not configuration.
+
+A typo in a path's first segment (`modle.id`) is refused with a did-you-mean (cascade.local_keys
+has the rule); any other new key is the project's own and is set. Below the first segment every
+path is free-form (provider options, routes, a skill's own settings).
+
+The seed's spelling `AGENT_APPS_LOCAL_*` is read beside `AGENTAPPS_LOCAL_*`; when both name the
+same path, ours wins (it is applied after).
 """
 
 from __future__ import annotations
@@ -32,7 +39,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from agentapps.cascade import LOCAL_ENV_PREFIX
+from agentapps.cascade import LOCAL_ENV_PREFIX, SEED_LOCAL_ENV_PREFIX
+from agentapps.cascade.local_keys import refuse_typo
 from agentapps.errors import UsageError
 from agentapps.types import ToolDef
 
@@ -40,6 +48,7 @@ if TYPE_CHECKING:
     from agentapps.context.context import Internals
 
 ENV_PREFIX = LOCAL_ENV_PREFIX
+SEED_ENV_PREFIX = SEED_LOCAL_ENV_PREFIX
 REFUSED = frozenset({"params", "returns", "role", "tags", "visibility", "main", "allowed-tools"})
 # a key naming a credential, anywhere in it (`aws.secretkey`, `accessTokens`, `GITHUB_TOKEN`), and the
 # headers that carry one (`Authorization`, `Proxy-Authorization`, `X-Api-Key`, `Cookie`) ...
@@ -123,16 +132,26 @@ def parse_option(raw: str, *, as_json: bool) -> Override:
 
 
 def from_environment(environ: Mapping[str, str]) -> list[Override]:
-    """The `AGENTAPPS_LOCAL_*` variables, parents before children, indices in numeric order."""
+    """The `AGENT_APPS_LOCAL_*` then the `AGENTAPPS_LOCAL_*` variables, each group parents before
+    children, indices in numeric order (so ours win over the seed's spelling of the same path)."""
+    return [*_prefixed(environ, SEED_ENV_PREFIX), *_prefixed(environ, ENV_PREFIX)]
+
+
+def _prefixed(environ: Mapping[str, str], prefix: str) -> list[Override]:
     found = []
-    for name in sorted(k for k in environ if k.startswith(ENV_PREFIX)):
-        rest = name[len(ENV_PREFIX):]
+    for name in sorted(k for k in environ if k.startswith(prefix)):
+        rest = name[len(prefix):]
         parts = rest.split("__")
         if not rest or any(not p for p in parts):
-            raise UsageError(f"Environment variable {name}: name a metadata path after {ENV_PREFIX}, "
+            raise UsageError(f"Environment variable {name}: name a metadata path after {prefix}, "
                              "with `__` between segments (AGENTAPPS_LOCAL_MODEL__REGION).")
         found.append(Override(name, ".".join(parts), environ[name], True, env=True))
     return sorted(found, key=_order)
+
+
+def _check_head(override: Override, present: Iterable[str]) -> None:
+    known = {str(k) for k in present} - REFUSED
+    refuse_typo(override.path.split(".")[0], _where(override), override.env, known)
 
 
 def _order(override: Override) -> list[tuple[int, int, str]]:
@@ -289,6 +308,9 @@ def apply(main: ToolDef | None, overrides: Sequence[Override]) -> tuple[ToolDef 
                          "the skill itself.")
     frontmatter = copy.deepcopy(main.frontmatter)
     meta = frontmatter.setdefault("metadata", {})
+    present = list(meta)
+    for override in overrides:
+        _check_head(override, present)
     applied = [replace(o, path=_set(meta, o)) for o in overrides]
     return main.with_frontmatter(frontmatter), applied
 

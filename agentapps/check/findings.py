@@ -20,7 +20,21 @@ class Finding:
     message: str
 
     def text(self) -> str:
-        return f"{self.path}:{self.line}: {self.severity}: {self.message}"
+        where = f"{self.path}:{self.line}" if self.line else self.path  # line 0: a folder, not a file
+        return f"{where}: {self.severity}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Nested:
+    """A project nested in a checked folder, checked under its own main skill (None: it has none)."""
+
+    path: str
+    skills: int
+    main: str | None
+
+    def text(self) -> str:
+        main = f"main skill '{self.main}'" if self.main else "no main skill"
+        return f"{self.path}: nested project ({main}): checked {_count(self.skills, 'skill')}\n"
 
 
 def _count(n: int, noun: str) -> str:
@@ -33,11 +47,12 @@ class Report:
 
     skills: int = 0
     findings: list[Finding] = field(default_factory=list)
+    nested: list[Nested] = field(default_factory=list)
 
     def strict(self) -> Report:
         """The same report with every warning promoted to an error (`--strict`)."""
         promoted = [replace(f, severity="error") for f in self.findings]
-        return Report(self.skills, promoted)
+        return Report(self.skills, promoted, list(self.nested))
 
     def sorted(self) -> list[Finding]:
         return sorted(self.findings, key=lambda f: (f.path, f.line, f.code, f.message))
@@ -55,15 +70,20 @@ class Report:
         return EXIT_ERRORS if self.errors else 0
 
     def summary(self) -> str:
-        return (f"checked {_count(self.skills, 'skill')}: {_count(self.errors, 'error')}, "
+        inside = sum(n.skills for n in self.nested)
+        where = (f" ({self.skills - inside} here, {inside} in {_count(len(self.nested), 'nested project')})"
+                 if self.nested else "")
+        return (f"checked {_count(self.skills, 'skill')}{where}: {_count(self.errors, 'error')}, "
                 f"{_count(self.warnings, 'warning')}")
 
     def text(self) -> str:
-        return "".join(f.text() + "\n" for f in self.sorted()) + self.summary() + "\n"
+        findings = "".join(f.text() + "\n" for f in self.sorted())
+        return findings + "".join(n.text() for n in self.nested) + self.summary() + "\n"
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "findings": [asdict(f) for f in self.sorted()],
+            "nested": [asdict(n) for n in self.nested],
             "summary": {"skills": self.skills, "errors": self.errors, "warnings": self.warnings,
                         "ok": self.errors == 0},
         }

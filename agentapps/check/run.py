@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
+from agentapps.boot import find_project
 from agentapps.check import allowed, body, inherit, keys, mcp, roots, schemas, settings
-from agentapps.check.findings import Finding, Report
+from agentapps.check.findings import Finding, Nested, Report
+from agentapps.check.nested import nested_projects
 from agentapps.check.scope import Scope, Site, build_scope
+from agentapps.tools.index import Broken
 from agentapps.tools.locate import KeyLines
 from agentapps.types import ToolDef
 
@@ -61,6 +65,43 @@ def check_scope(scope: Scope) -> Report:
 
 
 def check(cwd: Path, paths: Sequence[Path] = (), *, strict: bool = False) -> Report:
-    """Check `paths` (or the project's own roots) from `cwd`; `strict` turns warnings into errors."""
-    report = check_scope(build_scope(cwd, paths))
+    """Check `paths` (or the project's own roots) from `cwd`, and every project nested in a checked
+    folder under its own main skill; a given path that holds no skill at all is a warning.
+    `strict` turns warnings into errors."""
+    cwd = cwd.resolve()
+    scope = build_scope(cwd, paths)
+    report = check_scope(scope)
+    folders = [index.entry.directory for index in scope.roots if index.entry.kind == "project"]
+    held = {folder: 0 for folder in folders}
+    for folder in folders:
+        held[folder] += sum(1 for item in index_items(scope, folder))
+        for project in nested_projects(folder):
+            inner = check(project)
+            shown = scope.shown(project)
+            report.findings += [replace(f, path=scope.shown(project / f.path)) for f in inner.findings]
+            report.nested += [Nested(shown, inner.skills - sum(n.skills for n in inner.nested),
+                                     inner_main(project)), *_moved(inner.nested, project, scope)]
+            report.skills += inner.skills
+            held[folder] += inner.skills
+    for raw in paths:
+        folder = (cwd / raw).resolve()
+        if held.get(folder) == 0:
+            message = f"'{raw}' holds no skill files (nothing was checked there)."
+            report.findings.append(Finding(scope.shown(folder), 0, "warning", "no-skills", message))
+    report.findings = list(dict.fromkeys(report.findings))
     return report.strict() if strict else report
+
+
+def index_items(scope: Scope, folder: Path) -> list[ToolDef | Broken]:
+    """The checked files of the root at `folder`."""
+    return [i for index in scope.roots if index.entry.directory == folder for i in index.items()]
+
+
+def inner_main(project: Path) -> str | None:
+    _, main = find_project(project)
+    return main.name if main is not None else None
+
+
+def _moved(nested: list[Nested], project: Path, scope: Scope) -> list[Nested]:
+    """Nested projects of a nested project, their paths shown from the outer check's folder."""
+    return [replace(n, path=scope.shown(project / n.path)) for n in nested]

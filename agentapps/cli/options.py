@@ -163,6 +163,15 @@ def usage() -> str:
             "Options:\n" + "\n".join(rows) + "\n\n" + EXIT_CODES + "\n")
 
 
+# the seed's flags, refused with what to use here instead
+SEED_FLAGS = {
+    "--config": "configuration is the main skill's metadata; change it for one run with --local "
+                "KEY.PATH=VALUE, --local-json or AGENTAPPS_LOCAL_* (docs/running.md).",
+    "--global": "user-wide skills live in ~/.agent-apps/skills; change configuration for one run with "
+                "--local KEY.PATH=VALUE (docs/running.md).",
+}
+
+
 def parse(tokens: list[str]) -> RunOptions | None:
     """Runner options up to the skill ref, then the rest verbatim. None means: show the usage."""
     opts = RunOptions()
@@ -172,6 +181,8 @@ def parse(tokens: list[str]) -> RunOptions | None:
         name, eq, inline = token.partition("=")
         option = _BY_NAME.get(token) or (_BY_NAME.get(name) if eq else None)
         if option is None:
+            if name in SEED_FLAGS:
+                raise UsageError(f"agentapps run has no {name}: {SEED_FLAGS[name]}")
             if token.startswith("-") and token != "-":
                 raise UsageError(f"Unknown runner option {name!r}; see 'agentapps run --help'. Skill params "
                                  "go after the skill name (for the main skill, name it too, or give "

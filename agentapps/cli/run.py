@@ -12,6 +12,7 @@ from agentapps.cli import options, render
 from agentapps.cli.boundary import fail, report
 from agentapps.cli.inputs import read_args_file, stdin_input
 from agentapps.cli.skillargs import parse_skill_args
+from agentapps.cli.stdin_guard import refuse_unused_stdin
 from agentapps.errors import (
     AgentAppsError,
     InterruptedError_,
@@ -106,6 +107,7 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         args = read_args_file(opts.args_file) if opts.args_file else {}
         params = params_of(tool, g.lookup)
         args.update(parse_skill_args(opts.arg_tokens + opts.rest, params, skill=tool.name))
+        refuse_unused_stdin(tool, g.config.main_tool, params, args, used_stdin=opts.args_file == "-")
         stdin_input(params, args, used_stdin=opts.args_file == "-")
         g.internals.dry_run = opts.dry_run
         try:

@@ -53,6 +53,24 @@ def _types(schema: dict[str, Any]) -> list[str]:
     return [str(t)] if t else []
 
 
+# schema keys that say what a value is even without `type`: such a param's text stays text
+# (`properties` or `items` alone say object or array: JSON text is then read as one)
+SHAPING = ("enum", "const", "anyOf", "oneOf", "allOf", "not", "$ref", "pattern", "format", "minLength",
+           "maxLength")
+
+
+def _untyped(raw: str) -> Any:
+    """A param that says nothing of its type (`{}`, or undeclared on an open schema): a JSON object or
+    array given as text is read as that object or array (`--data '{"a":1}'`, as --arg-json would);
+    anything else, numbers and booleans included, stays the text given."""
+    if raw.lstrip()[:1] in ("{", "["):
+        try:
+            value = json.loads(raw)
+        except (ValueError, RecursionError):
+            return raw
+        if isinstance(value, (dict, list)):
+            return value
+    return raw
 
 
 def coerce(raw: str, schema: dict[str, Any], *, skill: str, flag: str) -> Any:
@@ -64,6 +82,8 @@ def coerce(raw: str, schema: dict[str, Any], *, skill: str, flag: str) -> Any:
             f"JSON Schema type ({', '.join(sorted(TYPES))}).",
             skill=skill,
         )
+    if not types and not any(key in schema for key in SHAPING):
+        return _untyped(raw)
     if not types or "string" in types:
         return raw
     for t in types:

@@ -137,9 +137,10 @@ def test_piped_stdin_fills_the_input_param(typed):
     assert out == {"name": "A", "input": "diff text\n"}
 
 
-def test_stdin_is_ignored_by_skills_without_an_input_param(project):
-    result = project.cli("run", "hello", input="ignored")
-    assert result.stdout == "Hello, world!\n"
+def test_stdin_is_refused_by_code_skills_without_an_input_param(project):
+    result = project.cli("run", "hello", input="would be dropped")
+    assert result.returncode == 2 and result.stdout == ""  # never dropped quietly (silent_mistakes)
+    assert project.cli("run", "hello", input="").stdout == "Hello, world!\n"
 
 
 def test_non_string_results_print_as_json(project):
