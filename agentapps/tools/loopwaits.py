@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "4dd6fa83213b"
+STAMP = "9cb74e369f10"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -40,6 +40,7 @@ WAITS = {
     "agentapps.cascade.interface": False,
     "agentapps.cascade.interpolate": False,
     "agentapps.cascade.local": False,
+    "agentapps.cascade.local_keys": False,
     "agentapps.cascade.merge": False,
     "agentapps.cascade.resolve": False,
     "agentapps.check": False,
@@ -49,6 +50,7 @@ WAITS = {
     "agentapps.check.inherit": True,
     "agentapps.check.keys": True,
     "agentapps.check.mcp": True,
+    "agentapps.check.nested": False,
     "agentapps.check.roots": True,
     "agentapps.check.run": True,
     "agentapps.check.schemas": True,
@@ -72,6 +74,7 @@ WAITS = {
     "agentapps.cli.serve": True,
     "agentapps.cli.sessions": True,
     "agentapps.cli.skillargs": False,
+    "agentapps.cli.stdin_guard": False,
     "agentapps.cli.streams": False,
     "agentapps.cli.supervise": True,
     "agentapps.cli.watchdog": False,
