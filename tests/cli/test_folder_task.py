@@ -85,6 +85,7 @@ def test_words_after_a_double_dash_are_task_text(folder):
 def test_the_skill_describes_its_task_param(folder):
     result = folder.project.cli("run", "pdf", "--help")
     assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Usage: agentapps run pdf [TASK TEXT | --input TEXT | --task TEXT]")
     assert "--task STRING" in result.stdout
 
 
