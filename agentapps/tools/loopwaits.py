@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "4dd6fa83213b"
+STAMP = "33bda0b7a4ec"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -74,6 +74,7 @@ WAITS = {
     "agentapps.cli.skillargs": False,
     "agentapps.cli.streams": False,
     "agentapps.cli.supervise": True,
+    "agentapps.cli.task": False,
     "agentapps.cli.watchdog": False,
     "agentapps.cli.worker": True,
     "agentapps.context": False,
@@ -229,6 +230,8 @@ WAITS = {
     "agentapps.tools.shellparse": False,
     "agentapps.tools.shellview": False,
     "agentapps.tools.shellwords": False,
+    "agentapps.tools.skilldirs": False,
+    "agentapps.tools.task": False,
     "agentapps.tools.views": False,
     "agentapps.trust": False,
     "agentapps.types": False,
