@@ -13,6 +13,7 @@ from agentapps.cascade import LOCAL_ENV_PREFIX, SEED_LOCAL_ENV_PREFIX
 from agentapps.context.context import Config, Context, Globals
 from agentapps.context.manager import new_context
 from agentapps.errors import ConfigError, SkillLoadError
+from agentapps.tools import skilldirs
 from agentapps.tools.loader import RUN_STARTED, load_file
 from agentapps.tools.lookup import Lookup
 from agentapps.types import PathEntry, ToolDef
@@ -172,7 +173,10 @@ def search_path(cwd: Path, project: Path | None, main: ToolDef | None) -> list[P
     else:
         ignore = (str(bundled.relative_to(cwd)),) if bundled.is_relative_to(cwd) else ()
         entries.append(PathEntry(cwd, "project", max_depth=NO_PROJECT_DEPTH, ignore=ignore))
+    home = Path.home().resolve()
+    entries += skilldirs.project_entries(project or cwd, home)  # .agents/.claude/.github skills up to .git
     entries.append(PathEntry(user_skills_dir(), "user"))
+    entries += skilldirs.user_entries(home)
     entries.append(PathEntry(bundled, "bundled"))
     seen: set[Path] = set()
     unique: list[PathEntry] = []

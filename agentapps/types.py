@@ -13,7 +13,9 @@ if TYPE_CHECKING:
     from agentapps.tools.lookup import Lookup
 
 ToolKind = Literal["markdown", "code", "memory"]
-RootKind = Literal["env", "project", "project-skills", "user", "bundled"]
+# the project's own roots, then the skills folders other agents keep (agentapps.tools.skilldirs)
+RootKind = Literal["env", "project", "project-skills", "agents", "claude", "github", "user", "user-agents",
+                   "user-claude", "bundled"]
 
 
 class ToolFn(Protocol):

@@ -39,6 +39,7 @@ from agentapps.errors import ConfigError, DeniedError, LimitError, ReturnsError
 from agentapps.files.skillfolder import folder_files, skill_folder
 from agentapps.gateway import GATEWAY
 from agentapps.tools.policy import Policy
+from agentapps.tools.task import request_of, takes_task
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context
@@ -88,14 +89,16 @@ def plan(ctx: Context, args: dict[str, Any]) -> Plan:
         files = {"folder": str(folder), "list": folder_files(folder),
                  "shell": any(t["name"] == "shell" for t in found.tools)}
         found.tools = [t for t in found.tools if t["name"] != "skill-file"]  # shown with the files
+    asks = takes_task(served.tool, served.tool.metadata.get("params"))  # a folder skill: its task is the request
+    request = request_of(served.tool, args.get("args")) if asks else None
     prompt = render_system_prompt(
         task=str(args.get("prompt") or ""),
         skill=skill, discovered=found, returns=args.get("returns"), persistent=limits.persistent,
-        max_steps=limits.max_steps, has_args=isinstance(args.get("args"), dict), files=files,
+        max_steps=limits.max_steps, has_args=isinstance(args.get("args"), dict) and not asks, files=files,
         wraps=wrapped_skill(served))
     seeded = served.locals.get("userMessage")  # an invoke's context seed (the REPL's first line)
     message = user_message(args.get("args"), args.get("userMessage") or (
-        seeded if isinstance(seeded, str) else None))
+        seeded if isinstance(seeded, str) else None) or request)
     return Plan(skill, config, limits, policies, prompt, message)
 
 

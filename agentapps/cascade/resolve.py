@@ -12,6 +12,7 @@ from agentapps.cascade.merge import merge_levels
 from agentapps.core.shown import fields_repr
 from agentapps.errors import ConfigError, SkillNotFoundError
 from agentapps.tools.lookup import Lookup
+from agentapps.tools.skilldirs import PROJECT_FOLDER_KINDS
 from agentapps.types import ChainPlan, ToolDef
 
 DEFAULT = "default"
@@ -95,7 +96,7 @@ def _level(meta: dict[str, Any], drop: frozenset[str]) -> dict[str, Any]:
 def applies_authority(tool: ToolDef, authority: ToolDef | None, project: Path | None) -> bool:
     if authority is None or project is None or tool.path is None or tool is authority:
         return False
-    if tool.root_kind not in ("project", "project-skills", "env"):
+    if tool.root_kind not in ("project", "project-skills", "env") and tool.root_kind not in PROJECT_FOLDER_KINDS:
         return False
     return tool.path.is_relative_to(project)
 

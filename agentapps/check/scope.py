@@ -14,9 +14,10 @@ from agentapps.tools.loader import load_file
 from agentapps.tools.locate import Key, KeyLines
 from agentapps.tools.lookup import Lookup
 from agentapps.tools.names import is_skill_file, name_from_file
+from agentapps.tools.skilldirs import PROJECT_FOLDER_KINDS
 from agentapps.types import PathEntry, ToolDef
 
-PROJECT_KINDS = ("project-skills", "project")
+PROJECT_KINDS = ("project-skills", "project", *sorted(PROJECT_FOLDER_KINDS))  # .agents/.claude/.github skills
 
 
 @dataclass

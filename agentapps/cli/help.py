@@ -25,7 +25,13 @@ def _type_label(schema: dict[str, Any]) -> str:
 
 
 def skill_help(tool: ToolDef, params: dict[str, Any] | None) -> str:
-    lines = [f"Usage: agentapps run {tool.name} [--param value ...]", ""]
+    from agentapps.tools.task import takes_task
+
+    if takes_task(tool, params):  # a folder skill: its task as text, --input, --task or stdin
+        usage = f"{tool.name} [TASK TEXT | --input TEXT | --task TEXT]  (or pipe the task to stdin)"
+    else:
+        usage = f"{tool.name} [--param value ...]"
+    lines = [f"Usage: agentapps run {usage}", ""]
     if tool.description:
         lines += [tool.description, ""]
     if not params:

@@ -19,6 +19,7 @@ from agentapps.errors import (
     StoreWriteError,
     UsageError,
 )
+from agentapps.tools.task import takes_task
 
 if TYPE_CHECKING:
     from agentapps.context.context import Internals
@@ -106,9 +107,16 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
             return 0
         args = read_args_file(opts.args_file) if opts.args_file else {}
         params = params_of(tool, g.lookup)
-        args.update(parse_skill_args(opts.arg_tokens + opts.rest, params, skill=tool.name))
-        refuse_unused_stdin(tool, g.config.main_tool, params, args, used_stdin=opts.args_file == "-")
-        stdin_input(params, args, used_stdin=opts.args_file == "-")
+        if takes_task(tool, params):  # a folder skill: its task is the agent's request
+            _task_args(opts, tool.name, params, args)
+        else:
+            if opts.rest and not opts.rest[0].startswith("-"):
+                from agentapps.cli.task import no_task_text
+
+                no_task_text(opts.rest, params, tool.name)
+            args.update(parse_skill_args(opts.arg_tokens + opts.rest, params, skill=tool.name))
+            refuse_unused_stdin(tool, g.config.main_tool, params, args, used_stdin=opts.args_file == "-")
+            stdin_input(params, args, used_stdin=opts.args_file == "-")
         g.internals.dry_run = opts.dry_run
         try:
             from agentapps.cli.supervise import json_report, plain_report, run_supervised
@@ -155,6 +163,20 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
     else:
         render.emit_result(result, internals)
     return _logged(0, None, opts, skill_name, args, started, internals, data_dir)
+
+
+def _task_args(opts: options.RunOptions, skill: str, params: dict[str, Any] | None, args: dict[str, Any]) -> None:
+    """The args of a skill that takes a task (agentapps.cli.task): the task from wherever it was given."""
+    from agentapps.cli.task import piped_text, settle_task, split_task
+    from agentapps.tools.task import TASK
+
+    tokens, given = split_task(opts.arg_tokens + opts.rest, skill)
+    earlier: list[tuple[str, Any]] = [("--args-file", args.pop(TASK))] if TASK in args else []
+    parsed = parse_skill_args(tokens, params, skill=skill)
+    if TASK in parsed:
+        earlier.append(("--arg", parsed.pop(TASK)))
+    args.update(parsed)
+    settle_task(args, earlier + given, piped_text(opts.args_file == "-"), skill)
 
 
 def _logged(code: int, error: dict[str, Any] | None, opts: options.RunOptions, skill: str | None,

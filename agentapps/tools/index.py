@@ -18,6 +18,9 @@ SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "dist", "build", "venv"
 # A folder below a root holding one of these is not part of it: `.agent-apps/` makes it a project
 # of its own (run there, it is one), and the marker file is in the bundled skills folder.
 BOUNDARIES = frozenset({".agent-apps", ".agentapps-bundled"})
+# The mtime noted for a root that does not exist (most skills folders on the search path don't):
+# it stays fresh while the folder is missing and goes stale when it appears.
+MISSING = -1
 
 
 class Broken:
@@ -106,6 +109,13 @@ class RootIndex:
             directory, depth = stack.pop()
             try:
                 mtimes[directory] = os.stat(directory).st_mtime_ns
+            except FileNotFoundError:
+                if directory == top:
+                    mtimes[top] = MISSING
+                continue
+            except OSError:
+                continue
+            try:
                 with os.scandir(directory) as it:
                     entries = sorted(it, key=lambda e: e.name)
             except OSError:
@@ -149,6 +159,9 @@ class RootIndex:
         """Walk the root and index its skill files. A new process adopts the on-disk cache as it is
         when the same files sit in the same unchanged folders (index_cache.Manifest.trusted); otherwise, or with `verify`, every file is stat-ed and
         the changed ones are read again."""
+        if not self._files and not self._lazy and not os.path.exists(self.entry.directory):
+            self._adopt(None, {}, {str(self.entry.directory): MISSING}, {}, verified=True)
+            return  # nothing to read, nor any cache to open (see `stale`)
         manifest = self._manifest or index_cache.open_manifest(self.entry.directory, self.entry.kind)
         if not verify and not self._lazy and not self._files and manifest is not None and manifest.trusted():
             # a new process, nothing changed: no walk, no stat of the files, and no row read until
@@ -311,6 +324,9 @@ class RootIndex:
         for directory, mtime in self.dir_mtimes.items():
             try:
                 if os.stat(directory).st_mtime_ns != mtime:
+                    return True
+            except FileNotFoundError:
+                if mtime != MISSING:
                     return True
             except OSError:
                 return True

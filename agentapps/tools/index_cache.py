@@ -36,7 +36,7 @@ from agentapps.errors import SkillLoadError
 from agentapps.tools.loopwaits import STAMP
 from agentapps.types import RootKind, ToolDef
 
-VERSION = f"10-{STAMP}"  # the rows keep which skills need an event loop: new rules, a new index
+VERSION = f"11-{STAMP}"  # the rows keep which skills need an event loop: new rules, a new index (11: folder skills' `task`)
 # `files` also holds each file's small columns, indexed by name: a run that asks for a few skills
 # looks them up there and never reads the whole manifest (see Manifest.named).
 SCHEMA = ("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"

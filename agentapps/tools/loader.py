@@ -15,6 +15,7 @@ from agentapps.tools.bytecode import compiled
 from agentapps.tools.frontmatter import read_markdown, read_python_frontmatter
 from agentapps.tools.loopscan import needs_loop
 from agentapps.tools.names import FOLDER_SKILL_FILE, is_valid_name, name_from_file
+from agentapps.tools.task import add_implicit_task
 from agentapps.types import RootKind, ToolDef, ToolFn
 
 MAX_SKILL_FILE_BYTES = 4 * 1024 * 1024
@@ -82,6 +83,7 @@ def load_file(path: Path, *, root: Path | None = None, root_kind: RootKind | Non
     fm = _normalize(fm, path, yaml_line)
     if path.name == FOLDER_SKILL_FILE:
         fm["metadata"].setdefault("role", "context")
+        add_implicit_task(fm["metadata"])  # an Agent Skill takes its request as `task`
     return ToolDef(fm["name"], "markdown", fm, path, body, body_line, None, path.as_uri(), root, root_kind, mtime)
 
 

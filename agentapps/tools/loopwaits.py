@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "9cb74e369f10"
+STAMP = "bd5123d30139"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -77,6 +77,7 @@ WAITS = {
     "agentapps.cli.stdin_guard": False,
     "agentapps.cli.streams": False,
     "agentapps.cli.supervise": True,
+    "agentapps.cli.task": False,
     "agentapps.cli.watchdog": False,
     "agentapps.cli.worker": True,
     "agentapps.context": False,
@@ -232,6 +233,8 @@ WAITS = {
     "agentapps.tools.shellparse": False,
     "agentapps.tools.shellview": False,
     "agentapps.tools.shellwords": False,
+    "agentapps.tools.skilldirs": False,
+    "agentapps.tools.task": False,
     "agentapps.tools.views": False,
     "agentapps.trust": False,
     "agentapps.types": False,
