@@ -7,15 +7,15 @@ standard streams are the run's own while it lasts, and stdout, stderr and the ex
 the `subprocess.CompletedProcess` a real process gives. Afterwards everything process-wide the run
 could change is put back: environment, working directory, `sys.argv`/`sys.path`/`sys.meta_path`, the
 standard streams, signal handlers and the interval timer, the umask, warning filters and the
-exception hooks; context variables are set in a copy of the test's context. What a real exit would
-end is ended too: threads the run started are waited for like interpreter exit waits for them, and
-processes it left running are killed (a real CLI's exit takes its sandbox and reaper with it).
+exception hooks; context variables are set in a copy of the test's context. Threads the run started
+are waited for, as interpreter exit waits for them. A run that leaves a thread or a process running
+fails the test (the process is killed): a real exit could hide such a leak, this runner does not.
 
 A test needs a real process (`real_process=True` on `Project.cli`) when it sends signals, uses a
 pseudo-terminal, runs processes side by side, measures imports or start-up, needs the process to die
 (a crash, `--timeout`'s hard exit, a watchdog), or runs a command that serves until it is stopped
-(serve, worker, mcp-server). `in_process` refuses what it cannot serve faithfully (see `needs_real_process`),
-so such a test fails with the reason instead of taking pytest down with it.
+(serve, worker, mcp-server). `in_process` refuses what it cannot serve faithfully (see
+`needs_real_process`), so such a test fails with the reason instead of taking pytest down with it.
 `tests/cli/test_in_process.py` runs a table of invocations both ways and compares what they print.
 """
 
@@ -98,9 +98,10 @@ def in_process(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, input:
         inp.write((input or "").encode(locale.getpreferredencoding(False)))  # as subprocess.run encodes it
         inp.seek(0)
         with _process_state(env, cwd, argv), _standard_streams(inp, out, err), _hang_guard(timeout):
-            threads = set(threading.enumerate())
+            threads, children = set(threading.enumerate()), set(_descendants())
             code = contextvars.copy_context().run(_main, list(argv))
             _wait_for_threads(threads)
+            _no_new_children(children)
         return Done([sys.executable, "-m", "agentapps", *argv], code, _text(out), _text(err))
 
 
@@ -191,7 +192,6 @@ def _process_state(env: Mapping[str, str], cwd: Path, argv: Sequence[str]) -> It
     saved_hooks = sys.excepthook, sys.unraisablehook, threading.excepthook
     saved_umask = os.umask(0o022)
     os.umask(saved_umask)
-    children_before = set(_descendants())
     os.environ.clear()
     os.environ.update(env)
     os.chdir(cwd)
@@ -205,7 +205,6 @@ def _process_state(env: Mapping[str, str], cwd: Path, argv: Sequence[str]) -> It
             _interpreter_warning_filters()
             yield
     finally:
-        _kill_new_children(children_before)
         signal.setitimer(signal.ITIMER_REAL, 0)
         for number, handler in saved_signals.items():
             if handler is not None:
@@ -249,18 +248,19 @@ def _descendants() -> list[int]:
     return descendants(os.getpid())
 
 
-def _kill_new_children(before: set[int]) -> None:
-    """Processes the run started and left running die, as they would when its process exits (the
-    sandbox and the reaper watch their parent); zombies are reaped."""
-    for pid in set(_descendants()) - before:
+def _no_new_children(before: set[int]) -> None:
+    """A run must not leave processes behind. A real CLI's exit would hide some (the sandbox and the
+    reaper die with their parent) and orphan others; here each is killed and the test fails, so a
+    test that asserts nothing outlives a run can still fail."""
+    left = sorted(set(_descendants()) - before)
+    for pid in left:
         try:
             os.kill(pid, signal.SIGKILL)
-        except OSError:
-            continue
-        try:
             os.waitpid(pid, 0)
-        except ChildProcessError:  # not our child (a grandchild), or reaped by its Popen already
+        except (OSError, ChildProcessError):  # gone, or not our child (a grandchild)
             pass
+    if left:
+        raise AssertionError(f"the run left processes {left} running")
 
 
 @contextmanager
