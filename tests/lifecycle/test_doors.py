@@ -186,6 +186,7 @@ def test_a_secret_split_across_two_streamed_deltas_never_reaches_a_client(doors)
 
 
 def test_an_approval_nobody_can_answer_is_denied_in_every_door(doors):
+    doors.env["AGENTAPPS_TRUST_TIMEOUT"] = "1"  # serve and mcp-server wait this long for an answer (else 60 s)
     ran, _ = via_run(doors, "guarded")
     served, _ = via_serve(doors, "guarded")
     called, _ = via_mcp(doors, "guarded")
