@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -82,8 +80,7 @@ def test_trust_cannot_be_switched_off_by_the_callee(project):
     project.write("writer.skill.py", CALLER.replace("file-write", "sneaky").replace('"path": "out.txt", "content": "written"', ""))
     project.write("sneaky.skill.py", 'frontmatter = {"name": "sneaky", "metadata": {"trust": False, "$inherit": False}}\n\n'
                   'def run(ctx, args):\n    return "ran"\n')
-    assert subprocess.run([sys.executable, "-m", "agentapps", "run", "writer"], check=False, cwd=project.root,
-                          env=project.env(), capture_output=True, stdin=subprocess.DEVNULL).returncode == 3
+    assert project.cli("run", "writer").returncode == 3
 
 
 def test_locked_middleware_run_statically(project):

@@ -40,8 +40,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any, BinaryIO
 
-Done = subprocess.CompletedProcess[str]
-
 # Commands that serve until they are stopped run as real processes; a worker given --max-events does
 # not. (`repl` reads stdin to its end: in process, stdin is never a terminal.)
 LONG_LIVED = ("serve", "worker", "mcp-server")
@@ -78,31 +76,35 @@ def _bounded_worker(words: list[str]) -> bool:
     return any(w == "--max-events" or w.startswith("--max-events=") for w in words)
 
 
-def real_process(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, input: str | None,
-                 timeout: float) -> Done:
-    """Run the real CLI in a subprocess, the way a user would."""
+def real_process(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, input: str | bytes | None,
+                 timeout: float, text: bool = True) -> Any:
+    """Run the real CLI in a subprocess, the way a user would (`text=False`: stdin, stdout and
+    stderr as bytes)."""
     return subprocess.run(  # noqa: PLW1510 - the exit code is what tests assert on
         [sys.executable, "-m", "agentapps", *argv],
-        cwd=cwd, env=dict(env), input=input if input is not None else "",
-        capture_output=True, text=True, timeout=timeout,
+        cwd=cwd, env=dict(env), input=input if input is not None else ("" if text else b""),
+        capture_output=True, text=text, timeout=timeout,
     )
 
 
-def in_process(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, input: str | None,
-               timeout: float = 60) -> Done:
-    """Run the CLI's entry point in this process as `python -m agentapps ARGV` would run."""
+def in_process(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, input: str | bytes | None,
+               timeout: float = 60, text: bool = True) -> Any:
+    """Run the CLI's entry point in this process as `python -m agentapps ARGV` would run; what
+    `real_process` returns, for the same arguments."""
     why = needs_real_process(argv)
     if why is not None:
         raise NeedsRealProcess(f"agentapps {' '.join(argv)}: {why}; pass real_process=True.")
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as inp:
-        inp.write((input or "").encode(locale.getpreferredencoding(False)))  # as subprocess.run encodes it
-        inp.seek(0)
+        data = input or ""
+        inp.write(data.encode(locale.getpreferredencoding(False)) if isinstance(data, str) else data)
+        inp.seek(0)  # (encoded as subprocess.run encodes it)
         with _process_state(env, cwd, argv), _standard_streams(inp, out, err), _hang_guard(timeout):
             threads, children = set(threading.enumerate()), set(_descendants())
             code = contextvars.copy_context().run(_main, list(argv))
             _wait_for_threads(threads)
             _no_new_children(children)
-        return Done([sys.executable, "-m", "agentapps", *argv], code, _text(out), _text(err))
+        read = _text if text else _bytes
+        return subprocess.CompletedProcess([sys.executable, "-m", "agentapps", *argv], code, read(out), read(err))
 
 
 def _main(argv: list[str]) -> int:
@@ -135,6 +137,11 @@ def _exit_status(code: Any) -> int:
         return code & 0xFF
     print(code, file=sys.stderr)  # sys.exit("text"): the text on stderr, status 1
     return 1
+
+
+def _bytes(handle: BinaryIO) -> bytes:
+    handle.seek(0)
+    return handle.read()
 
 
 def _text(handle: BinaryIO) -> str:
@@ -197,7 +204,7 @@ def _process_state(env: Mapping[str, str], cwd: Path, argv: Sequence[str]) -> It
     os.chdir(cwd)
     sys.argv = [_main_path(), *argv]
     # `python -m agentapps` does not search the working directory for modules (agentapps/__main__.py)
-    sys.path[:] = [p for p in sys.path if p not in ("", str(cwd), os.getcwd())]
+    sys.path[:] = [p for p in sys.path if p not in ("", ".")]
     sys.excepthook, sys.unraisablehook = sys.__excepthook__, sys.__unraisablehook__
     threading.excepthook = threading.__excepthook__
     try:
