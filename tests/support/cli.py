@@ -1,5 +1,6 @@
-"""Running the CLI for a test: in this process (the default, ~50 times cheaper than starting an
-interpreter) or, when a test opts in, as a real `python -m agentapps` process.
+"""Running the CLI for a test: in this process (the default: `run hello` takes 30-45 ms here against
+150-260 ms for a new interpreter, on the 2-core machine under load) or, when a test opts in, as a
+real `python -m agentapps` process.
 
 `in_process(argv, env=..., cwd=..., input=...)` calls the CLI's entry point (`agentapps.cli.main`)
 here, the way `python -m agentapps` would: argv, environment, working directory, stdin and the
