@@ -1,5 +1,6 @@
 """`agentapps worker` as a user runs it against a real Redis server (real processes; a worker that
-stops after --max-events runs in the test's process), handlers run through the pipeline, acknowledgement, redelivery, dead letters, signals, crashes and restarts."""
+stops after --max-events runs in the test's process), handlers run through the pipeline,
+acknowledgement, redelivery, dead letters, signals, crashes and restarts."""
 
 from __future__ import annotations
 
