@@ -182,7 +182,7 @@ def test_a_run_that_leaves_a_process_behind_fails_the_test(project):
 
 @pytest.mark.parametrize("argv", [
     ["serve", "--port", "0"], ["-v", "mcp-server"], ["worker", "jobs", "--group", "g", "--handler", "h"],
-    ["run", "--timeout", "5", "echo"], ["run", "--json", "--timeout=5", "echo"],
+    ["run", "--timeout", "5", "echo"], ["run", "--json", "--timeout=5", "echo"], ["-v", "run", "--timeout", "1", "x"],
 ])
 def test_what_only_a_real_process_can_do_is_refused_in_process(project, argv):
     with pytest.raises(cli.NeedsRealProcess, match="pass real_process=True"):

@@ -44,8 +44,8 @@ from typing import Any, BinaryIO
 # Commands that serve until they are stopped run as real processes; a worker given --max-events does
 # not. (`repl` reads stdin to its end: in process, stdin is never a terminal.)
 LONG_LIVED = ("serve", "worker", "mcp-server")
-SIGNALS = tuple(s for s in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM, signal.SIGHUP, signal.SIGQUIT,
-                            signal.SIGUSR1, signal.SIGUSR2, signal.SIGCHLD, signal.SIGPIPE, signal.SIGWINCH))
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGALRM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
+           signal.SIGUSR2, signal.SIGCHLD, signal.SIGPIPE, signal.SIGWINCH)
 THREAD_EXIT_WAIT_S = 10.0  # a thread the run left behind gets this long, as interpreter exit would wait
 
 
@@ -59,12 +59,12 @@ def needs_real_process(argv: Sequence[str]) -> str | None:
     words = [a for a in head if a not in ("-v", "--verbose")]
     if words and words[0] in LONG_LIVED and not (words[0] == "worker" and _bounded_worker(words)):
         return f"'agentapps {words[0]}' runs until it is stopped"
-    if argv and argv[0] == "run":
+    if words and words[0] == "run":
         from agentapps.cli import options
         from agentapps.errors import AgentAppsError
 
         try:
-            opts = options.parse(list(argv[1:]))
+            opts = options.parse(list(argv[list(argv).index("run") + 1:]))
         except AgentAppsError:  # refused by the parser: nothing runs
             return None
         if opts is not None and opts.timeout is not None:
