@@ -117,10 +117,10 @@ def _twin(tmp_path: Path, name: str) -> Project:
 
 
 def _normal(text: str, project: Project) -> str:
-    """What may differ between two runs: their folders, times, and where agentapps is installed (a
-    real process imports the installed copy, pytest may have the checkout's)."""
+    """What may differ between two runs: their folders, times, and where agentapps and its bundled
+    skills are installed (a real process imports the installed copy, pytest may have the checkout's)."""
     text = text.replace(str(project.root), "<ROOT>").replace(str(project.home), "<HOME>")
-    text = re.sub(r'File "[^"]*/agentapps/', 'File "<AGENTAPPS>/', text)
+    text = re.sub(r'File "[^"]*/(agentapps|skills)/', r'File "<INSTALLED>/\1/', text)
     text = re.sub(r'("duration_ms": |"durationMs": )[0-9.]+', r"\1<N>", text)
     return re.sub(r"\b[0-9.]+ ms\b", "<N> ms", text)
 
