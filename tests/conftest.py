@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
-import sys
 import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -14,13 +13,20 @@ from typing import Any
 
 import pytest
 
+from tests.support import cli as cli_runner
+
 REPO = Path(__file__).resolve().parent.parent
+# Tests here keep the real process for every `Project.cli` call: their owners move them to the
+# in-process runner (and mark the calls that need a process with `real_process=True`) themselves.
+REAL_PROCESS_ONLY = ("tests/core/", "tests/context/", "tests/process/", "tests/tools/test_policy.py",
+                     "tests/security/test_shell_rules.py", "tests/security/test_approval_scope.py")
 
 
 @dataclass
 class Project:
     root: Path
     home: Path
+    real_process_only: bool = False  # see REAL_PROCESS_ONLY
 
     def write(self, relative: str, text: str) -> Path:
         path = self.root / relative
@@ -35,14 +41,13 @@ class Project:
         env.update(extra)
         return env
 
-    def cli(self, *args: str, input: str | None = None, cwd: Path | None = None,
-            timeout: float = 60, **env: str) -> subprocess.CompletedProcess[str]:
-        """Run the real CLI in a subprocess, the way a user would."""
-        return subprocess.run(  # noqa: PLW1510 - the exit code is what tests assert on
-            [sys.executable, "-m", "agentapps", *args],
-            cwd=cwd or self.root, env=self.env(**env), input=input if input is not None else "",
-            capture_output=True, text=True, timeout=timeout,
-        )
+    def cli(self, *args: str, input: str | None = None, cwd: Path | None = None, timeout: float = 60,
+            real_process: bool = False, **env: str) -> subprocess.CompletedProcess[str]:
+        """`agentapps ARGS` in this project with `env` added, stdin `input`: stdout, stderr and the
+        exit code. It runs in this process (tests/support/cli.py) unless `real_process` asks for a
+        real `python -m agentapps` (signals, ptys, concurrency, crashes, imports, hard exits)."""
+        run = cli_runner.real_process if real_process or self.real_process_only else cli_runner.in_process
+        return run(args, env=self.env(**env), cwd=cwd or self.root, input=input, timeout=timeout)
 
     def boot(self) -> Any:
         from agentapps.boot import bootstrap
@@ -57,7 +62,7 @@ class Project:
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Project]:
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[Project]:
     root = tmp_path / "proj"
     home = tmp_path / "home"
     (root / ".agent-apps").mkdir(parents=True)
@@ -71,5 +76,6 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Project
     from agentapps.tools.loader import RUN_STARTED
 
     token = RUN_STARTED.set(None)  # an earlier test's run start must not refuse this test's files
-    yield Project(root, home)
+    where = Path(str(request.node.path)).resolve().relative_to(REPO).as_posix()
+    yield Project(root, home, real_process_only=where.startswith(REAL_PROCESS_ONLY))
     RUN_STARTED.reset(token)

@@ -80,11 +80,9 @@ def test_listing_skips_typer_when_it_understands_every_option(project, argv):
 
 
 def test_listing_leaves_help_and_usage_errors_to_typer(project):
-    bad = subprocess.run([sys.executable, "-m", "agentapps", "list", "--bogus"], check=False, cwd=project.root,
-                         env=project.env(), capture_output=True, text=True, timeout=60)
+    bad = project.cli("list", "--bogus")
     assert (bad.returncode, bad.stderr.strip()) == (2, "error: No such option: --bogus (see 'agentapps list --help')")
-    helped = subprocess.run([sys.executable, "-m", "agentapps", "list", "--help"], check=False, cwd=project.root,
-                            env=project.env(), capture_output=True, text=True, timeout=60)
+    helped = project.cli("list", "--help")
     assert helped.returncode == 0 and "--query" in helped.stdout and "--tag" in helped.stdout
 
 

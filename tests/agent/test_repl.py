@@ -4,76 +4,12 @@ cancels a turn, Ctrl-D ends the session, readline history and completion."""
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
-import sys
 import time
 from typing import Any
 
 import pytest
 
-CTRL_C, CTRL_D = "\x03", "\x04"
-
-
-class Terminal:
-    """The REPL on a pseudo-terminal: `expect` output, `send` keys, then `close` for the exit code."""
-
-    def __init__(self, project: Any, *argv: str, **env_vars: str) -> None:
-        pid, fd = pty.fork()
-        if pid == 0:  # child: become the CLI on the pseudo-terminal
-            os.chdir(project.root)
-            env = project.env(**env_vars)
-            env.pop("CI", None)
-            os.execve(sys.executable, [sys.executable, "-m", "agentapps", "repl", *argv], env)
-        self.pid, self.fd = pid, fd
-        self.output = ""
-        self.seen = 0  # how far `expect` has read
-
-    def _read(self, timeout: float) -> None:
-        ready, _, _ = select.select([self.fd], [], [], timeout)
-        if ready:
-            try:
-                chunk = os.read(self.fd, 4096)
-            except OSError:
-                return
-            self.output += chunk.decode(errors="replace")
-
-    def expect(self, text: str, timeout: float = 20) -> float:
-        """Wait for `text` after what was expected before; returns the seconds it took."""
-        started = time.monotonic()
-        while text not in self.output[self.seen:]:
-            if time.monotonic() - started > timeout:
-                raise AssertionError(f"never saw {text!r} in:\n{self.output[self.seen:]}")
-            self._read(0.1)
-        self.seen = self.output.index(text, self.seen) + len(text)
-        return time.monotonic() - started
-
-    def send(self, keys: str) -> None:
-        os.write(self.fd, keys.encode())
-
-    def close(self, timeout: float = 20) -> int:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            done, status = os.waitpid(self.pid, os.WNOHANG)
-            if done:
-                while True:  # what is left to read
-                    ready, _, _ = select.select([self.fd], [], [], 0.1)
-                    if not ready:
-                        break
-                    try:
-                        chunk = os.read(self.fd, 4096)
-                    except OSError:
-                        break
-                    if not chunk:
-                        break
-                    self.output += chunk.decode(errors="replace")
-                os.close(self.fd)
-                return os.waitstatus_to_exitcode(status)
-            self._read(0.1)
-        os.kill(self.pid, 9)
-        os.waitpid(self.pid, 0)
-        raise AssertionError(f"the REPL did not exit:\n{self.output}")
+from tests.support.terminal import CTRL_C, CTRL_D, Terminal
 
 
 @pytest.fixture
@@ -91,7 +27,7 @@ def talk(agentic):
 def test_a_conversation_streams_text_and_one_line_per_tool_call(talk):
     agentic = talk([{"text": "Hi! How can I help?"}, {"text": "Counting.", "code": "return 1 + 1"},
                     {"text": "It is 2."}])
-    term = Terminal(agentic.project, "talk")
+    term = Terminal(agentic.project, "repl", "talk")
     term.expect("> ")
     term.send("hello\n")
     term.expect("Hi! How can I help?")
@@ -111,7 +47,7 @@ def test_a_conversation_streams_text_and_one_line_per_tool_call(talk):
 
 def test_task_is_the_first_message(talk):
     agentic = talk([{"text": "Done the task."}])
-    term = Terminal(agentic.project, "talk", "--task", "summarize the repo")
+    term = Terminal(agentic.project, "repl", "talk", "--task", "summarize the repo")
     term.expect("Done the task.")
     term.expect("> ")
     term.send(CTRL_D)
@@ -123,7 +59,7 @@ def test_ctrl_c_cancels_the_current_turn_and_returns_to_the_prompt(talk):
     agentic = talk([{"text": "Ready."},
                     {"text": "Sleeping.", "code": "return await ctx.manager.invoke('slow', {})"},
                     {"text": "Back again."}])
-    term = Terminal(agentic.project, "talk")
+    term = Terminal(agentic.project, "repl", "talk")
     term.expect("> ")
     term.send("start\n")
     term.expect("Ready.")
@@ -148,7 +84,7 @@ def test_ctrl_c_while_the_model_thinks_hides_that_turn(talk):
     """A model call in flight is not cut: its reply is awaited, hidden, and its tool calls refused."""
     agentic = talk([{"text": "Ready."}, {"text": "HIDDEN REPLY", "code": "return 'ran'", "delay": 1.5},
                     {"text": "After the interrupt."}])
-    term = Terminal(agentic.project, "talk", "--task", "go")
+    term = Terminal(agentic.project, "repl", "talk", "--task", "go")
     term.expect("Ready.")
     term.expect("> ")
     term.send("think hard\n")
@@ -167,7 +103,7 @@ def test_ctrl_c_while_the_model_thinks_hides_that_turn(talk):
 
 def test_a_second_ctrl_c_in_a_turn_ends_the_session(talk):
     agentic = talk([{"text": "Ready."}, {"text": "never", "delay": 30}])
-    term = Terminal(agentic.project, "talk", "--task", "go")
+    term = Terminal(agentic.project, "repl", "talk", "--task", "go")
     term.expect("Ready.")
     term.expect("> ")
     term.send("think\n")
@@ -181,7 +117,7 @@ def test_a_second_ctrl_c_in_a_turn_ends_the_session(talk):
 
 def test_ctrl_c_at_the_prompt_clears_the_line_and_ctrl_d_exits(talk):
     agentic = talk([{"text": "unused"}])
-    term = Terminal(agentic.project, "talk")
+    term = Terminal(agentic.project, "repl", "talk")
     term.expect("> ")
     term.send("half a thought")
     time.sleep(0.2)
@@ -194,7 +130,7 @@ def test_ctrl_c_at_the_prompt_clears_the_line_and_ctrl_d_exits(talk):
 
 def test_tab_completes_skill_names(talk):
     agentic = talk([{"text": "unused"}])
-    term = Terminal(agentic.project, "talk")
+    term = Terminal(agentic.project, "repl", "talk")
     term.expect("> ")
     term.send("skill-desc\t")
     term.expect("skill-describe")
@@ -208,7 +144,7 @@ def test_tab_completes_skill_names(talk):
 def test_a_skill_written_between_turns_can_be_used_in_the_next_turn(talk):
     agentic = talk([{"text": "Ready."}, {"code": "return await ctx.manager.invoke('fresh', {})"},
                     {"text": "Used it."}])
-    term = Terminal(agentic.project, "talk", "--task", "go")
+    term = Terminal(agentic.project, "repl", "talk", "--task", "go")
     term.expect("Ready.")
     term.expect("> ")
     agentic.code("fresh", "'new skill ran'")  # written after the session started
@@ -238,7 +174,7 @@ def test_piped_lines_work_without_a_terminal(talk):
 
 def test_declared_secrets_are_redacted_in_the_session(agentic):
     agentic.skill("talk", [{"text": "The token is s3cr3t-value-123."}], meta={"env": ["REPL_TOKEN"]})
-    term = Terminal(agentic.project, "talk", "--task", "tell me", REPL_TOKEN="s3cr3t-value-123")
+    term = Terminal(agentic.project, "repl", "talk", "--task", "tell me", REPL_TOKEN="s3cr3t-value-123")
     term.expect("The token is")
     term.expect("> ")
     term.send(CTRL_D)

@@ -5,16 +5,12 @@ an approval question is asked does not answer it."""
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
-from tests.agent.test_repl import CTRL_D, Terminal
+from tests.support.terminal import CTRL_D, Terminal
 
 # Each one a terminal acts on: OSC 52 (sets the clipboard), CSI (clears the screen), DCS, the 8-bit
 # C1 CSI, the line-drawing charset switch, SO (shift out), a carriage return that rewrites the line.
@@ -27,35 +23,12 @@ def _leaks(output: bytes) -> list[bytes]:
     return [seq for seq in RAW if seq in output]
 
 
-def _pty(project: Any, argv: list[str], on_output: Callable[[bytes], bytes | None] | None = None,
-         **env_vars: str) -> tuple[int, bytes]:
-    """Run the CLI on a pseudo-terminal (stdin, stdout and stderr); `on_output(all output so far)`
-    may return keys to type."""
-    pid, fd = pty.fork()
-    if pid == 0:  # child: become the CLI on the pseudo-terminal
-        os.chdir(project.root)
-        env = project.env(**env_vars)
-        env.pop("CI", None)
-        env.pop("NO_COLOR", None)
-        os.execve(sys.executable, [sys.executable, "-m", "agentapps", *argv], env)
-    output = b""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.1)
-        if ready:
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            output += chunk
-            keys = on_output(output) if on_output is not None else None
-            if keys:
-                os.write(fd, keys)
-    _, status = os.waitpid(pid, 0)
-    os.close(fd)
-    return os.waitstatus_to_exitcode(status), output
+def _pty(project: Any, argv: list[str], respond: Callable[[bytes], bytes | None] | None = None,
+         **env: str) -> tuple[int, bytes]:
+    """Run the CLI on a pseudo-terminal, colours allowed; `respond(all output so far)` may return keys
+    to type. Returns the exit code and everything the terminal was sent."""
+    term = Terminal(project, *argv, color=True, **env)
+    return term.finish(respond=respond), term.raw
 
 
 def test_model_text_progress_and_result_reach_the_terminal_escaped(agentic):
@@ -86,7 +59,7 @@ def test_runs_show_escapes_what_the_run_logged(agentic):
 
 def test_the_repl_shows_the_models_text_escaped(agentic):
     agentic.skill("talk", [{"text": "Hi. " + EVIL}], model={"snippetTimeout": 60})
-    term = Terminal(agentic.project, "talk")
+    term = Terminal(agentic.project, "repl", "talk")
     term.expect("> ")
     term.send("hello\n")
     term.expect("Hi. ")

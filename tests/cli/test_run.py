@@ -1,4 +1,4 @@
-"""`agentapps run` end to end in real processes: exit codes, stdout/stderr, coercion, stdin, --json, help."""
+"""`agentapps run` end to end through the CLI's entry point: exit codes, stdout/stderr, coercion, stdin, --json, help."""
 
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ def stuck(project):
 def test_timeout_fires_while_re_backtracks(stuck, as_json):
     started = time.monotonic()
     result = stuck.cli("run", *(["--json"] if as_json else []), "--timeout", "0.5", "stuck", "--how", "re",
-                       timeout=30)
+                       timeout=30, real_process=True)
     assert time.monotonic() - started < 5
     assert result.returncode == 4, result.stderr
     assert result.stderr.strip().splitlines()[-1] == (
@@ -60,7 +60,8 @@ def test_timeout_fires_while_re_backtracks(stuck, as_json):
 @pytest.mark.slow
 def test_a_run_stuck_in_native_code_is_killed_by_the_watchdog(stuck):
     started = time.monotonic()
-    result = stuck.cli("run", "--json", "--timeout", "0.5", "stuck", "--how", "native", timeout=30)
+    result = stuck.cli("run", "--json", "--timeout", "0.5", "stuck", "--how", "native", timeout=30,
+                       real_process=True)
     assert time.monotonic() - started < 8
     assert result.returncode == -signal.SIGKILL  # a shell shows 137
     assert "took longer than --timeout 0.5 s" in result.stderr and "native code" in result.stderr
@@ -93,6 +94,6 @@ def test_a_signal_during_backtracking_exits_within_the_grace(stuck, sig, code):
 def test_a_run_that_finishes_dismisses_the_watchdog(project):
     project.write("quick.skill.py", 'frontmatter = {"name": "quick"}\n\ndef run(ctx, args):\n    return "done"\n')
     started = time.monotonic()
-    result = project.cli("run", "--timeout", "30", "quick")
+    result = project.cli("run", "--timeout", "30", "quick", real_process=True)
     assert (result.returncode, result.stdout) == (0, "done\n")
     assert time.monotonic() - started < 10  # the forked watchdog does not keep stdout open

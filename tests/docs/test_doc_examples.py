@@ -221,7 +221,7 @@ def test_every_quoted_message_is_what_agentapps_prints_with_the_exit_code_given(
             path = project.root / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(content if isinstance(content, bytes) else content.lstrip("\n").encode())
-        result = project.cli(*command, **env)
+        result = project.cli(*command, real_process="--timeout" in command, **env)  # its deadline ends the process
         assert result.returncode == code, (command, result.stderr)
         line = [x for x in result.stderr.splitlines() if x.startswith("error: ")][-1]
         printed.append(line.replace(str(project.root), ROOT))

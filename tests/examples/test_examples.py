@@ -25,6 +25,7 @@ import pytest
 import yaml
 
 from agentapps.cli.options import parse as parse_run_options
+from tests.support import cli
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -539,8 +540,7 @@ DOCS_COVERAGE = REPO / ".agent-apps" / "skills" / "docs-coverage.skill.py"
 
 def _in_repository(*argv: str) -> Done:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTAPPS_", "AWS_"))}
-    return subprocess.run([sys.executable, "-m", "agentapps", *argv], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=60, check=False)
+    return cli.in_process(argv, cwd=REPO, env=env, input=None)  # type: ignore[no-any-return]
 
 
 def test_the_repository_is_a_project_whose_list_has_no_fixture_or_example_skills():

@@ -98,11 +98,11 @@ def run_log(project: Any) -> tuple[list[tuple[str, int, str | None]], bytes]:
     return rows, b"".join(p.read_bytes() for p in folder.iterdir())
 
 
-# -- the doors, each as a user or client meets it ----------------------------------------------------
+# -- the doors, each as a user or client meets it: a real process ------------------------------------
 
 
 def via_run(d: Any, skill: str) -> tuple[dict[str, Any], str]:
-    done = d.project.cli("run", "--json", skill, **d.env)
+    done = d.project.cli("run", "--json", skill, real_process=True, **d.env)
     return json.loads(done.stdout), done.stdout + done.stderr
 
 
@@ -141,12 +141,12 @@ def via_worker(d: Any, skill: str) -> tuple[dict[str, Any], str]:
 
     streams_for(d.project.boot().globals).emit("jobs", "job", {"n": 1})
     done = d.cli("worker", "jobs", "--group", "g", "--handler", skill, "--max-events", "1",
-                 "--max-deliveries", "1", timeout=60, **d.env)
+                 "--max-deliveries", "1", timeout=60, real_process=True, **d.env)
     return {"exit": done.returncode}, done.stdout + done.stderr
 
 
 def via_repl(d: Any, skill: str) -> tuple[dict[str, Any], str]:
-    done = d.project.cli("repl", skill, input="go\n", **d.env)
+    done = d.project.cli("repl", skill, input="go\n", real_process=True, **d.env)
     return {"exit": done.returncode}, done.stdout + done.stderr
 
 
@@ -186,6 +186,7 @@ def test_a_secret_split_across_two_streamed_deltas_never_reaches_a_client(doors)
 
 
 def test_an_approval_nobody_can_answer_is_denied_in_every_door(doors):
+    doors.env["AGENTAPPS_TRUST_TIMEOUT"] = "1"  # serve and mcp-server wait this long for an answer (else 60 s)
     ran, _ = via_run(doors, "guarded")
     served, _ = via_serve(doors, "guarded")
     called, _ = via_mcp(doors, "guarded")

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
 import signal
 import subprocess
 import sys
@@ -14,6 +11,7 @@ import time
 import pytest
 
 from tests.fakes.mcpkit import SECRET, assert_all_gone, fake_entry, pids, write_main
+from tests.support.terminal import Terminal
 
 
 def test_secrets_read_for_a_server_never_print(project, pidfile):
@@ -95,28 +93,9 @@ def test_no_server_outlives_an_interrupted_run(project, pidfile, how, code):
 
 def test_a_server_question_goes_to_the_terminal(project, pidfile):
     write_main(project, {"fake": fake_entry(pidfile)})
-    pid, fd = pty.fork()
-    if pid == 0:  # child: the CLI on a pseudo-terminal
-        os.chdir(project.root)
-        env = project.env(AGENTAPPS_TRUST_TIMEOUT="10")
-        env.pop("CI", None)
-        os.execve(sys.executable, [sys.executable, "-m", "agentapps", "run", "fake-ask-name"], env)
-    output, answers = b"", [(b"Answer?", b"y\n"), (b"name (string)", b"Ada\n")]
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            output += chunk
-        if answers and answers[0][0] in output:
-            os.write(fd, answers.pop(0)[1])
-    _, status = os.waitpid(pid, 0)
-    text = output.decode(errors="replace")
-    assert os.waitstatus_to_exitcode(status) == 0, text
+    term = Terminal(project, "run", "fake-ask-name", AGENTAPPS_TRUST_TIMEOUT="10")
+    code = term.finish(answers=[("Answer?", "y\n"), ("name (string)", "Ada\n")], timeout=30)
+    text = term.output
+    assert code == 0, text
     assert "MCP server 'fake' asks: What is your name?" in text
     assert "hello Ada" in text

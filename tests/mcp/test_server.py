@@ -366,7 +366,7 @@ def test_http_advertises_list_changed_and_a_changed_skill_file_notifies_the_clie
 
 
 def test_http_on_another_address_needs_a_token_and_checks_origins(served):
-    refused = served.cli("mcp-server", "--transport", "http", "--host", "0.0.0.0")
+    refused = served.cli("mcp-server", "--transport", "http", "--host", "0.0.0.0", real_process=True)
     assert refused.returncode == 2 and "needs --token" in refused.stderr
     proc, port = _http_server(served, "--host", "0.0.0.0", "--token", "s3cret-token")
     try:

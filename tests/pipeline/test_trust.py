@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
-import subprocess
-import sys
-import time
 
 import pytest
+
+from tests.support.terminal import Terminal
 
 CALLER = '''
 frontmatter = {"name": "writer", "allowed-tools": "file-write", "metadata": {
@@ -45,30 +41,10 @@ def test_calls_not_matching_rules_need_no_approval(project):
 
 
 def _run_in_pty(project, answer: str | None, timeout_env: str = "10"):
-    pid, fd = pty.fork()
-    if pid == 0:  # child: become the CLI on the pseudo-terminal
-        os.chdir(project.root)
-        env = project.env(AGENTAPPS_TRUST_TIMEOUT=timeout_env)
-        env.pop("CI", None)
-        os.execve(sys.executable, [sys.executable, "-m", "agentapps", "run", "writer"], env)
-    output = b""
-    deadline = time.monotonic() + 30
-    sent = False
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            output += chunk
-        if answer is not None and not sent and b"Allow?" in output:
-            os.write(fd, answer.encode() + b"\n")
-            sent = True
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status), output.decode(errors="replace")
+    """`agentapps run writer` on a terminal, typing `answer` to the approval question."""
+    term = Terminal(project, "run", "writer", AGENTAPPS_TRUST_TIMEOUT=timeout_env)
+    code = term.finish(answers=[] if answer is None else [("Allow?", answer + "\n")], timeout=30)
+    return code, term.output
 
 
 def test_terminal_user_allows_once(project):
@@ -106,8 +82,7 @@ def test_trust_cannot_be_switched_off_by_the_callee(project):
     project.write("writer.skill.py", CALLER.replace("file-write", "sneaky").replace('"path": "out.txt", "content": "written"', ""))
     project.write("sneaky.skill.py", 'frontmatter = {"name": "sneaky", "metadata": {"trust": False, "$inherit": False}}\n\n'
                   'def run(ctx, args):\n    return "ran"\n')
-    assert subprocess.run([sys.executable, "-m", "agentapps", "run", "writer"], check=False, cwd=project.root,
-                          env=project.env(), capture_output=True, stdin=subprocess.DEVNULL).returncode == 3
+    assert project.cli("run", "writer").returncode == 3
 
 
 def test_locked_middleware_run_statically(project):

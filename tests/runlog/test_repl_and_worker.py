@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from tests.agent.test_repl import CTRL_C, CTRL_D, Terminal
 from tests.runlog.test_runlog import SONNET, db, runs
 from tests.support.redis_server import redis_project, redis_url  # noqa: F401 - fixtures
+from tests.support.terminal import CTRL_C, CTRL_D, Terminal
 
 PRICE_IN, PRICE_OUT = 3 / 1e6, 15 / 1e6  # Sonnet 4.5, per token
 
@@ -83,7 +83,7 @@ def test_an_interrupted_turn_is_exit_130_and_a_second_ctrl_c_logs_the_last_one(a
                             "usage": {"inputTokens": 200, "outputTokens": 20}},
                            {"text": "Back.", "usage": {"inputTokens": 300, "outputTokens": 30}},
                            {"text": "never", "delay": 30}], model={"id": SONNET, "snippetTimeout": 60})
-    term = Terminal(agentic.project, "talk", "--task", "go")
+    term = Terminal(agentic.project, "repl", "talk", "--task", "go")
     term.expect("Ready.")
     term.expect("> ")
     term.send("sleep please\n")
@@ -112,7 +112,7 @@ def test_an_interrupted_turn_is_exit_130_and_a_second_ctrl_c_logs_the_last_one(a
 
 
 def test_ctrl_d_at_the_prompt_writes_nothing_more_and_the_log_can_be_switched_off(talk):
-    term = Terminal(talk.project, "talk", "--task", "hello")
+    term = Terminal(talk.project, "repl", "talk", "--task", "hello")
     term.expect("One.")
     term.expect("> ")
     term.send(CTRL_D)

@@ -19,6 +19,7 @@ import pytest
 from agentapps.context.context import Internals
 from agentapps.runlog import entry_for
 from agentapps.runlog.store import append
+from tests.support import cli
 
 SONNET = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 TURNS = [{"code": "return 1", "usage": {"inputTokens": 1000, "outputTokens": 100}},
@@ -198,16 +199,12 @@ def test_a_record_holds_a_digest_of_the_args_not_the_args(project):
 
 
 def test_a_run_outside_any_project_leaves_no_folder_where_it_ran(tmp_path):
-    import subprocess
-    import sys
-
     home, here = tmp_path / "home", tmp_path / "somewhere"
     home.mkdir()
     here.mkdir()
     env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("AGENTAPPS_")}
     env.update(HOME=str(home))
-    result = subprocess.run([sys.executable, "-m", "agentapps", "run", "hello", "--name", "x"], cwd=here, env=env,
-                            capture_output=True, text=True, check=False)
+    result = cli.in_process(["run", "hello", "--name", "x"], cwd=here, env=env, input=None)
     assert result.returncode == 0, result.stderr
     assert list(here.iterdir()) == []  # the run log went to the user's folder
     assert (home / ".agent-apps" / "runs" / "runs.db").exists()
@@ -220,8 +217,7 @@ def test_a_run_that_fails_before_it_starts_outside_any_project_leaves_no_folder_
     here.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTAPPS_")}
     env.update(HOME=str(home))
-    result = subprocess.run([sys.executable, "-m", "agentapps", "run", "--replay", "nope.json", "hello"], cwd=here,
-                            env=env, capture_output=True, text=True, check=False)
+    result = cli.in_process(["run", "--replay", "nope.json", "hello"], cwd=here, env=env, input=None)
     assert result.returncode == 2 and "Cannot read the script" in result.stderr, result.stderr
     assert list(here.iterdir()) == []
     conn = sqlite3.connect(home / ".agent-apps" / "runs" / "runs.db")

@@ -187,9 +187,9 @@ def test_cas_from_separate_cli_processes(project):
     def worker(times: int) -> None:
         done = 0
         while done < times:
-            current = out(state(project, "state-get", "--key", "c"))
+            current = out(state(project, "state-get", "--key", "c", real_process=True))
             value = json.dumps({"value": (current or 0) + 1, "expect": current})
-            if state(project, "state-set", "--key", "c", "--arg-json", value).returncode == 0:
+            if state(project, "state-set", "--key", "c", "--arg-json", value, real_process=True).returncode == 0:
                 done += 1
 
     threads = [threading.Thread(target=worker, args=(2,)) for _ in range(3)]

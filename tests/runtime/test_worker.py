@@ -1,5 +1,6 @@
-"""`agentapps worker` as a user runs it: real processes against a real Redis server, handlers run
-through the pipeline, acknowledgement, redelivery, dead letters, signals, crashes and restarts."""
+"""`agentapps worker` as a user runs it against a real Redis server (real processes; a worker that
+stops after --max-events runs in the test's process), handlers run through the pipeline,
+acknowledgement, redelivery, dead letters, signals, crashes and restarts."""
 
 from __future__ import annotations
 
@@ -288,7 +289,7 @@ def test_a_handler_slower_than_the_visibility_timeout_keeps_its_event(jobs, conc
 
 def test_an_unreachable_server_is_one_line_and_exit_2_without_the_password(jobs):
     result = jobs.cli("worker", "jobs", "--group", "g", "--handler", "record",
-                      AGENTAPPS_REDIS_URL="redis://:top-secret-pw@127.0.0.1:1/0")
+                      AGENTAPPS_REDIS_URL="redis://:top-secret-pw@127.0.0.1:1/0", real_process=True)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "127.0.0.1:1" in result.stderr
     assert "top-secret-pw" not in result.stderr + result.stdout
@@ -299,7 +300,7 @@ def test_an_unreachable_server_is_one_line_and_exit_2_without_the_password(jobs)
     ("hello", "takes no `event` argument"),
 ])
 def test_a_handler_that_cannot_take_events_is_refused_at_start(jobs, handler, message):
-    result = jobs.cli("worker", "jobs", "--group", "g", "--handler", handler)
+    result = jobs.cli("worker", "jobs", "--group", "g", "--handler", handler, real_process=True)
     assert result.returncode == 2 and message in result.stderr
 
 

@@ -95,7 +95,7 @@ def test_signal_stops_the_run_within_two_seconds(project, sig, code, mode):
 def test_timeout_exits_4(project, mode):
     project.write("sleepy.skill.py", SLEEPY)
     started = time.monotonic()
-    result = project.cli("run", "--timeout", "0.5", "sleepy", "--mode", mode)
+    result = project.cli("run", "--timeout", "0.5", "sleepy", "--mode", mode, real_process=True)
     assert result.returncode == 4, result.stderr
     assert "--timeout 0.5 s" in result.stderr
     assert time.monotonic() - started < 8

@@ -53,7 +53,7 @@ def test_a_server_client_passes_no_invoke_options_and_meets_the_projects_trust_r
 
     project.write("agentapps.skill.md", "---\nname: proj\nmetadata:\n  role: main\n  trust: {rules: 'deploy(env=prod)'}\n---\nx\n")
     project.write("deploy.skill.py", DEPLOY)
-    served = start(project)
+    served = start(project, env={"AGENTAPPS_TRUST_TIMEOUT": "1"})  # nobody answers the approval: 1 s, not 60
     try:
         with served.client() as client:
             forged = client.post("/invocations", json={"skill": "deploy", "args": {

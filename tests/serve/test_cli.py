@@ -22,7 +22,7 @@ from tests.serve.test_api import Stream
     (["--redis", "redis://:hunter2@127.0.0.1:1/0"], "Redis at 127.0.0.1:1 is not reachable"),
 ])
 def test_bad_options_are_one_line_and_exit_2(project, argv, says):
-    result = project.cli("serve", *argv, timeout=30)
+    result = project.cli("serve", *argv, timeout=30, real_process=True)
     assert result.returncode == 2 and says in result.stderr and "hunter2" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
@@ -32,7 +32,7 @@ def test_a_port_in_use_is_one_line_and_exit_2(project):
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        result = project.cli("serve", "--port", str(port), timeout=30)
+        result = project.cli("serve", "--port", str(port), timeout=30, real_process=True)
     assert result.returncode == 2
     assert result.stderr.strip() == f"error: Cannot listen on 127.0.0.1:{port}: the port is in use (another " \
                                     "server?); pick another --port."

@@ -29,7 +29,7 @@ def _rows(cache):
 
 def test_a_second_process_reuses_the_cache_and_sees_edits(project):
     path = _skill(project, "first")
-    assert json.loads(project.cli("describe", "s", "--json").stdout)["description"] == "first"
+    assert json.loads(project.cli("describe", "s", "--json", real_process=True).stdout)["description"] == "first"
     cache = index_cache.cache_path(project.root)
     assert cache is not None and cache.parent == project.home / ".cache" / "agentapps"
     _, rows = _rows(cache)
@@ -37,7 +37,7 @@ def test_a_second_process_reuses_the_cache_and_sees_edits(project):
     time.sleep(0.01)
     _skill(project, "second-version")
     os.utime(path, ns=(time.time_ns(), time.time_ns() + 50_000_000))
-    assert json.loads(project.cli("describe", "s", "--json").stdout)["description"] == "second-version"
+    assert json.loads(project.cli("describe", "s", "--json", real_process=True).stdout)["description"] == "second-version"
 
 
 def test_a_corrupt_cache_is_ignored_and_rewritten(project):
