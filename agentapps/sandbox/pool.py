@@ -50,7 +50,7 @@ def _swap(new: tuple[Key, Child] | None) -> None:
     with _lock:
         old, _spare = _spare, new
     if old is not None:
-        old[1].kill()
+        old[1].reap(0.5)  # killed and waited for: no zombie left behind
 
 
 def _start(key: Key) -> Child:

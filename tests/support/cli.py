@@ -102,6 +102,7 @@ def in_process(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, input:
         with _process_state(env, cwd, argv), _standard_streams(inp, out, err), _hang_guard(timeout):
             threads, children = set(threading.enumerate()), set(_descendants())
             code = contextvars.copy_context().run(_main, list(argv))
+            _drop_warm_sandbox()
             _wait_for_threads(threads)
             _no_new_children(children)
         read = _text if text else _bytes
@@ -238,6 +239,15 @@ def _interpreter_warning_filters() -> None:
     for category in (ResourceWarning, ImportWarning, PendingDeprecationWarning, DeprecationWarning):
         warnings.simplefilter("ignore", category)
     warnings.filterwarnings("default", category=DeprecationWarning, module="__main__")
+
+
+def _drop_warm_sandbox() -> None:
+    """A long-lived command (a worker, the REPL) keeps a spare sandbox process for the rest of its
+    process (agentapps.sandbox.pool); the run is over, so is that process: the spare goes, and the
+    next run in this test process starts as a fresh `python -m agentapps` would (not warm)."""
+    pool = sys.modules.get("agentapps.sandbox.pool")
+    if pool is not None:
+        pool.keep_warm(False)
 
 
 def _wait_for_threads(before: set[threading.Thread]) -> None:
