@@ -17,7 +17,7 @@ def test_a_port_in_use_is_one_line_and_exit_2(project, door):
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        result = project.cli(*DOORS[door], "--port", str(port), timeout=30)
+        result = project.cli(*DOORS[door], "--port", str(port), timeout=30, real_process=True)
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip() == (f"error: Cannot listen on 127.0.0.1:{port}: the port is in use "
                                      "(another server?); pick another --port.")
@@ -29,6 +29,6 @@ def test_a_port_in_use_is_one_line_and_exit_2(project, door):
     (("--host", "0.0.0.0"), "error: Serving on 0.0.0.0 (not loopback) needs --token (or AGENTAPPS_"),
 ])
 def test_bad_listening_options_are_one_line_and_exit_2(project, door, argv, says):
-    result = project.cli(*DOORS[door], *argv, timeout=30)
+    result = project.cli(*DOORS[door], *argv, timeout=30, real_process=True)
     assert result.returncode == 2 and result.stderr.startswith(says), result.stderr
     assert len(result.stderr.strip().splitlines()) == 1

@@ -130,5 +130,5 @@ def test_requests_beyond_the_concurrency_wait_in_turn_up_to_the_queue_then_429(p
 
 
 def test_a_negative_queue_is_one_line_and_exit_2(project):
-    result = project.cli("serve", "--queue", "-1", timeout=30)
+    result = project.cli("serve", "--queue", "-1", timeout=30, real_process=True)
     assert result.returncode == 2 and result.stderr.strip() == "error: --queue must be 0 or more, got -1."
