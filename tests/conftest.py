@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+pytest_plugins = ["tests.support.attacks"]  # the attack suite's tally: tried/held per class
 
 
 @dataclass
