@@ -326,11 +326,16 @@ def test_no_process_of_the_host_can_be_traced_nor_its_root_read_through_proc(pro
     _runner(project)
     ours = Path("/tmp") / f"agentapps-root-probe-{os.getpid()}"
     ours.write_text(CANARY)
+    # victims of our own: a successful attach stops its tracee, and that must never be the test runner
+    victims = [os.spawnv(os.P_NOWAIT, "/bin/sleep", ["sleep", "30"]) for _ in range(2)]
     try:
-        out = _run(project, f"{PTRACE.format(pid=os.getpid())}; {PTRACE.format(pid=os.getppid())}; "
+        out = _run(project, f"{PTRACE.format(pid=victims[0])}; {PTRACE.format(pid=victims[1])}; "
                             f"cat /proc/[0-9]*/root{ours} /proc/[0-9]*/cwd/../../..{ours} 2>/dev/null; echo end")
     finally:
         ours.unlink()
+        for victim in victims:
+            os.kill(victim, signal.SIGKILL)
+            os.waitpid(victim, 0)
     assert out["stdout"].splitlines() == ["-1 3", "-1 3", "end"]  # ESRCH: no such process in its namespace
     assert CANARY not in out["stdout"]
 
@@ -356,7 +361,10 @@ def test_kill_of_every_process_it_may_signal_reaches_none_outside(project):
     _runner(project)
     victim = os.spawnv(os.P_NOWAIT, "/bin/sleep", ["sleep", "30"])
     try:
-        _run(project, "kill -STOP -1; kill -9 -1; true")
+        # guarded: without its own pid namespace, `kill -1` as root would stop and kill the whole machine
+        out = _run(project, 'if [ "$(cat /proc/1/comm)" = bwrap ]; then kill -STOP -1; kill -9 -1; '
+                            "else echo not in a pid namespace of its own; fi; true")
+        assert out["stdout"] == ""
         assert os.waitpid(victim, os.WNOHANG) == (0, 0)  # still running, and not stopped
         assert Path(f"/proc/{victim}/stat").read_text().split(") ", 1)[1][0] in "SR"
     finally:
