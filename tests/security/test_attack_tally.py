@@ -35,6 +35,7 @@ def test_skipped_inside():
 def test_skipped_before():
     pass
 
+@pytest.mark.attack
 def test_blocks():
     with attack("worker poison entries"):
         pass

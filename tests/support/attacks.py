@@ -6,7 +6,9 @@ An attack is counted in one of two ways:
   its body is one attack tried; it is held when the body finishes without an exception. A test
   skipped before or inside its body was not tried. A strict xfail whose attack succeeds is tried
   and not held, and the summary says so.
-- a block inside a test: `with attack("SSRF spellings"): ...`, for a test that tries several.
+- a block inside a test: `with attack("SSRF spellings"): ...`, for a test that tries several. Mark
+  such a test `@pytest.mark.attack` with no class, so that `pytest -m attack` selects it without
+  counting it a second time.
 
 After the run, one line per class that ran: `attack suite: <class>: N tried, N held`, in the order
 of CLASSES, and a plain `NOT HELD` line naming what fell when a class has any.
@@ -58,7 +60,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     yield
     marker = item.get_closest_marker("attack")
-    if marker is None or call.when != "call":
+    if marker is None or not marker.args or call.when != "call":
         return
     kind = _known(str(marker.args[0]))
     if call.excinfo is not None and call.excinfo.errisinstance(pytest.skip.Exception):
