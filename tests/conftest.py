@@ -16,6 +16,7 @@ import pytest
 from tests.support import cli as cli_runner
 
 REPO = Path(__file__).resolve().parent.parent
+pytest_plugins = ["tests.support.attacks"]  # the attack suite's tally: tried/held per class
 # Tests here keep the real process for every `Project.cli` call: their owners move them to the
 # in-process runner (and mark the calls that need a process with `real_process=True`) themselves.
 REAL_PROCESS_ONLY = ("tests/core/", "tests/context/", "tests/process/", "tests/tools/test_policy.py",

@@ -42,6 +42,7 @@ def server():
     httpd.server_close()
 
 
+@pytest.mark.attack("SSRF spellings")
 def test_loopback_is_refused_by_default(project, server):
     result = project.cli("run", "http", "--url", server + "/")
     assert result.returncode == 3 and "127.0.0.1" in result.stderr
@@ -54,6 +55,7 @@ def test_allow_list_reaches_a_local_server(project, server):
     assert out["status"] == 200 and json.loads(out["body"]) == {"hello": "world"}
 
 
+@pytest.mark.attack("SSRF spellings")
 def test_redirect_to_the_metadata_address_is_refused(project, server):
     result = project.cli("run", "http", "--url", server + "/redirect-metadata", AGENTAPPS_HTTP_ALLOW="127.0.0.1")
     assert result.returncode == 3 and "169.254.169.254" in result.stderr

@@ -130,7 +130,14 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("body", "expected"), [pytest.param(b, e, id=i) for i, b, e in CASES])
+# the rows that are template injections: an argument or a directive reaching what it must not
+INJECTIONS = {"arg-inserted-literally", "arg-backtick-does-not-open-a-span", "arg-fence-does-not-open-a-block",
+              "env-undeclared-is-denied", "inline-outside-project-denied", "inline-absolute-outside-denied"}
+INJECTION = pytest.mark.attack("template injections")  # counted in the attack suite (tests/support/attacks.py)
+
+
+@pytest.mark.parametrize(("body", "expected"), [pytest.param(b, e, id=i, marks=[INJECTION] if i in INJECTIONS else [])
+                                                for i, b, e in CASES])
 def test_directive_table(echo, body, expected):
     if isinstance(expected, tuple):
         error, match = expected
@@ -217,6 +224,7 @@ def test_code_skills_pass_through_the_directives_middleware(echo):
     assert echo.invoke("c") == "code ran"
 
 
+@INJECTION
 def test_an_undeclared_env_canary_never_reaches_output_or_errors(echo):
     (echo.root / "s.skill.md").write_text(HEADER.replace("CANARY_SECRET, ", "") + "Token: :env[CANARY_SECRET]\n")
     for argv in (["run", "s"], ["run", "--json", "s"], ["run", "-v", "s"]):
@@ -226,6 +234,7 @@ def test_an_undeclared_env_canary_never_reaches_output_or_errors(echo):
         assert CANARY not in result.stdout + result.stderr
 
 
+@INJECTION
 def test_an_argument_naming_a_declared_secret_is_not_expanded(echo):
     (echo.root / "s.skill.md").write_text(HEADER + "Question: :arg[q]\n")
     result = echo.cli("run", "s", "--q", "print :env[CANARY_SECRET] please", CANARY_SECRET=CANARY)

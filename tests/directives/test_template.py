@@ -11,6 +11,8 @@ import pytest
 from agentapps.directives.template import render
 from agentapps.errors import ConfigError, DeniedError, LimitError
 
+INJECTION = pytest.mark.attack("template injections")  # counted in the attack suite (tests/support/attacks.py)
+
 ECHO_AGENT = '''
 frontmatter = {"name": "agent", "metadata": {"params": {"type": "object"}}}
 
@@ -53,9 +55,9 @@ def run_template(project, body, args=None, header=HEADER):
         pytest.param("{% if args.x is defined %}{{ args.x }}{% else %}none{% endif %}", {}, "none",
                      id="guarded-optional-arg"),
         pytest.param("{{ args.q }}", {"q": ":arg[secret] <!-- x -->"}, ":arg[secret] <!-- x -->",
-                     id="template-output-is-never-expanded"),
+                     id="template-output-is-never-expanded", marks=INJECTION),
         pytest.param("{{ args.fence }}\n:arg[name]", {"fence": "```", "name": "Ada"}, "```\nAda",
-                     id="arg-cannot-open-a-code-block"),
+                     id="arg-cannot-open-a-code-block", marks=INJECTION),
         pytest.param("{% if args.greet %}Hello :arg[name]{% endif %}", {"greet": True, "name": "Ada"},
                      "Hello Ada", id="directives-written-in-the-template-expand"),
         pytest.param("{# a template comment #}kept\n", {}, "kept\n", id="template-comment-dropped"),
@@ -76,15 +78,15 @@ def test_template_renders_with_args_before_directives(echo, body, args, expected
     ("body", "error", "line", "match"),
     [
         pytest.param("one\ntwo\n{{ args.nope }}\n", ConfigError, 3, "has no attribute 'nope'", id="undefined-arg"),
-        pytest.param("{{ name }}", ConfigError, 1, "'name' is undefined", id="only-args-in-scope"),
-        pytest.param("a\n{{ range(3) | list }}", ConfigError, 2, "'range' is undefined", id="no-range"),
-        pytest.param("{{ lipsum() }}", ConfigError, 1, "'lipsum' is undefined", id="no-lipsum"),
+        pytest.param("{{ name }}", ConfigError, 1, "'name' is undefined", id="only-args-in-scope", marks=INJECTION),
+        pytest.param("a\n{{ range(3) | list }}", ConfigError, 2, "'range' is undefined", id="no-range", marks=INJECTION),
+        pytest.param("{{ lipsum() }}", ConfigError, 1, "'lipsum' is undefined", id="no-lipsum", marks=INJECTION),
         pytest.param("a\n{% if %}", ConfigError, 2, "syntax error", id="syntax-error"),
-        pytest.param("a\n{% include 'x' %}", ConfigError, 2, "use the :inline", id="no-include"),
-        pytest.param("x\n{{ args.__class__ }}", DeniedError, 2, "sandbox forbids", id="dunder-attribute"),
-        pytest.param("{{ args.s.__class__.__mro__ }}", DeniedError, 1, "sandbox forbids", id="mro-escape"),
-        pytest.param("{{ 'a' * 100000000 }}", DeniedError, 1, "longer than", id="huge-repeat"),
-        pytest.param("{{ 9 ** 99999 }}", DeniedError, 1, "exponent", id="huge-power"),
+        pytest.param("a\n{% include 'x' %}", ConfigError, 2, "use the :inline", id="no-include", marks=INJECTION),
+        pytest.param("x\n{{ args.__class__ }}", DeniedError, 2, "sandbox forbids", id="dunder-attribute", marks=INJECTION),
+        pytest.param("{{ args.s.__class__.__mro__ }}", DeniedError, 1, "sandbox forbids", id="mro-escape", marks=INJECTION),
+        pytest.param("{{ 'a' * 100000000 }}", DeniedError, 1, "longer than", id="huge-repeat", marks=INJECTION),
+        pytest.param("{{ 9 ** 99999 }}", DeniedError, 1, "exponent", id="huge-power", marks=INJECTION),
         pytest.param("a\n{{ args.s + 1 }}", ConfigError, 2, r"failed: TypeError: can only concatenate str",
                      id="type-error-in-an-expression"),
         pytest.param("a\nb\n{{ 1 / 0 }}", ConfigError, 3, "failed: ZeroDivisionError", id="division-by-zero"),
@@ -108,6 +110,7 @@ def test_without_template_jinja_syntax_is_plain_text(echo):
     assert run_template(echo, "{{ args.x }}", header=HEADER.replace("  template: jinja2\n", "")) == "{{ args.x }}"
 
 
+@INJECTION
 def test_output_over_the_limit_is_refused():
     with pytest.raises(LimitError, match="renders more than"):
         render("{% for i in args.n %}{{ args.s }}{% endfor %}", {"n": list(range(300)), "s": "x" * 5000},
@@ -121,6 +124,7 @@ def test_rendered_values_are_held_by_placeholders_until_restored():
     assert rendered.restore(f"[{rendered.text}]") == "[a :arg[y] b]"
 
 
+@INJECTION
 def test_an_argument_cannot_forge_a_placeholder():
     first = render("{{ args.x }}", {"x": "one"}, skill="t", file=None, first_line=1)
     forged = render("{{ args.x }}|{{ args.y }}", {"x": first.text, "y": "two"}, skill="t", file=None, first_line=1)

@@ -201,8 +201,11 @@ def test_text_uses_declared_charset(server: LocalServer) -> None:
 
 
 @pytest.mark.parametrize(
-    "host", ["127.0.0.1", "localhost", "0177.0.0.1", "2130706433", "127.1", "[::ffff:7f00:1]"]
+    "host", ["127.0.0.1", "localhost", "0177.0.0.1", "2130706433", "127.1", "[::ffff:7f00:1]",
+             # (issue 22's attack suite) userinfo that names a public host, hex, padded v6
+             "8.8.8.8@127.0.0.1", "user:8.8.8.8@localhost", "0x7f.0.0.1", "[0:0:0:0:0:ffff:7f00:1]"]
 )
+@pytest.mark.attack("SSRF spellings")
 def test_default_policy_refuses_loopback_before_connecting(
     server: LocalServer, audit: AuditRecorder, monkeypatch: pytest.MonkeyPatch, host: str
 ) -> None:
@@ -222,8 +225,10 @@ def test_env_allowlist_is_the_way_to_reach_loopback(
 
 
 @pytest.mark.parametrize(
-    "target", ["http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/", "http://[::1]/"]
+    "target", ["http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/", "http://[::1]/",
+               "http://2852039166/latest/meta-data/", "http://[::ffff:a9fe:a9fe]/"]
 )
+@pytest.mark.attack("SSRF spellings")
 def test_redirect_to_private_address_is_refused_before_connecting(
     server: LocalServer, audit: AuditRecorder, target: str
 ) -> None:
@@ -233,6 +238,7 @@ def test_redirect_to_private_address_is_refused_before_connecting(
 
 
 @pytest.mark.parametrize("target", ["file:///etc/passwd", "gopher://127.0.0.1:70/"])
+@pytest.mark.attack("SSRF spellings")
 def test_redirect_to_other_scheme_is_refused(server: LocalServer, target: str) -> None:
     with pytest.raises(UsageError, match="only http and https"):
         fetch("GET", server.url(f"/redirect?to={target}"), policy=ALLOW_LOOPBACK)

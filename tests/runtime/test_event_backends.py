@@ -268,6 +268,7 @@ def raw_stream(root: Context, topic: str) -> tuple[Any, str]:
     return link.client, link.key("events", topic)
 
 
+@pytest.mark.attack("worker poison entries")
 def test_a_malformed_entry_in_a_batch_costs_none_of_the_valid_events(project, on_redis):
     """The wait used to acknowledge the batch before decoding it: it failed on the bad entry and the
     valid events of the batch were acknowledged, never seen, never delivered again."""
@@ -292,6 +293,7 @@ def test_a_malformed_entry_in_a_batch_costs_none_of_the_valid_events(project, on
     assert dead[0]["data"]["group"] == "default" and dead[0]["data"]["deliveries"] == 1
 
 
+@pytest.mark.attack("worker poison entries")
 def test_a_peek_is_not_blocked_by_a_malformed_entry(project, on_redis):
     """With ack: false the bad entry used to stay first in line and fail every peek."""
     async def scenario(root: Context) -> Any:
@@ -310,6 +312,7 @@ def test_a_peek_is_not_blocked_by_a_malformed_entry(project, on_redis):
         (bad, "malformed", {"e": "garbage"})]
 
 
+@pytest.mark.attack("worker poison entries")
 def test_a_wait_for_the_next_event_passes_over_malformed_entries(project, on_redis):
     async def scenario(root: Context) -> Any:
         await call(root, "event-subscribe", topic="w")
@@ -327,6 +330,7 @@ def test_a_wait_for_the_next_event_passes_over_malformed_entries(project, on_red
     assert run(project, scenario) == [["next"], ["next"]]
 
 
+@pytest.mark.attack("worker poison entries")
 def test_dead_letters_of_malformed_entries_are_listed_with_their_raw_content(project, on_redis):
     """Dead-lettering used to copy a poison body into T.dead-letter as it was, and listing the dead
     letters (event-wait, which acknowledged before decoding) then failed and lost 10 of 10."""
@@ -362,6 +366,7 @@ def test_dead_letters_of_malformed_entries_are_listed_with_their_raw_content(pro
     assert [d["data"]["raw"] for d in deeper] == [{"e": "not even a dead letter"}]
 
 
+@pytest.mark.attack("worker poison entries")
 def test_an_entry_with_thousands_of_fields_is_set_aside_without_wedging_the_queue(project, on_redis):
     async def scenario(root: Context) -> Any:
         await call(root, "event-subscribe", topic="big")

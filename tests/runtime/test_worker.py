@@ -111,6 +111,7 @@ def test_a_failing_event_is_retried_then_dead_lettered_and_the_rest_go_on(jobs):
     assert pending(jobs, "jobs", "g") == 0
 
 
+@pytest.mark.attack("worker poison entries")
 def test_a_stream_entry_agentapps_did_not_write_is_dead_lettered_and_never_wedges_the_worker(jobs):
     # anyone who can write the stream (another job) can add entries whose body is not an event:
     # such an entry used to kill its handling task before it was counted, so the worker held the
@@ -346,6 +347,7 @@ def test_the_worker_whose_try_reaches_the_limit_dead_letters_the_event_itself(jo
     assert letter["data"]["group"] == "g" and letter["data"]["event"]["topic"] == "jobs"
 
 
+@pytest.mark.attack("worker poison entries")
 def test_an_entry_without_a_body_never_reaches_the_handler(jobs):
     # it used to reach the handler as an event with data null (the docs said it never does)
     import redis
@@ -364,6 +366,7 @@ def test_an_entry_without_a_body_never_reaches_the_handler(jobs):
     assert [(d["data"]["event"]["id"], d["data"]["reason"]) for d in dead] == [(i, "malformed") for i in bodiless]
 
 
+@pytest.mark.attack("worker poison entries")
 def test_poison_bodies_are_dead_lettered_at_once_in_a_form_event_wait_lists(jobs):
     # the worker used to copy a poison body into jobs.dead-letter as it was: listing the dead letters
     # failed, and acknowledged them all first (10 of 10 lost); and each took maxDeliveries tries

@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -113,6 +112,12 @@ PAYLOADS = [
     Payload("fetch", "return await fetch('http://169.254.169.254/')", "runtime", "fetch"),
     Payload("xhr", "return new XMLHttpRequest()", "runtime", "XMLHttpRequest"),
     Payload("websocket", "return new WebSocket('ws://x')", "runtime", "WebSocket"),
+    # (issue 22's attack suite: spellings the earlier rounds did not try)
+    Payload("async-generator-ctor", "return await Object.getPrototypeOf(async function* () {})"
+            ".constructor('yield [typeof require, typeof process, typeof fetch]')().next()", "ok",
+            '"value": ["undefined", "undefined", "undefined"]'),
+    Payload("shadow-realm", "return new ShadowRealm().evaluate('typeof process')", "runtime",
+            "ShadowRealm is not defined"),
     Payload("deno", "return Deno.readTextFileSync('/etc/passwd')", "runtime", "Deno"),
     Payload("bun", "return await Bun.file('/etc/passwd').text()", "runtime", "Bun"),
     # refs that are not bare skill names never reach the host
@@ -253,9 +258,9 @@ def sandbox() -> Iterator[Sandbox]:
 
 
 @pytest.mark.parametrize("payload", PAYLOADS, ids=[p.id for p in PAYLOADS])
+@pytest.mark.attack("sandbox escapes")
 def test_escape_payload_is_contained(payload: Payload, sandbox: Sandbox,
-                                     audit: AuditRecorder, tally: Counter[str]) -> None:
-    tally["escape tried"] += 1
+                                     audit: AuditRecorder) -> None:
     host = Host()
 
     async def attack() -> tuple[SnippetResult, list[str], SnippetResult]:
@@ -277,7 +282,6 @@ def test_escape_payload_is_contained(payload: Payload, sandbox: Sandbox,
         payload.check(result, host)
     assert events == []  # no file, network or process access while the payload ran
     assert after.ok and after.value == [2, True]  # alive, and memory survives (or is restored)
-    tally["escape held"] += 1
 
 
 def test_at_least_28_payloads() -> None:

@@ -3,7 +3,7 @@
 Every spelling below runs `git push` (or smuggles something past a grant). A trust rule on
 `git push*` must ask for each; a grant must refuse each smuggled command; what cannot be reduced
 to plain words must ask under any rule and be refused by any grant. Plain commands stay admitted.
-Prints `shell rule spellings: N tried, N held` after the run.
+Counted in the attack suite as `shell rule spellings` (tests/support/attacks.py).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from agentapps.errors import DeniedError
 from agentapps.tools.policy import Candidate, Policy, Rule
 
 REPO = Path(__file__).resolve().parents[2]
-TALLY: Counter[str] = Counter()
+SPELLINGS = pytest.mark.attack("shell rule spellings")  # counted in the attack suite (tests/support/attacks.py)
 OUTSIDE = "/tmp/agentapps-elsewhere/x"  # a path outside every test project
 
 # (class, shell arguments) that all run `git push`
@@ -53,6 +53,15 @@ GIT_PUSH: list[tuple[str, dict[str, Any]]] = [
     ("wrappers", {"command": "nice nohup timeout 5 env -- git push"}),
     ("wrappers", {"command": "command -p git push"}),
     ("wrappers", {"command": "time -p git push"}),
+    # (issue 22's attack suite: wrapper spellings the earlier rounds did not try)
+    ("wrappers", {"command": "stdbuf -o0 git push"}),
+    ("wrappers", {"command": "nice --adjustment=5 git push"}),
+    ("wrappers", {"command": "timeout -k 1 5 git push"}),
+    ("wrappers", {"command": "exec -a name git push"}),
+    ("wrappers", {"command": "sudo -E git push"}),
+    ("wrappers", {"command": "setsid --wait git push"}),
+    ("wrappers", {"command": "builtin exec git push"}),
+    ("argv", {"argv": ["stdbuf", "-oL", "git", "push"]}),
     ("programs", {"command": "/usr/bin/git push"}),
     ("programs", {"command": "/usr/bin/../bin/git push"}),
     ("programs", {"command": "//usr//bin//git push"}),
@@ -152,18 +161,6 @@ PLAIN: list[tuple[dict[str, Any], str]] = [
 GRANT = "Bash(git:*) Bash(npm test) Bash(head:*) Bash(echo:*)"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _report(request: pytest.FixtureRequest) -> None:
-    """Print the tally once, after the run, like the other attack suites."""
-    manager = request.config.pluginmanager
-    if manager.get_plugin("shell-rule-spellings") is None:
-        manager.register(SimpleNamespace(pytest_terminal_summary=_summary), "shell-rule-spellings")
-
-
-def _summary(terminalreporter: Any) -> None:
-    terminalreporter.write_line(f"shell rule spellings: {TALLY['tried']} tried, {TALLY['held']} held")
-
-
 def _shell_module() -> Any:
     spec = importlib.util.spec_from_file_location("shell_skill", REPO / "skills/builtins/shell.skill.py")
     assert spec is not None and spec.loader is not None
@@ -216,17 +213,39 @@ def _ids(cases: list[tuple[str, dict[str, Any]]]) -> list[str]:
 
 
 @pytest.mark.parametrize(("kind", "args"), GIT_PUSH + UNREDUCED, ids=_ids(GIT_PUSH + UNREDUCED))
+@SPELLINGS
 def test_a_trust_rule_on_git_push_fires_on_every_spelling(project: Any, kind: str, args: dict[str, Any]) -> None:
-    TALLY["tried"] += 1
     assert fires("shell(command=git push*)", args, project.root)
-    TALLY["held"] += 1
+
+
+# Wrappers the view does not unwrap: each runs `git push`, but the rule sees another program, so a
+# trust rule on `git push*` does not ask (a grant still refuses them: the program is not granted).
+# Findings of the attack suite, kept failing until the view unwraps them or refuses what it cannot.
+UNKNOWN_WRAPPERS = ["ionice -c3 git push", "chrt -o 0 git push", "taskset 1 git push", "flock /tmp/l git push",
+                    "doas git push"]
+
+
+@SPELLINGS
+@pytest.mark.xfail(strict=True, reason="finding: the shell view does not unwrap ionice, chrt, taskset, flock or "
+                                      "doas, so a trust rule on `git push*` does not fire")
+@pytest.mark.parametrize("line", UNKNOWN_WRAPPERS)
+def test_a_trust_rule_on_git_push_fires_through_wrappers_the_view_does_not_know(project: Any, line: str) -> None:
+    assert fires("shell(command=git push*)", {"command": line}, project.root)
+
+
+@pytest.mark.parametrize("line", UNKNOWN_WRAPPERS)
+def test_a_grant_refuses_git_push_through_wrappers_the_view_does_not_know(project: Any, line: str) -> None:
+    policy = Policy.parse("Bash(git:*) Bash(git status)", "caller")
+    decision = policy.decide(Candidate("shell", hidden=True, action=("command", "input")),
+                             view_of({"command": line}, project.root))
+    assert not decision.allowed
 
 
 @pytest.mark.parametrize(("kind", "args"), UNREDUCED, ids=_ids(UNREDUCED))
+@SPELLINGS
 def test_what_cannot_be_reduced_fires_every_rule_and_is_admitted_by_no_grant(
     project: Any, kind: str, args: dict[str, Any]
 ) -> None:
-    TALLY["tried"] += 1
     view = view_of(args, project.root)
     assert view["unreduced"]
     assert fires("shell(command=npm publish*)", args, project.root)
@@ -235,7 +254,6 @@ def test_what_cannot_be_reduced_fires_every_rule_and_is_admitted_by_no_grant(
     decision = policy.decide(Candidate("shell", hidden=True, action=("command", "input")), view)
     assert not decision.allowed
     assert "cannot be reduced to plain commands" in decision.reason and "\n" not in decision.reason
-    TALLY["held"] += 1
 
 
 @pytest.mark.parametrize(("args", "stdout"), PLAIN)
@@ -251,12 +269,11 @@ PIPELINE_ASKS = [args for kind, args in GIT_PUSH if kind in ("wrappers", "progra
 
 
 @pytest.mark.parametrize("args", PIPELINE_ASKS + [{"command": "sh -c 'git push'"}, {"command": "git -C . push"}])
+@SPELLINGS
 def test_the_pipeline_asks_before_a_respelled_git_push(fakes: Any, args: dict[str, Any]) -> None:
     caller(fakes, rules="shell(command=git push*)")
-    TALLY["tried"] += 1
     with pytest.raises(DeniedError, match="needs approval"):
         fakes.invoke("caller", args)
-    TALLY["held"] += 1
 
 
 @pytest.mark.parametrize("args", [{"command": "git push; true"}, {"command": "eval 'git push'"}])
@@ -308,27 +325,25 @@ SMUGGLED: list[tuple[dict[str, Any], str]] = [
 
 
 @pytest.mark.parametrize(("args", "why"), SMUGGLED)
+@SPELLINGS
 def test_a_grant_refuses_what_rides_along_with_a_granted_command(
     fakes: Any, args: dict[str, Any], why: str
 ) -> None:
     caller(fakes, allowed="Bash(git:*) Bash(git status)")
-    TALLY["tried"] += 1
     with pytest.raises(DeniedError) as caught:
         fakes.invoke("caller", args)
     assert why in caught.value.message and "\n" not in caught.value.message
     assert not (fakes.root / "P").exists()
-    TALLY["held"] += 1
 
 
 @pytest.mark.parametrize(("kind", "args"), GIT_PUSH, ids=_ids(GIT_PUSH))
+@SPELLINGS
 def test_a_grant_without_git_push_refuses_every_spelling_of_it(
     project: Any, kind: str, args: dict[str, Any]
 ) -> None:
-    TALLY["tried"] += 1
     policy = Policy.parse("shell(command={git status,git log *,true,false,echo *,break})", "caller")
     decision = policy.decide(Candidate("shell", hidden=True, action=("command", "input")), view_of(args, project.root))
     assert not decision.allowed, decision.reason
-    TALLY["held"] += 1
 
 
 def test_the_approval_question_shows_the_commands_the_rule_saw(fakes: Any) -> None:
