@@ -93,7 +93,7 @@ def render(body: str, args: dict[str, Any], *, skill: str, file: Path | None, fi
     except TemplateNotFound as exc:
         error, line = ConfigError, _line(exc, first_line)
         why = f"loads another template ({exc.name!r}); templates cannot read files: use the :inline[file] directive instead"
-    except (TypeError, ValueError, ArithmeticError) as exc:  # the template's own expression, e.g. "a" + 1
+    except (TypeError, ValueError, ArithmeticError, LookupError) as exc:  # its own expression: "a" + 1, "{0}".format_map({})
         error, line = ConfigError, _line(exc, first_line)
         why = f"failed: {type(exc).__name__}: {exc}"
     except TemplateError as exc:
@@ -118,7 +118,11 @@ def environment(**options: Any) -> Any:
     class _Bounded(SandboxedEnvironment):
         """Refuses `*` and `**` results that would exhaust memory or time; dicts are looked up by key only."""
 
-        intercepted_binops = frozenset({"*", "**"})
+        intercepted_binops = frozenset({"*", "**", "%"})
+
+        def call(self, context: Any, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
+            _refuse_huge(getattr(obj, "__self__", None), getattr(obj, "__name__", ""), args, kwargs)
+            return super().call(context, obj, *args, **kwargs)
 
         # `args.items` or `args["keys"]` must never fall back to a dict method when the key is
         # missing: a missing key is undefined (a strict error), as for any other name.
@@ -142,6 +146,10 @@ def environment(**options: Any) -> Any:
             return self.undefined(obj=obj, name=key)
 
         def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+            if operator == "%":
+                if isinstance(left, str):
+                    _refuse_wide(left)
+                return left % right
             if operator == "**":
                 if isinstance(right, int) and abs(right) > MAX_EXPONENT:
                     raise SecurityError(f"exponent {right} is larger than {MAX_EXPONENT}")
@@ -151,4 +159,76 @@ def environment(**options: Any) -> Any:
                     raise SecurityError(f"'*' would build a sequence longer than {MAX_REPEAT}")
             return left * right
 
-    return _Bounded(autoescape=False, keep_trailing_newline=True, **options)
+    env = _Bounded(autoescape=False, keep_trailing_newline=True, **options)
+    for name, width_at in (("center", 1), ("indent", 1)):  # filters that pad to a width they are given
+        env.filters[name] = _bounded_filter(env.filters[name], width_at)
+    env.filters["format"] = _bounded_format(env.filters["format"])
+    env.filters["tojson"] = _bounded_tojson(env.filters["tojson"])
+    return env
+
+
+# str methods whose result grows with a number they are given (the first argument, or `width`)
+_WIDTH_METHODS = frozenset({"ljust", "rjust", "center", "zfill", "expandtabs"})
+_FORMAT_METHODS = frozenset({"format", "format_map"})
+_NUMBERS = re.compile(r"\d+")
+
+
+def _refuse_huge(owner: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """A str method may not build a string past MAX_REPEAT: `s.ljust(10**8)`, `'{:>99999999}'.format(1)`."""
+    from jinja2.exceptions import SecurityError
+
+    if not isinstance(owner, str):
+        return
+    if name in _WIDTH_METHODS:
+        width = args[0] if args else kwargs.get("width", kwargs.get("tabsize", 0))
+        grows = width * max(1, owner.count("\t")) if name == "expandtabs" and isinstance(width, int) else width
+        if isinstance(grows, int) and grows > MAX_REPEAT:
+            raise SecurityError(f"'{name}' would build a string longer than {MAX_REPEAT}")
+    elif name in _FORMAT_METHODS:
+        _refuse_wide(owner)
+
+
+def _refuse_wide(text: str) -> None:
+    """A format string (`%` or `str.format`) whose widths or precisions pass MAX_REPEAT."""
+    from jinja2.exceptions import SecurityError
+
+    if any(int(n) > MAX_REPEAT for n in _NUMBERS.findall(text) if len(n) > 6):
+        raise SecurityError(f"a format width or precision would build a string longer than {MAX_REPEAT}")
+
+
+def _bounded_filter(original: Any, width_at: int) -> Any:
+    def bounded(*args: Any, **kwargs: Any) -> Any:
+        from jinja2.exceptions import SecurityError
+
+        width = args[width_at] if len(args) > width_at else kwargs.get("width", 0)
+        if isinstance(width, int) and width > MAX_REPEAT:
+            raise SecurityError(f"a width of {width} would build a string longer than {MAX_REPEAT}")
+        return original(*args, **kwargs)
+
+    for attr in ("jinja_pass_arg",):  # keep how Jinja passes the environment or context
+        if hasattr(original, attr):
+            setattr(bounded, attr, getattr(original, attr))
+    return bounded
+
+
+def _bounded_format(original: Any) -> Any:
+    def bounded(value: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(value, str):
+            _refuse_wide(value)
+        return original(value, *args, **kwargs)
+
+    return bounded
+
+
+def _bounded_tojson(original: Any) -> Any:
+    def bounded(*args: Any, **kwargs: Any) -> Any:
+        from jinja2.exceptions import SecurityError
+
+        indent = kwargs.get("indent", args[2] if len(args) > 2 else None)
+        if isinstance(indent, int) and indent > 64:
+            raise SecurityError("tojson's indent is at most 64")
+        return original(*args, **kwargs)
+
+    if hasattr(original, "jinja_pass_arg"):
+        bounded.jinja_pass_arg = original.jinja_pass_arg  # type: ignore[attr-defined]
+    return bounded

@@ -49,9 +49,13 @@ RAW: Final = b"raw:"  # a dead letter keeps its entry's fields other than the bo
 MAX_NESTING: Final = 8  # dead letters of dead letters (of a T.dead-letter consumer's failures) decoded
 
 
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
+
+
 def _object(raw: bytes, what: str) -> dict[str, Any]:
-    try:
-        found = json.loads(raw)
+    try:  # NaN and Infinity, which Python's json reads, are not JSON: no result could carry them on
+        found = json.loads(raw, parse_constant=_not_json)
     except (ValueError, RecursionError):
         found = None
     if not isinstance(found, dict):

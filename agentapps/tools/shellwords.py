@@ -1,8 +1,9 @@
 """A simple command's words reduced to the program that really runs: wrappers unwrapped, the
 program named as PATH finds it, git's global options folded, output options checked.
 
-- `env`, `command`, `exec`, `nice`, `nohup`, `timeout`, `xargs`, `sudo`, `setsid`, `stdbuf` and
-  `builtin` are unwrapped with their options; `sh|bash|dash|zsh|ksh -c 'literal'` is parsed again,
+- `env`, `command`, `exec`, `nice`, `nohup`, `timeout`, `xargs`, `sudo`, `doas`, `setsid`, `stdbuf`,
+  `ionice`, `chrt`, `taskset`, `flock` and `builtin` are unwrapped with their options (and the one
+  word `timeout`, `chrt`, `taskset` and `flock` take before the command); `sh|bash|dash|zsh|ksh -c 'literal'` is parsed again,
   recursively. An option we do not know, `env NAME=value`, `env -C`, `sudo -i`, `xargs` (it adds
   words read from its input) and the like are problems: the words shown are still the unwrapped ones.
 - `/usr/bin/git` is `git` when its folder is a system folder or on PATH; `./git` stays `./git`.
@@ -58,6 +59,19 @@ WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str], frozenset[str]]] = {
               frozenset({"-a", "--arg-file", "-d", "--delimiter", "-E", "-L", "--max-lines", "-n", "--max-args",
                          "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var"}),
               frozenset({"-I", "-i", "--replace", "-e", "--eof", "-l"})),
+    # the wrappers below take one word before the command (a priority, a CPU mask, a lock file)
+    "ionice": (frozenset({"-t", "--ignore"}), frozenset({"-c", "--class", "-n", "--classdata"}),
+               frozenset({"-p", "--pid", "-P", "--pgid", "-u", "--uid"})),
+    "chrt": (frozenset({"-a", "--all-tasks", "-b", "--batch", "-d", "--deadline", "-f", "--fifo", "-i", "--idle",
+                        "-o", "--other", "-r", "--rr", "-R", "--reset-on-fork", "-v", "--verbose"}),
+             frozenset({"-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"}),
+             frozenset({"-p", "--pid"})),
+    "taskset": (frozenset({"-a", "--all-tasks", "-c", "--cpu-list"}), frozenset(), frozenset({"-p", "--pid"})),
+    "flock": (frozenset({"-s", "--shared", "-x", "-e", "--exclusive", "-u", "--unlock", "-n", "--nb", "--nonblock",
+                         "-o", "--close", "-F", "--no-fork", "--verbose"}),
+              frozenset({"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"}),
+              frozenset({"-c", "--command"})),
+    "doas": (frozenset({"-n"}), frozenset({"-u"}), frozenset({"-s", "-C", "-L"})),
     "sudo": (frozenset({"-A", "--askpass", "-b", "--background", "-E", "--preserve-env", "-H", "--set-home",
                         "-k", "--reset-timestamp", "-n", "--non-interactive", "-P", "--preserve-groups",
                         "-S", "--stdin", "-B", "--bell"}),
@@ -234,8 +248,8 @@ def reduce(words: list[str], root: str, depth: int = 0) -> list[Simple]:
             break  # `command -v git` only says where git is
         if name in WRAPPERS:
             inner, why = _options(name, words)
-            if name == "timeout" and inner:
-                inner = inner[1:]  # the duration
+            if name in ("timeout", "chrt", "taskset", "flock") and inner:
+                inner = inner[1:]  # the duration, the priority, the CPU mask, the lock file
             while name in ("env", "sudo") and inner and _NAME.match(inner[0]):
                 why = why or f"'{name}' sets environment variables for the command"
                 inner = inner[1:]

@@ -218,24 +218,21 @@ def test_a_trust_rule_on_git_push_fires_on_every_spelling(project: Any, kind: st
     assert fires("shell(command=git push*)", args, project.root)
 
 
-# Wrappers the view does not unwrap: each runs `git push`, but the rule sees another program, so a
-# trust rule on `git push*` does not ask (a grant still refuses them: the program is not granted).
-# Findings of the attack suite, kept failing until the view unwraps them or refuses what it cannot.
+# Wrappers the view did not unwrap at first (findings of the attack suite): each runs `git push`, and
+# a trust rule on `git push*` did not ask. A grant refuses them too (git push is not granted).
 UNKNOWN_WRAPPERS = ["ionice -c3 git push", "chrt -o 0 git push", "taskset 1 git push", "flock /tmp/l git push",
                     "doas git push"]
 
 
 @SPELLINGS
-@pytest.mark.xfail(strict=True, reason="finding: the shell view does not unwrap ionice, chrt, taskset, flock or "
-                                      "doas, so a trust rule on `git push*` does not fire")
 @pytest.mark.parametrize("line", UNKNOWN_WRAPPERS)
 def test_a_trust_rule_on_git_push_fires_through_wrappers_the_view_does_not_know(project: Any, line: str) -> None:
     assert fires("shell(command=git push*)", {"command": line}, project.root)
 
 
 @pytest.mark.parametrize("line", UNKNOWN_WRAPPERS)
-def test_a_grant_refuses_git_push_through_wrappers_the_view_does_not_know(project: Any, line: str) -> None:
-    policy = Policy.parse("Bash(git:*) Bash(git status)", "caller")
+def test_a_grant_for_git_status_refuses_git_push_through_those_wrappers(project: Any, line: str) -> None:
+    policy = Policy.parse("Bash(git status)", "caller")
     decision = policy.decide(Candidate("shell", hidden=True, action=("command", "input")),
                              view_of({"command": line}, project.root))
     assert not decision.allowed

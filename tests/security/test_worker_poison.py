@@ -82,9 +82,6 @@ def test_an_entry_that_is_not_an_event_is_dead_lettered_at_once_and_listed(jobs:
 
 
 @POISON
-@pytest.mark.xfail(strict=True, reason="finding: a body with NaN (or Infinity) is dead-lettered, but listing the "
-                                      "dead letters then fails ('returned a result that is not JSON') and they are "
-                                      "acknowledged first: the dead letters of that batch are lost")
 @pytest.mark.parametrize("body", [b'{"data": NaN}', b'{"data": {"x": -Infinity}}'])
 def test_a_body_with_non_finite_numbers_leaves_the_dead_letters_listable(jobs: RedisProject, body: bytes) -> None:
     entry = _around(jobs, {b"e": body})
