@@ -46,7 +46,19 @@ class MalformedEntry(ValueError):
 
 
 RAW: Final = b"raw:"  # a dead letter keeps its entry's fields other than the body `e` as raw:NAME
+MAX_DATA_DEPTH: Final = 62  # a handler gets {event: {data}}: its args may be 64 levels deep (tools.schema.MAX_DEPTH)
 MAX_NESTING: Final = 8  # dead letters of dead letters (of a T.dead-letter consumer's failures) decoded
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether JSON `value` nests deeper than `limit` levels (without recursion)."""
+    level = [value]
+    for _ in range(limit + 1):
+        level = [item for found in level if isinstance(found, (dict, list))
+                 for item in (found.values() if isinstance(found, dict) else found)]
+        if not level:
+            return False
+    return True
 
 
 def _not_json(constant: str) -> Any:
@@ -75,6 +87,9 @@ def envelope_of(topic: str, delivery_id: str, fields: dict[bytes, bytes], nestin
     body = _object(raw, "body")
     if "data" not in body:
         raise MalformedEntry("The stream entry's body has no 'data': not an event agentapps wrote.")
+    if _deeper_than(body["data"], MAX_DATA_DEPTH):  # no handler could take it (the args limit), on any Python
+        raise MalformedEntry(f"The stream entry's data is nested deeper than {MAX_DATA_DEPTH} levels: not an event "
+                             "agentapps wrote.")
     return {"id": delivery_id, "topic": topic, "type": body.get("type", "event"), "source": body.get("source"),
             "data": body["data"], "timestamp": body.get("timestamp"),
             "rootContextId": body.get("rootContextId"), "depth": body.get("depth", 0)}

@@ -24,10 +24,15 @@ class Batcher:
     """Records made by `entry_for`, appended by one writer task in batches."""
 
     def __init__(self, data_dir: Path | None) -> None:
+        import atexit
+
         self.data_dir = data_dir
         self.pending: list[dict[str, Any]] = []
         self.writer: asyncio.Future[None] | None = None
         self.closed = False
+        # the last resort: a record added as the loop was ending (a run finishing while asyncio.run
+        # cancels what is left) can have a writer task that is cancelled before it ever runs
+        atexit.register(self._write_pending)
 
     def add(self, entry: dict[str, Any]) -> None:
         """Queue a record; the writer task starts if it is not running (call on the loop). Once

@@ -65,3 +65,37 @@ def test_records_of_a_loop_that_ends_without_a_close_are_written(tmp_path):
 
     asyncio.run(scenario())
     assert skills_logged(data_dir) == ["orphan"]
+
+
+LATE = """
+import asyncio, sys, time
+from pathlib import Path
+from agentapps.context.context import Internals
+from agentapps.runlog import entry_for
+from agentapps.runlog.batch import Batcher
+
+async def scenario():
+    async def late():
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:  # a run ending as asyncio.run cancels what is left
+            entry = entry_for(skill="late", args={}, internals=Internals(), exit_code=0, error=None,
+                              started=time.perf_counter())
+            Batcher(Path(sys.argv[1])).add(entry)  # its writer task is cancelled before it ever runs
+            raise
+    asyncio.ensure_future(late())
+    await asyncio.sleep(0)
+
+asyncio.run(scenario())
+"""
+
+
+def test_a_record_added_while_the_loop_ends_is_written_when_the_process_exits(tmp_path):
+    import subprocess
+    import sys
+
+    data_dir = tmp_path / ".agent-apps"
+    done = subprocess.run([sys.executable, "-c", LATE, str(data_dir)], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert skills_logged(data_dir) == ["late"]
