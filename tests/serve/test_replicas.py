@@ -115,11 +115,19 @@ def test_a_schedule_fires_once_across_two_replicas(tmp_path):
     project = make_project(tmp_path)
     project.write("tick.skill.py", TICK)
     first, second = _pair(project, space)
-    said: list[str] = []
+    said: list[Any] = []
     try:
-        time.sleep(3.2)
+        log, deadline = project.root / "ticks.log", time.monotonic() + 20
+        while time.monotonic() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 3):
+            time.sleep(0.05)
+        # stop between two due seconds, both servers at once: a run still ending while its server shuts
+        # down can lose its run-log record (seen in CI, not fixed: see the closing note of issue 21)
+        time.sleep((1.3 - time.time() % 1) % 1)
     finally:
-        said += [first.stop()[1], second.stop()[1]]
+        for served in (first, second):
+            if served.proc.poll() is None:
+                served.proc.send_signal(15)
+        said += [first.stop(), second.stop()]
         _forget(client, space)
     ticks = [line.split() for line in (project.root / "ticks.log").read_text().splitlines()]
     seconds = [int(t[0]) for t in ticks]
