@@ -2,7 +2,7 @@
 
 A record costs about a millisecond to write (one SQLite transaction with fsync). `agentapps worker`
 and `agentapps mcp-server` must not make each event or tool call wait for it, so a `Batcher` keeps
-the records of the runs that ended and one writer task on the running loop appends them together,
+the records of the runs that ended and one writer task appends them together, on the loop itself,
 one transaction at most every `BATCH_SECONDS`; `close()` writes what is still pending. The price:
 a process killed with SIGKILL loses at most the last batch's records (the log itself is never
 damaged: each batch is one transaction).
@@ -60,8 +60,10 @@ class Batcher:
             while self.pending:
                 await asyncio.sleep(BATCH_SECONDS)  # gather the records of the runs ending meanwhile
                 batch, self.pending = self.pending, []
-                # a batch handed to the thread is written even if this task is cancelled meanwhile
-                await asyncio.to_thread(log_entries, self.data_dir, batch)  # never raises: one warning
+                # on the loop, not in a worker thread: a batch handed to the executor could wait
+                # behind blocked threads and be dropped when the process stops (one transaction of
+                # a few records costs a millisecond or two, once per BATCH_SECONDS at most)
+                log_entries(self.data_dir, batch)  # never raises: one warning
         except asyncio.CancelledError:
             self._write_pending()  # the loop is ending (no close, or a close cut short): nothing is lost
             raise
@@ -73,7 +75,7 @@ class Batcher:
         self.closed = True
         self._write_pending()
         if self.writer is not None and not self.writer.done():
-            await asyncio.shield(self.writer)  # a batch it is writing in its thread
+            self.writer.cancel()  # it waits only to gather more: nothing is left for it to write
 
 
 def batcher_for(g: Globals) -> Batcher:
