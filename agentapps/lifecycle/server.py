@@ -15,7 +15,7 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from agentapps.context.context import Globals
     from agentapps.mcp.exposed import Exposure
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 GRACE_SECONDS = 2  # open streams are cancelled at shutdown; what is left after this is dropped
 
 
@@ -87,14 +88,12 @@ def say(line: str) -> None:
 
 
 async def run_web(app: Any, sock: socket.socket, announce: Callable[[str, int], str],
-                  on_stopping: Callable[[], None] | None = None) -> None:
-    """Serve `app` on `sock` with uvicorn until SIGINT/SIGTERM. Once it listens, `announce(host,
-    port)` gives the one line said on stderr; `on_stopping` runs as soon as the shutdown begins
-    (open streams would otherwise hold the graceful shutdown for its whole length)."""
-    import uvicorn
-
-    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False,
-                                        timeout_graceful_shutdown=GRACE_SECONDS))
+                  on_stopping: Callable[[], None] | None = None) -> list[int]:
+    """Serve `app` on `sock` with uvicorn until SIGINT/SIGTERM; the signals that stopped it, to be
+    raised again once the process's cleanups are done (`until_stopped`). Once it listens,
+    `announce(host, port)` gives the one line said on stderr; `on_stopping` runs as soon as the
+    shutdown begins (open streams would otherwise hold the graceful shutdown for its whole length)."""
+    web = _web_server(app)
 
     async def started() -> None:
         while not web.started:
@@ -114,6 +113,41 @@ async def run_web(app: Any, sock: socket.socket, announce: Callable[[str, int], 
     finally:
         for task in helpers:
             task.cancel()
+    return list(web.received)
+
+
+def _web_server(app: Any) -> Any:
+    """A uvicorn server that keeps the stop signals it catches instead of raising them again as its
+    `serve()` returns: raised there, a SIGTERM ended the process with the default action before the
+    cleanups ran, so the run-log records of runs that ended during the shutdown were lost and the
+    process groups the server started were left to die on their own."""
+    import threading
+
+    import uvicorn
+
+    class Web(uvicorn.Server):
+        received: list[int]
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            self.received = []
+            if threading.current_thread() is not threading.main_thread():
+                yield  # (signals reach the main thread only: an embedding program handles them)
+                return
+
+            def caught(signum: int, frame: Any) -> None:
+                self.received.append(signum)
+                self.handle_exit(signum, frame)
+
+            before = {signum: signal.signal(signum, caught) for signum in STOP_SIGNALS}
+            try:
+                yield
+            finally:
+                for signum, handler in before.items():
+                    signal.signal(signum, handler)
+
+    return Web(uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False,
+                              timeout_graceful_shutdown=GRACE_SECONDS))
 
 
 async def stop(g: Globals) -> None:
@@ -127,11 +161,16 @@ async def stop(g: Globals) -> None:
             os.killpg(pgid, signal.SIGKILL)
 
 
-async def until_stopped(g: Globals, serving: Awaitable[None]) -> None:
-    """Await `serving` and then `stop(g)`, whatever ends it (a signal's cancellation included)."""
+async def until_stopped(g: Globals, serving: Awaitable[list[int] | None]) -> None:
+    """Await `serving` and then `stop(g)`, whatever ends it (a signal's cancellation included); then
+    the signals that stopped it are raised again, so the process ends as that signal ends it
+    (SIGTERM with its default action, SIGINT as KeyboardInterrupt), its cleanups done first."""
+    received: list[int] | None = None
     try:
-        await serving
+        received = await serving
     except asyncio.CancelledError:
         pass
     finally:
         await stop(g)
+    for signum in reversed(received or []):
+        signal.raise_signal(signum)

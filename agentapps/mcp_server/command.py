@@ -65,7 +65,7 @@ async def _stdio(server: Any) -> None:
         await serve_loop(server, read, write, lifespan_state={})
 
 
-async def _http(server: Any, sock: Any, token: str | None, origins: Sequence[str]) -> None:
+async def _http(server: Any, sock: Any, token: str | None, origins: Sequence[str]) -> list[int]:
     from mcp.server.transport_security import TransportSecuritySettings
 
     # Guard checks Host and Origin (agentapps.net.gate), so the SDK's own DNS-rebinding check, which
@@ -75,7 +75,7 @@ async def _http(server: Any, sock: Any, token: str | None, origins: Sequence[str
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app = Guard(server.streamable_http_app(host=host, transport_security=security), token, origins,
                 bound_to_loopback(host))
-    await front.run_web(app, sock, lambda host, port: f"agentapps mcp-server: serving http://{host}:{port}/mcp")
+    return await front.run_web(app, sock, lambda host, port: f"agentapps mcp-server: serving http://{host}:{port}/mcp")
 
 
 async def _main(g: Any, served: Any, server: Any, sock: Any, token: str | None, origins: Sequence[str]) -> None:

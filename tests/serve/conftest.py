@@ -42,9 +42,12 @@ class Served:
         return self.proc.returncode, "".join(self.lines) + (err or "")
 
 
-def start(project: Any, *argv: str, env: dict[str, str] | None = None, wait: float = 30) -> Served:
-    """`agentapps serve --port 0 ARGV` in `project`; returns once it says where it listens."""
-    proc = subprocess.Popen([sys.executable, "-m", "agentapps", "serve", "--port", "0", *argv],
+def start(project: Any, *argv: str, env: dict[str, str] | None = None, wait: float = 30,
+          first: str = "") -> Served:
+    """`agentapps serve --port 0 ARGV` in `project`; returns once it says where it listens. `first`
+    is Python the server's process runs before the command (to widen a timing window, say)."""
+    command = f"{first}\nfrom agentapps.cli import main\nmain()"
+    proc = subprocess.Popen([sys.executable, "-c", command, "serve", "--port", "0", *argv],
                             cwd=project.root, env=project.env(**(env or {})), stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     lines: list[str] = []
