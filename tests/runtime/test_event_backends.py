@@ -270,6 +270,28 @@ def raw_stream(root: Context, topic: str) -> tuple[Any, str]:
 
 
 @pytest.mark.attack("worker poison entries")
+def test_an_event_that_is_not_json_never_enters_a_queue_and_costs_the_others_nothing(project, backend):
+    """In memory the only way in is event-emit, whose args are checked: a value that could not be
+    read back (NaN, a set) is refused there, so no malformed entry is ever queued. On Redis, entries
+    written by other means are set aside as the tests below show."""
+    async def scenario(root: Context) -> Any:
+        await call(root, "event-subscribe", topic="q")
+        first = await emit(root, "q", "e1")
+        refused = []
+        for bad in (float("nan"), {1, 2}, {"deep": float("inf")}):
+            try:
+                await emit(root, "q", bad)
+            except UsageError as exc:
+                refused.append(str(exc))
+        last = await emit(root, "q", "e2")
+        got = await call(root, "event-wait", topic="q", max=10, timeout=0)
+        return got, first + last, refused
+
+    got, ids, refused = run(project, scenario)
+    assert [e["id"] for e in got] == ids and datas(got) == ["e1", "e2"]
+    assert len(refused) == 3 and all("event-emit" in message for message in refused), refused
+
+
 def test_a_malformed_entry_in_a_batch_costs_none_of_the_valid_events(project, on_redis):
     """The wait used to acknowledge the batch before decoding it: it failed on the bad entry and the
     valid events of the batch were acknowledged, never seen, never delivered again."""
