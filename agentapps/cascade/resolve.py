@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agentapps.cascade.annotations import line_of, unsupported
 from agentapps.cascade.c3 import linearize
 from agentapps.cascade.interpolate import needs_interpolation
 from agentapps.cascade.merge import merge_levels
@@ -103,6 +104,7 @@ def applies_authority(tool: ToolDef, authority: ToolDef | None, project: Path | 
 
 def cascade(tool: ToolDef, lookup: Lookup, authority: ToolDef | None, project: Path | None) -> Cascaded:
     own = tool.metadata
+    refuse_unsupported(tool)
     parents = parents_of(own)
     levels: list[dict[str, Any]] = [{k: v for k, v in own.items() if k not in ANNOTATIONS}]
     contributors: list[ToolDef] = [tool]
@@ -143,9 +145,25 @@ def cascade(tool: ToolDef, lookup: Lookup, authority: ToolDef | None, project: P
     for declared in reversed(merges):
         if isinstance(declared, dict):
             strategies.update({str(k): str(v) for k, v in declared.items()})
+    for contributor in contributors[1:]:
+        refuse_unsupported(contributor)  # (an ancestor's would reach this skill's metadata)
     meta = merge_levels(levels, strategies)
     dynamic = any(_interpolates(c) for c in contributors) and needs_interpolation(meta)
     return Cascaded(meta, contributors, dynamic)
+
+
+def refuse_unsupported(tool: ToolDef) -> None:
+    """A `$` annotation agentapps does not implement is a configuration error naming the skill, its
+    file and the line (checked once per definition: the verdict is kept on it)."""
+    metadata = tool.metadata
+    hit: tuple[dict[str, Any], tuple[list[str], str] | None] | None = tool.derived.get("unsupported")
+    if hit is None or hit[0] is not metadata:
+        hit = (metadata, unsupported(metadata))
+        tool.derived["unsupported"] = hit
+    if hit[1] is not None:
+        keys, message = hit[1]
+        raise ConfigError(f"Skill '{tool.name}': {message}", skill=tool.name, file=tool.path,
+                          line=line_of(tool.path, keys[-1]))
 
 
 def _interpolates(tool: ToolDef) -> bool:

@@ -66,3 +66,15 @@ def applies_if(site: Site) -> list[Finding]:
                "middleware then serves only skills that declare that schema), and every call it would "
                "serve fails until it does.")
     return [site.at(["metadata", "applies-if"], "error", "bad-applies-if", message)]
+
+
+def dollar_keys(site: Site) -> list[Finding]:
+    """A `$` annotation agentapps does not implement (the reference's `$remove`, `$dynamic`,
+    `$static`, `$self`, `$resolve`) or does not know: every run of the skill fails on it."""
+    from agentapps.cascade.annotations import unsupported
+
+    found = unsupported(site.tool.metadata)
+    if found is None:
+        return []
+    keys, message = found
+    return [site.at(["metadata", *keys], "error", "unsupported-annotation", f"Skill '{site.tool.name}': {message}")]

@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "bd5123d30139"
+STAMP = "0cf8b9abba41"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -35,6 +35,7 @@ WAITS = {
     "agentapps.callbacks.refs": True,
     "agentapps.callbacks.remote": True,
     "agentapps.cascade": False,
+    "agentapps.cascade.annotations": False,
     "agentapps.cascade.c3": False,
     "agentapps.cascade.chain": False,
     "agentapps.cascade.interface": False,

@@ -118,3 +118,37 @@ def test_a_refused_paths_entry_names_its_line_for_run_and_check(project):
         result = project.cli(*command)
         assert result.returncode == 2
         assert result.stderr.startswith(f"error: {main}:8: Main skill 'proj' has a `paths` entry 5")
+
+
+# (metadata lines of t.skill.md, the line named, what the line says to write instead)
+ANNOTATIONS = [
+    pytest.param("  $remove: [model]\n", 5, "`$remove` is not implemented by agentapps: to keep an ancestor's key",
+                 id="remove"),
+    pytest.param("  $dynamic: [audit]\n", 5, "`role: middleware` with `applies-to`/`applies-if`", id="dynamic"),
+    pytest.param("  $static: [trust]\n", 5, "`$inherit: false` leaves a skill out", id="static"),
+    pytest.param("  $self: {model: {id: m}}\n", 5, "`--local model.KEY=VALUE` overrides it", id="self"),
+    pytest.param("  params:\n    type: object\n    properties:\n      x: {$resolve: other}\n", 8,
+                 "`$resolve` is not implemented by agentapps: share a schema by `$inherit`", id="resolve"),
+    pytest.param("  $inherits: base\n", 5, "`$inherits` is not a metadata annotation (agentapps knows $inherit, "
+                 "$private, $merge, $order, $locked)", id="misspelt"),
+]
+
+
+@pytest.mark.parametrize(("meta", "line", "says"), ANNOTATIONS)
+def test_an_annotation_agentapps_does_not_implement_is_refused_by_run_and_check(project, meta, line, says):
+    """They used to be ignored: the skill ran (exit 0) as if its author had not written them."""
+    path = project.write("t.skill.md", md(meta))
+    ran = project.cli("run", "t")
+    assert ran.returncode == 2 and ran.stderr.startswith(f"error: {path}:{line}: Skill 't': "), ran.stderr
+    assert says in ran.stderr and len(ran.stderr.splitlines()) == 1
+    checked = project.cli("check")
+    assert checked.returncode == 2 and f"t.skill.md:{line}: error: Skill 't': " in checked.stdout + checked.stderr
+    assert "unsupported-annotation" in project.cli("check", "--json").stdout
+
+
+def test_an_annotation_in_an_inherited_skill_is_refused_for_its_children_too(project):
+    base = project.write("base.skill.md", "---\nname: base\ndescription: Base.\nmetadata:\n  $remove: [x]\n"
+                                          "---\nBase.\n")
+    project.write("t.skill.md", md("  $inherit: base\n"))
+    ran = project.cli("run", "t")
+    assert ran.returncode == 2 and ran.stderr.startswith(f"error: {base}:5: Skill 'base': `$remove`"), ran.stderr
