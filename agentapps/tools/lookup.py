@@ -151,7 +151,7 @@ class Lookup:
                     skill=name,
                     file=items[0].path,
                 )
-            found.extend(items)
+            found.extend(item for item in items if not _seen(item, found))
         return found
 
     def find(self, name: str) -> ToolDef:
@@ -300,3 +300,9 @@ class Lookup:
         for provider in self.providers:
             problems += [SkillLoadError(text) for text in provider.problems()]
         return [winners[n] for n in sorted(winners)], problems
+
+
+def _seen(item: ToolDef | Broken, found: list[ToolDef | Broken]) -> bool:
+    """Whether the same file was found through an earlier root (a `paths` entry inside the project,
+    which is scanned too): it is one definition, not one shadowing itself."""
+    return item.path is not None and any(other.path == item.path for other in found)

@@ -325,6 +325,17 @@ def test_which_takes_paths_and_json_commands_answer_json_on_errors(project):
         assert out["ok"] is False and "Unknown skill 'nosuch'" in out["error"]["message"]
 
 
+def test_a_paths_entry_inside_the_project_does_not_make_a_skill_shadow_itself(project):
+    """`paths: [./extra]` adds a folder the project's own scan covers too: one file, one definition
+    (which used to list the file again as shadowed by itself)."""
+    project.write("proj.skill.md", "---\nname: proj\nmetadata:\n  role: main\n  paths: [./extra]\n---\nMain.\n")
+    path = project.write("extra/y.skill.py", 'frontmatter = {"name": "y"}\n\ndef run(ctx, args):\n    return 1\n')
+    found = json.loads(project.cli("which", "y", "--json").stdout)
+    assert found["winner"]["path"] == str(path) and found["shadowed"] == []
+    assert project.cli("run", "y").stdout.strip() == "1"
+    assert project.cli("check").returncode == 0
+
+
 def test_dry_run_json_is_an_object_for_markdown_skills_too(project):
     project.write("ask.skill.md", "---\nname: ask\nmetadata:\n  params: {type: object, properties: {q: {type: string}}}\n---\n"
                   "Answer :arg[q].\n")
