@@ -1,7 +1,11 @@
-"""Packaging: the wheel ships the bundled skills, and an installed copy runs outside the checkout."""
+"""Packaging: the wheel (built from the checkout and from the sdist) ships the bundled skills, the
+license, `py.typed` and complete metadata, and an installed copy runs outside the checkout: the
+quick start's skill, the bundled offline demo and an example project."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -42,3 +46,48 @@ def test_wheel_installs_into_a_fresh_venv_and_runs_a_bundled_skill(tmp_path):
     where = subprocess.run([str(venv / "bin" / "agentapps"), "which", "hello"], check=False, cwd=outside, env=env,
                            capture_output=True, text=True, timeout=120).stdout
     assert str(venv) in where and str(REPO) not in where
+
+    # the bundled demo, offline (its bundled replay plays the model), and an example project copied out
+    (outside / "notes.md").write_text("# Notes\n\nThe build broke on Tuesday and was fixed on Wednesday.\n")
+    demo = subprocess.run([str(venv / "bin" / "agentapps"), "run", "demo-summarize", "--path", "notes.md"],
+                          check=False, cwd=outside, env=env, capture_output=True, text=True, timeout=120)
+    assert demo.returncode == 0 and demo.stdout.strip(), demo.stderr
+    example = shutil.copytree(REPO / "examples" / "summarize", tmp_path / "summarize")
+    summary = subprocess.run([str(venv / "bin" / "agentapps"), "run", "-q", "--replay", "summarize.turns.json",
+                              "summarize", "--path", "incident-report.md"], check=False, cwd=example, env=env,
+                             capture_output=True, text=True, timeout=120)
+    assert summary.returncode == 0 and set(json.loads(summary.stdout)) == {"title", "bullets"}, summary.stderr
+
+
+@pytest.mark.slow
+def test_the_sdist_builds_the_same_wheel_with_complete_metadata(tmp_path):
+    dist = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(REPO)],
+                   check=True, capture_output=True, text=True, timeout=300)
+    sdist = _build_sdist(tmp_path)
+    unpacked = tmp_path / "unpacked"
+    shutil.unpack_archive(sdist, unpacked)
+    (root,) = unpacked.iterdir()
+    again = tmp_path / "again"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(again), str(root)],
+                   check=True, capture_output=True, text=True, timeout=300)
+    first, second = next(dist.glob("*.whl")), next(again.glob("*.whl"))
+    assert sorted(zipfile.ZipFile(first).namelist()) == sorted(zipfile.ZipFile(second).namelist())
+    names = zipfile.ZipFile(second).namelist()
+    assert "agentapps/py.typed" in names and any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    metadata = zipfile.ZipFile(second).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    for field in ("Name: agentapps", "License-Expression: MIT", "Requires-Python: >=3.11",
+                  "Provides-Extra: serve", "Provides-Extra: redis", "Provides-Extra: mcp",
+                  "Description-Content-Type: text/markdown", "Classifier: Typing :: Typed"):
+        assert field in metadata, field
+    from agentapps.version import __version__
+
+    assert f"Version: {__version__}\n" in metadata and first.name == f"agentapps-{__version__}-py3-none-any.whl"
+
+
+def _build_sdist(tmp_path: Path) -> Path:
+    """The sdist, as `python -m build --sdist` makes it (in its own isolated build environment)."""
+    out = tmp_path / "sdist"
+    subprocess.run([sys.executable, "-m", "build", "--sdist", "--outdir", str(out), str(REPO)], check=True,
+                   capture_output=True, text=True, timeout=300)
+    return next(out.glob("agentapps-*.tar.gz"))
