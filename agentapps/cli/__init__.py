@@ -26,6 +26,10 @@ def dispatch(args: list[str]) -> int:
 
         sys.stdout.write(top_help())
         return 0
+    if args and args[0] in ("completion", "__complete"):  # (no typer: a completion must answer fast)
+        from agentapps.cli.completion import command
+
+        return command(args)
     if args and args[0] == "run":
         # The hot path skips typer: `run` parses its own argv (the skill's params follow the ref).
         from agentapps.cli.run import run_command

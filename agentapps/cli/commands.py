@@ -18,6 +18,7 @@ COMMANDS: dict[str, str] = {
     "mcp-server": "Serve the project's skills to MCP clients (Claude Code, Copilot, Cursor...).",
     "serve": "Serve the project's skills over HTTP: run, stream, approve, webhooks, schedules, a chat page.",
     "worker": "Handle a Redis topic's events in a consumer group with a handler skill, until stopped.",
+    "completion": "Print a shell completion script: agentapps completion bash|zsh|fish (see docs/running.md).",
 }
 
 

@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "0cf8b9abba41"
+STAMP = "157560f06c20"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -62,6 +62,7 @@ WAITS = {
     "agentapps.cli.app_invoke": True,
     "agentapps.cli.boundary": False,
     "agentapps.cli.commands": False,
+    "agentapps.cli.completion": True,
     "agentapps.cli.help": False,
     "agentapps.cli.inputs": False,
     "agentapps.cli.listing": True,
