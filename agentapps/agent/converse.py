@@ -27,7 +27,7 @@ from agentapps.agent.context_edit import SUMMARY_SYSTEM, fit, settings
 from agentapps.agent.context_view import View
 from agentapps.agent.models import cache_mode
 from agentapps.errors import AgentAppsError, LimitError
-from agentapps.tools.schema import MAX_STRING
+from agentapps.schemas.validation import MAX_STRING
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context
