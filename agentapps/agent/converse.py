@@ -87,7 +87,7 @@ async def _stream(ctx: Context, hook: Hook, call: Callable[..., Any]) -> Any:
                 return done.result()
             await hook(getter.result())
     finally:
-        stop.set()  # a cancelled run stops the stream thread within ~50 ms
+        stop.set()  # the stream thread sees it within providers.bedrock.POLL_SECONDS
 
 
 async def run_bedrock(ctx: Context, args: dict[str, Any]) -> Any:
