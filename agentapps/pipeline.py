@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     from agentapps.context.plan import cascaded, chain_plan, interface
     from agentapps.directives.expand import expand_prompt
     from agentapps.mcp.registry import registry_for
+    from agentapps.schemas.validation import refused_config, validate
     from agentapps.tools.policy import check_chain, reads_args
-    from agentapps.tools.schema import refused_config, validate
     from agentapps.tools.views import candidate, policy_args
     from agentapps.trust import decide, needs_approval, rules_of
 
@@ -53,8 +53,8 @@ _EXPORTS = {
     "chain_plan": "agentapps.context.plan",
     "call_tool": "agentapps.context.calls",
     "expand_prompt": "agentapps.directives.expand",
-    "validate": "agentapps.tools.schema",
-    "refused_config": "agentapps.tools.schema",
+    "validate": "agentapps.schemas.validation",
+    "refused_config": "agentapps.schemas.validation",
     "candidate": "agentapps.tools.views",
     "policy_args": "agentapps.tools.views",
     "check_chain": "agentapps.tools.policy",

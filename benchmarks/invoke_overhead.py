@@ -4,7 +4,7 @@ In a temporary project, a driver code skill loops `await ctx.manager.invoke("noo
 10 000 times (timed inside the driver, after a warm-up so modules, cascades and validators are
 cached). Two baselines run in the same process: pluggy calling one hook through 5 wrapper hooks,
 one of which validates the same args with the validator the pipeline really uses
-(`agentapps.tools.schema.validate`), and a direct call (that validator, then `run`). Target:
+(`agentapps.schemas.validation.validate`), and a direct call (that validator, then `run`). Target:
 pipeline / pluggy <= 2x. Then one run of 2 000 invokes is profiled with cProfile (top 12 by
 cumulative time, and top 12 by own time) so we know what to optimise.
 
@@ -98,7 +98,7 @@ def chain_of(root, name: str) -> str:
 
 def fast_validator():
     """The validator the pipeline's validate-args really uses, with its cache."""
-    from agentapps.tools.schema import validate
+    from agentapps.schemas.validation import validate
 
     cache: dict = {}
     return lambda args: validate(args, PARAMS, cache, skill="noop", where="params")

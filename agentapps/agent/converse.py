@@ -27,7 +27,7 @@ from agentapps.agent.context_edit import SUMMARY_SYSTEM, fit, settings
 from agentapps.agent.context_view import View
 from agentapps.agent.models import cache_mode
 from agentapps.errors import AgentAppsError, LimitError
-from agentapps.tools.schema import MAX_STRING
+from agentapps.schemas.validation import MAX_STRING
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context
@@ -87,7 +87,7 @@ async def _stream(ctx: Context, hook: Hook, call: Callable[..., Any]) -> Any:
                 return done.result()
             await hook(getter.result())
     finally:
-        stop.set()  # a cancelled run stops the stream thread within ~50 ms
+        stop.set()  # the stream thread sees it within providers.bedrock.POLL_SECONDS
 
 
 async def run_bedrock(ctx: Context, args: dict[str, Any]) -> Any:

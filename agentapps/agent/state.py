@@ -19,7 +19,7 @@ from agentapps.agent.script import Recorder
 from agentapps.agent.spend import Spend, next_turn
 from agentapps.agent.trace import Trace
 from agentapps.errors import LimitError, ReturnsError
-from agentapps.tools.schema import validate
+from agentapps.schemas.validation import validate
 
 CONTINUE = "Continue with the task."
 

@@ -7,9 +7,9 @@ from typing import Any
 
 from agentapps.check.findings import Finding
 from agentapps.check.scope import Site
-from agentapps.tools.fastschema import supports, unknown_keywords
+from agentapps.schemas.plain import supports, unknown_keywords
+from agentapps.schemas.validation import unusable_patterns
 from agentapps.tools.locate import Key
-from agentapps.tools.schema import unusable_patterns
 
 WHERE = ("params", "returns")
 
@@ -20,7 +20,7 @@ Problem = tuple[str, list[Key]]  # a metaschema message and the path inside the 
 def schema_problem(schema: dict[str, Any], memo: dict[str, Problem | None]) -> Problem | None:
     """(message, path inside the schema) of the first metaschema violation, or None when valid.
 
-    Plain schemas take the runtime's own fast path (`fastschema.supports` accepts only well-formed
+    Plain schemas take the runtime's own fast path (`schemas.plain.supports` accepts only well-formed
     ones), so check agrees with run; the rest go through jsonschema's metaschema, memoised by text.
     """
     if supports(schema):

@@ -52,7 +52,7 @@ def _names(scope: Scope) -> Names:
 def _middleware_config(site: Site, meta: dict[str, Any], cache: dict[Any, Any]) -> list[ConfigError]:
     """A metadata key naming a middleware that declares params is that middleware's args in every
     call: the run validates them with the middleware's own params, and so does this."""
-    from agentapps.tools.schema import refused_config, validate
+    from agentapps.schemas.validation import refused_config, validate
 
     scope, found = site.scope, list[ConfigError]()
     for key, value in meta.items():

@@ -43,8 +43,11 @@ def dispatch(args: list[str]) -> int:
         args = [a for i, a in enumerate(args) if not (i < len(head) and a in ("-v", "--verbose"))]
     try:
         _known_command(args)
-        fast = _fast_list(args)
-        return fast if fast is not None else _typer(args)
+        if args and args[0] == "list":  # like `run`, `list` parses its own argv (no typer: half its start-up)
+            from agentapps.cli.listing import list_command
+
+            return list_command(args[1:])
+        return _typer(args)
     except BaseException as exc:
         if isinstance(exc, SystemExit):
             raise
@@ -65,19 +68,6 @@ def _known_command(args: list[str]) -> None:
     close = difflib.get_close_matches(args[0], list(COMMANDS), n=2, cutoff=0.6)
     hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     raise UsageError(f"No such command '{args[0][:80]}'.{hint} (see 'agentapps --help')")
-
-
-def _fast_list(args: list[str]) -> int | None:
-    """`list` with options the light parser understands skips typer's imports (half the command)."""
-    if not args or args[0] != "list":
-        return None
-    from agentapps.cli.listing import list_skills, parse_fast
-
-    opts = parse_fast(args[1:])
-    if opts is None:
-        return None
-    list_skills(opts["query"], opts["tag"], opts["all"], opts["json"])
-    return 0
 
 
 def _version() -> int:

@@ -1,4 +1,4 @@
-"""The typer app for every command but the hot path `run` (which cli/__init__ dispatches first)."""
+"""The typer app for every command but `run` and `list`, which parse their own argv (cli/__init__ dispatches them first)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import typer
 from agentapps.cli import render, repl_command, runs, serve, sessions
 from agentapps.cli.app_invoke import invoke_command_skill
 from agentapps.cli.commands import COMMANDS, SUMMARY
-from agentapps.cli.listing import list_skills
 
 app = typer.Typer(
     name="agentapps",
@@ -27,16 +26,6 @@ sessions.register(app)
 runs.register(app)
 serve.register(app)
 repl_command.register(app)
-
-
-@app.command("list", help=COMMANDS["list"])
-def list_(
-    query: str = typer.Option(None, "--query", "-Q", help="Text to find in names and descriptions."),
-    tag: list[str] = typer.Option(None, "--tag", "-t", help="Only skills with this tag (repeatable: all must match)."),
-    all_: bool = typer.Option(False, "--all", "-a", help="Include hidden skills."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-) -> None:
-    list_skills(query, list(tag or ()), all_, as_json)
 
 
 @app.command(help=COMMANDS["describe"])

@@ -93,6 +93,8 @@ def _complete(before: list[str], current: str) -> list[str]:
         return _run(rest, current)
     if command == "completion":
         return list(SHELLS) if not rest else []
+    if command == "list":
+        return _list(rest, current)
     return _typer_command(command, rest, current)
 
 
@@ -184,6 +186,15 @@ def _lookup() -> Any:
     from agentapps.boot import bootstrap
 
     return bootstrap(Path.cwd()).globals.lookup
+
+
+def _list(rest: list[str], current: str) -> list[str]:
+    from agentapps.cli.listing import OPTIONS
+
+    takes = {name for spellings, _, metavar, _ in OPTIONS if metavar for name in spellings}
+    if rest and rest[-1] in takes and not current.startswith("-"):
+        return []  # a query or a tag: free text
+    return [name for spellings, _, _, _ in OPTIONS for name in spellings if name.startswith("--")]
 
 
 # -- the typer commands -------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from agentapps.errors import ArgsError, UsageError
 
 def read_capped(spec: str, label: str) -> str:
     """The text of a file (or stdin for '-'), refused past the args limit: /dev/zero must not hang us."""
-    from agentapps.tools.schema import MAX_ARGS_BYTES
+    from agentapps.schemas.validation import MAX_ARGS_BYTES
 
     try:
         if spec == "-":

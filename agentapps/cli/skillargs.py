@@ -9,7 +9,7 @@ from typing import Any
 
 from agentapps.cli.options import LONG_NAMES, SHORT_NAMES
 from agentapps.errors import ArgsError, ConfigError
-from agentapps.tools.fastschema import TYPES
+from agentapps.schemas.plain import TYPES
 from agentapps.tools.names import close_names
 
 RESERVED = ("arg", "arg-json", "args-file")

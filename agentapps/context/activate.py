@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentapps.cascade.interface import params_of
 from agentapps.errors import ArgsError, DeniedError, SkillNotFoundError
+from agentapps.schemas.validation import MAX_STRING, check_limits, validate
 from agentapps.tools.policy import Candidate, check_chain
-from agentapps.tools.schema import MAX_STRING, check_limits, validate
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agentapps.errors import ArgsError, DeniedError, LimitError, UsageError
+from agentapps.schemas.validation import MAX_ARGS_BYTES, MAX_STRING, check_limits
 from agentapps.tools.names import ref_kind
 from agentapps.tools.policy import Policy
-from agentapps.tools.schema import MAX_ARGS_BYTES, MAX_STRING, check_limits
 from agentapps.types import ToolDef
 
 if TYPE_CHECKING:
@@ -112,7 +112,7 @@ def admit(caller: Context, ref: str | ToolDef, args: Any, untrusted: bool) -> To
         raise ArgsError(f"Arguments for '{tool.name}' must be an object.", skill=tool.name)
     if not caller.trusted:  # middleware are trusted pipeline code (e.g. a long prompt for the agent)
         # the run's own args, whichever door brought them (a piped diff, say), may use the whole
-        # 1 MiB: one limit for every door (tools/schema.py)
+        # 1 MiB: one limit for every door (schemas/validation.py)
         top = caller.parent is None
         try:
             check_limits(args, skill=tool.name, max_string=MAX_ARGS_BYTES if top else MAX_STRING)

@@ -57,7 +57,7 @@ def parse(text: str, *, first_line: int = 1) -> list[Segment]:
     inline code spans) is copied verbatim and never scanned; `\\:` outside code becomes `:`.
     Directive lines count from `first_line` (the line the body starts at in its file).
     """
-    return _scan(text, first_line, directives=True)
+    return _scan(text, first_line)
 
 
 def find(text: str, *, first_line: int = 1) -> list[Directive]:
@@ -65,12 +65,7 @@ def find(text: str, *, first_line: int = 1) -> list[Directive]:
     return [seg for seg in parse(text, first_line=first_line) if isinstance(seg, Directive)]
 
 
-def strip_comments(text: str) -> str:
-    """Drop HTML comments outside code; every other byte is kept as written."""
-    return "".join(seg for seg in _scan(text, 1, directives=False) if isinstance(seg, str))
-
-
-def _scan(text: str, first_line: int, *, directives: bool) -> list[Segment]:
+def _scan(text: str, first_line: int) -> list[Segment]:
     starts = [0, *(m.end() for m in _NEWLINE.finditer(text))]
 
     def line_at(offset: int) -> int:
@@ -83,11 +78,12 @@ def _scan(text: str, first_line: int, *, directives: bool) -> list[Segment]:
         # indented code): block
         # boundaries then only keep a code span or a directive from spanning two blocks, and one
         # that spans no line break cannot. So the whole text is one unit, with no markdown parse
-        # (markdown_it costs ~12 ms to import), unless something did span a line break.
-        out, crossed = _scan_units(text, [(0, len(text), False)], directives, line_at)
+        # (importing markdown_it took 65-87 ms, -X importtime, 2026-11-27, load 5.6), unless
+        # something did span a line break.
+        out, crossed = _scan_units(text, [(0, len(text), False)], line_at)
         if not crossed:
             return out
-    return _scan_units(text, _units(text, starts), directives, line_at)[0]
+    return _scan_units(text, _units(text, starts), line_at)[0]
 
 
 def _comments_closed(text: str) -> bool:
@@ -96,8 +92,7 @@ def _comments_closed(text: str) -> bool:
     return last < 0 or text.find("-->", last + 2) >= 0
 
 
-def _scan_units(text: str, units: list[tuple[int, int, bool]], directives: bool,
-                line_at: Callable[[int], int]) -> tuple[list[Segment], bool]:
+def _scan_units(text: str, units: list[tuple[int, int, bool]], line_at: Callable[[int], int]) -> tuple[list[Segment], bool]:
     """The segments of `text` cut into `units`, and whether a code span or directive in them spans
     a line break."""
     out: list[Segment] = []
@@ -107,7 +102,7 @@ def _scan_units(text: str, units: list[tuple[int, int, bool]], directives: bool,
         if verbatim or not _SPECIAL.search(text, begin, end):
             buf.append(text[begin:end])
         else:
-            prose = _Prose(text[begin:end], begin, directives, line_at)
+            prose = _Prose(text[begin:end], begin, line_at)
             prose.scan(buf, out)
             crossed = crossed or prose.crossed
     _flush(buf, out)
@@ -122,7 +117,7 @@ def _flush(buf: list[str], out: list[Segment]) -> None:
 
 @functools.lru_cache(maxsize=1)
 def _block_parser() -> Any:
-    """One block-level parser per process (building one costs ~70 µs); imported lazily."""
+    """One block-level parser per process, built on first use (markdown_it is imported only then)."""
     from markdown_it import MarkdownIt
 
     return MarkdownIt("commonmark").disable(["inline", "text_join"])
@@ -169,11 +164,10 @@ class _Prose:
     """Scans one prose unit; every lookahead is cached so the whole pass stays linear."""
 
     def __init__(
-        self, text: str, base: int, directives: bool, line_at: Callable[[int], int]
+        self, text: str, base: int, line_at: Callable[[int], int]
     ) -> None:
         self.text = text
         self.base = base
-        self.directives = directives
         self.line_at = line_at
         self._closers: dict[int, int] | None = None  # "[" offset -> matching "]" offset
         self._ticks: dict[int, list[int]] | None = None  # run length -> run starts
@@ -190,7 +184,7 @@ class _Prose:
             if char == "\\":
                 escaped = text[j + 1 : j + 2]
                 if escaped and escaped in _PUNCT:
-                    buf.append(":" if escaped == ":" and self.directives else text[j : j + 2])
+                    buf.append(":" if escaped == ":" else text[j : j + 2])
                     i = j + 2
                 else:
                     buf.append("\\")
@@ -199,7 +193,7 @@ class _Prose:
                 i = self._code_span(j, buf)
             elif char == "<":
                 i = self._comment(j, buf)
-            elif self.directives and (found := self._directive(j)) is not None:
+            elif (found := self._directive(j)) is not None:
                 _flush(buf, out)
                 out.append(found)
                 self.crossed = self.crossed or "\n" in found.raw or "\r" in found.raw

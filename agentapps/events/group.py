@@ -46,7 +46,7 @@ class MalformedEntry(ValueError):
 
 
 RAW: Final = b"raw:"  # a dead letter keeps its entry's fields other than the body `e` as raw:NAME
-MAX_DATA_DEPTH: Final = 62  # a handler gets {event: {data}}: its args may be 64 levels deep (tools.schema.MAX_DEPTH)
+MAX_DATA_DEPTH: Final = 62  # a handler gets {event: {data}}: its args may be 64 levels deep (schemas.validation.MAX_DEPTH)
 MAX_NESTING: Final = 8  # dead letters of dead letters (of a T.dead-letter consumer's failures) decoded
 
 

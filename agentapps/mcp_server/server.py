@@ -20,8 +20,8 @@ from agentapps.context.context import Globals
 from agentapps.errors import AgentAppsError, ArgsError
 from agentapps.mcp.exposed import Exposure
 from agentapps.mcp_server.call import failure, serve_call
+from agentapps.schemas.validation import check_limits, validate
 from agentapps.tools.names import unknown_args_hint
-from agentapps.tools.schema import check_limits, validate
 
 log = logging.getLogger("agentapps.mcp")
 MAX_PEERS = 64  # connections told about tool-list changes (HTTP may have many; the oldest drop out)

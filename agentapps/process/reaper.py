@@ -1,7 +1,8 @@
 """A per-command subreaper: runs one command and, when it ends or is stopped, kills what it left.
 
-Run as a script (`python -I -S reaper.py PARENT_PID PROGRAM ARGS...`; standard library only, so it
-starts in ~10 ms). It marks itself a child subreaper (prctl PR_SET_CHILD_SUBREAPER), so every
+Run as a script (`python -I -S reaper.py PARENT_PID PROGRAM ARGS...`; standard library only and
+no site, so its start is the interpreter's own). It marks itself a child subreaper
+(prctl PR_SET_CHILD_SUBREAPER), so every
 process the command starts stays its descendant even after `setsid`, double forks or the death of
 an intermediate parent. When the command exits, or on SIGTERM/SIGINT/SIGHUP, or when its parent
 dies, it SIGKILLs every descendant it has (found through /proc PPid links), reaps them, and exits

@@ -41,8 +41,8 @@ def offered(server: Server, name: Any) -> ToolDef:
 def checked_args(server: Server, tool: ToolDef, args: Any) -> dict[str, Any]:
     """The args, refused (400) unless an object within the limits that the skill's `params` accept."""
     from agentapps.cascade.interface import params_of
+    from agentapps.schemas.validation import check_limits, validate
     from agentapps.tools.names import unknown_args_hint
-    from agentapps.tools.schema import check_limits, validate
 
     if args is None:
         args = {}

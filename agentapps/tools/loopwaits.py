@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "157560f06c20"
+STAMP = "a9eaebbae3dc"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -181,6 +181,10 @@ WAITS = {
     "agentapps.sandbox.results": False,
     "agentapps.sandbox.snippet": True,
     "agentapps.scaffold": True,
+    "agentapps.schemas": False,
+    "agentapps.schemas.plain": False,
+    "agentapps.schemas.plain_check": False,
+    "agentapps.schemas.validation": False,
     "agentapps.secrets": False,
     "agentapps.serve": False,
     "agentapps.serve.app": True,
@@ -216,8 +220,6 @@ WAITS = {
     "agentapps.tools.bytecode": False,
     "agentapps.tools.catalog": False,
     "agentapps.tools.compound": False,
-    "agentapps.tools.fastcheck": False,
-    "agentapps.tools.fastschema": False,
     "agentapps.tools.foreign": False,
     "agentapps.tools.frontmatter": False,
     "agentapps.tools.index": False,
@@ -231,7 +233,6 @@ WAITS = {
     "agentapps.tools.names": False,
     "agentapps.tools.patterns": False,
     "agentapps.tools.policy": False,
-    "agentapps.tools.schema": False,
     "agentapps.tools.shellparse": False,
     "agentapps.tools.shellview": False,
     "agentapps.tools.shellwords": False,

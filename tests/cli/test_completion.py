@@ -55,6 +55,8 @@ def completing(project):
     (["runs", ""], ["list", "show", "stats"]),
     (["runs", "list", "--li"], ["--limit"]),
     (["describe", "gre"], ["greet"]),
+    (["list", "--"], ["--all", "--help", "--json", "--query", "--tag"]),
+    (["list", "--tag", ""], []),
     (["completion", ""], ["bash", "fish", "zsh"]),
 ])
 def test_the_candidates_at_the_cursor(completing, words, expected):

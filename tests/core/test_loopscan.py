@@ -81,7 +81,7 @@ def test_the_pipeline_and_the_everyday_commands_run_without_a_loop():
 @pytest.mark.parametrize(("source", "loop"), [
     ("import json, re, time, subprocess, threading\nfrom pathlib import Path\n", False),
     ("from agentapps import ArgsError, directive_target\n", False),
-    ("from agentapps.tools.schema import validate\n", False),
+    ("from agentapps.schemas.validation import validate\n", False),
     ("from agentapps.io import read_text\n", False),
     ("import asyncio\n", True),
     ("async def run(ctx, args):\n    import asyncio.subprocess\n", True),

@@ -1,4 +1,4 @@
-"""One args limit, the same in every door (tools/schema.py): the args a run starts with may hold
+"""One args limit, the same in every door (schemas/validation.py): the args a run starts with may hold
 a string of any length up to 1 MiB of JSON in all, whether they come as a flag, in --args-file, on
 stdin, to serve, to mcp-server or in a worker's event; more than 1 MiB is refused by each. Real
 processes, as a user or client meets them."""

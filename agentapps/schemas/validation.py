@@ -15,8 +15,8 @@ from pathlib import Path as FilePath
 from typing import Any
 
 from agentapps.errors import AgentAppsError, ArgsError, ConfigError
-from agentapps.tools.fastcheck import compile_check
-from agentapps.tools.fastschema import errors, supports
+from agentapps.schemas.plain import errors, supports
+from agentapps.schemas.plain_check import compile_check
 from agentapps.tools.patterns import pattern_problem, search
 
 # One limit for the args a run starts with, whichever door they come through (argv, --args-file,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agentapps.errors import ArgsError
-from agentapps.tools.schema import MAX_ARGS_BYTES, MAX_STRING, check_limits
+from agentapps.schemas.validation import MAX_ARGS_BYTES, MAX_STRING, check_limits
 
 
 def nested(depth: int) -> dict:

@@ -1,9 +1,17 @@
 """Plain schemas compiled to a yes/no check, for the calls that pass (nearly all of them).
 
-`compile_check(schema)` gives a function whose verdict is exactly `errors(value, schema) == []`
-(tools/fastschema.py) but that builds no messages and walks the schema once, when compiled; the
-caller asks `errors` for the messages only when the check says no. Call only when
-`supports(schema)`. A differential test pins the verdicts to jsonschema's.
+`compile_check(schema)` returns a function whose verdict is exactly `errors(value, schema) == []`
+(schemas/plain.py). It builds no messages and walks the schema once, at compile time. The caller
+asks `errors` for the messages only when the check says no. Call it only when `supports(schema)`.
+
+What this buys: about 4 to 5 µs for each validated call. Measured 2026-11-27 (Python 3.11.7,
+2 shared cores) on the benchmark's `{"x": {"type": "integer"}}` params: 0.6 µs here against
+4.6 µs for `errors() == []`. In benchmarks/invoke_overhead.py, a direct validated call takes
+1.2 µs with this module and 5.9 µs without it, and one invoke through the pipeline takes 22-23 µs
+with it and 29-35 µs without it. Pinned by
+tests/schemas/test_plain.py::test_the_compiled_check_passes_a_call_much_faster_than_building_messages
+(it fails when this check is no longer at least 2x faster than `errors`) and by
+tests/schemas/test_plain.py::test_verdicts_match_jsonschema (same verdicts as jsonschema).
 """
 
 from __future__ import annotations
@@ -11,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agentapps.tools.fastschema import BOUNDS, is_number, json_equal, out_of_bounds, type_ok
+from agentapps.schemas.plain import BOUNDS, is_number, json_equal, out_of_bounds, type_ok
 from agentapps.tools.patterns import search
 
 Check = Callable[[Any], bool]
