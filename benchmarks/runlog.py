@@ -35,14 +35,14 @@ with contextlib.redirect_stdout(io.StringIO()):
     run_command(["hello", "--name", "Ada"])  # everything a run imports and does, without the log
 os.environ["AGENTAPPS_RUN_LOG"] = "on"
 from agentapps.context.context import Internals  # loaded by the run above
-internals = Internals(agent_totals={
+totals = {
     "usage": {"inputTokens": 1200, "outputTokens": 80}, "cost": 0.0048,
     "models": {"m": {"inputTokens": 1200, "outputTokens": 80, "cost": 0.0048}},
-    "turns": 2, "steps": 1, "stop_reason": "answered"})
+    "turns": 2, "steps": 1, "stop_reason": "answered"}
 started = time.perf_counter()
 from agentapps.runlog import log_run
-row = log_run(Path(".agent-apps"), skill="bench", args={"path": "README.md"}, internals=internals,
-              exit_code=0, error=None, started=started)
+row = log_run(Path(".agent-apps"), skill="bench", args={"path": "README.md"}, internals=Internals(),
+              totals=totals, exit_code=0, error=None, started=started)
 elapsed = time.perf_counter() - started
 assert row is not None, "the run was not logged"
 print(elapsed)
@@ -66,7 +66,7 @@ def warm(project: Path, n: int) -> list[float]:
     out = []
     for _ in range(n):
         started = time.perf_counter()
-        row = log_run(data, skill="bench", args={}, internals=Internals(), exit_code=0, error=None,
+        row = log_run(data, skill="bench", args={}, internals=Internals(), totals=None, exit_code=0, error=None,
                       started=started)
         out.append(time.perf_counter() - started)
         if row is None:
@@ -80,7 +80,7 @@ def prefill(project: Path, count: int) -> None:
     from agentapps.context.context import Internals
     from agentapps.runlog import log_run
 
-    if log_run(project / ".agent-apps", skill="bench", args={}, internals=Internals(), exit_code=0,
+    if log_run(project / ".agent-apps", skill="bench", args={}, internals=Internals(), totals=None, exit_code=0,
                error=None, started=time.perf_counter()) is None:
         sys.exit("error: the run was not logged")
     conn = sqlite3.connect(project / ".agent-apps" / "runs" / "runs.db")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentapps.agent import usage as u
 from agentapps.agent.models import Price
+from agentapps.agent.slots import AGENT_SPEND
 from agentapps.errors import LimitError
 
 if TYPE_CHECKING:
@@ -123,9 +124,9 @@ def next_turn(history: list[dict[str, int]], context_tokens: Any) -> dict[str, i
 
 def process_spend(g: Globals) -> Spend:
     """The process-wide level, capped by `--max-cost` (made on first use)."""
-    found = g.internals.agent_spend
+    found = g.internals.get(AGENT_SPEND)
     if not isinstance(found, Spend):
         cap = g.config.overrides.get("maxCost")
-        found = g.internals.agent_spend = Spend(
-            None, max_cost=float(cap) if isinstance(cap, (int, float)) else math.inf)
+        found = Spend(None, max_cost=float(cap) if isinstance(cap, (int, float)) else math.inf)
+        g.internals.set(AGENT_SPEND, found)
     return found

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentapps.agent.slots import AGENT_RECORDER, AGENT_SCRIPTS, AGENT_TOTALS
 from agentapps.cli import options, render
 from agentapps.cli.boundary import fail, report
 from agentapps.cli.inputs import read_args_file, stdin_input
@@ -132,16 +133,16 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         finally:
             if progress is not None:
                 progress.close()
-            extras = agent_extras(g.internals.agent_totals)
-        recording = g.internals.agent_recorder
+            extras = agent_extras(g.internals.get(AGENT_TOTALS))
+        recording = g.internals.get(AGENT_RECORDER)
         if recording is not None and recording.failed is not None:  # the run ended well: print its
             recording.failed.result = (result,)  # result, then say the recording was not saved
             raise recording.failed
         result = _printable(result, skill_name)
-        if opts.replay and str(Path(opts.replay).resolve()) not in g.internals.agent_scripts:
+        if opts.replay and str(Path(opts.replay).resolve()) not in g.internals.get(AGENT_SCRIPTS):
             render.warn(f"--replay {opts.replay}: the script was not used (no agent ran: '{skill_name}' "
                         f"{'is a code skill' if tool.kind == 'code' else 'made no model call'}).")
-        if opts.record and g.internals.agent_recorder is None:
+        if opts.record and g.internals.get(AGENT_RECORDER) is None:
             render.warn(f"--record {opts.record}: nothing was recorded (no agent ran: '{skill_name}' "
                         f"{'is a code skill' if tool.kind == 'code' else 'made no model call'}); the file "
                         "was not written.")
@@ -195,7 +196,7 @@ def _logged(code: int, error: dict[str, Any] | None, opts: options.RunOptions, s
             except AgentAppsError:  # the project itself is broken (the error just shown says how)
                 return code
         log_run(data_dir, skill=skill, args=args, internals=internals, exit_code=code, error=error,
-                started=started)
+                started=started, totals=internals.get(AGENT_TOTALS))
     return code
 
 
@@ -212,7 +213,7 @@ def _printable(result: Any, skill: str | None) -> Any:
 def _failed(exc: BaseException, opts: options.RunOptions, skill: str | None, args: dict[str, Any],
             started: float, extras: dict[str, Any], internals: Internals, data_dir: Path | None) -> int:
     """Show the run's error record (stderr, and stdout with --json), log it, return its exit code."""
-    recording = internals.agent_recorder
+    recording = internals.get(AGENT_RECORDER)
     if recording is not None and recording.failed is not None and recording.failed is not exc:
         render.warn(f"--record: {recording.failed}")  # the run failed too; its own error follows
     result = _finished_result(exc, skill)
