@@ -191,12 +191,11 @@ def _log(exc: BaseException | None, skill: str | None, args: Any, started: float
 
     record = None if exc is None else failure.record(exc, internals.redactor, skill=skill)
     if not dry_run and skill is not None:
-        from agentapps.agent.slots import AGENT_TOTALS
         from agentapps.runlog import log_run
 
         code = 0 if record is None else int(record["exit_code"])
         log_run(_data_dir(g, where), skill=skill, args=args, internals=internals, exit_code=code,
-                error=record, started=started, totals=internals.get(AGENT_TOTALS))
+                error=record, started=started)
     return record
 
 

@@ -66,7 +66,7 @@ def warm(project: Path, n: int) -> list[float]:
     out = []
     for _ in range(n):
         started = time.perf_counter()
-        row = log_run(data, skill="bench", args={}, internals=Internals(), totals=None, exit_code=0, error=None,
+        row = log_run(data, skill="bench", args={}, internals=Internals(), exit_code=0, error=None,
                       started=started)
         out.append(time.perf_counter() - started)
         if row is None:
@@ -80,7 +80,7 @@ def prefill(project: Path, count: int) -> None:
     from agentapps.context.context import Internals
     from agentapps.runlog import log_run
 
-    if log_run(project / ".agent-apps", skill="bench", args={}, internals=Internals(), totals=None, exit_code=0,
+    if log_run(project / ".agent-apps", skill="bench", args={}, internals=Internals(), exit_code=0,
                error=None, started=time.perf_counter()) is None:
         sys.exit("error: the run was not logged")
     conn = sqlite3.connect(project / ".agent-apps" / "runs" / "runs.db")

@@ -29,7 +29,6 @@ from agentapps.agent.scope import (
     started_by_agent_code,
 )
 from agentapps.agent.script import recorder_for
-from agentapps.agent.slots import AGENT_TOTALS
 from agentapps.agent.spend import Spend, process_spend
 from agentapps.agent.state import AgentRun
 from agentapps.agent.trace import Trace
@@ -39,6 +38,7 @@ from agentapps.core.caller import served_context
 from agentapps.errors import ConfigError, DeniedError, LimitError, ReturnsError
 from agentapps.files.skillfolder import folder_files, skill_folder
 from agentapps.gateway import GATEWAY
+from agentapps.runlog.slots import AGENT_TOTALS
 from agentapps.tools.policy import Policy
 from agentapps.tools.task import request_of, takes_task
 

@@ -27,10 +27,11 @@ import time
 from pathlib import Path
 from typing import Any, TextIO, cast
 
-from agentapps.agent.slots import AGENT_SPEND, AGENT_TOTALS
+from agentapps.agent.slots import AGENT_SPEND
 from agentapps.cli.repl_command import DEFAULT_SKILL
 from agentapps.errors import AgentAppsError, InterruptedError_, UsageError
 from agentapps.gateway import GATEWAY, Gateway
+from agentapps.runlog.slots import AGENT_TOTALS
 
 PROMPT = "> "
 HISTORY_LENGTH = 1000

@@ -158,7 +158,6 @@ class _Handler:
     async def record(self, event: dict[str, Any], error: BaseException | None,
                      failed: dict[str, Any] | None) -> None:
         """The event's run-log record (the worker's `finished` hook; never raises)."""
-        from agentapps.agent.slots import AGENT_TOTALS
         from agentapps.runlog import entry_for
 
         run = self.runs.pop(id(event), None)
@@ -173,10 +172,8 @@ class _Handler:
                      "gone": "another consumer holds it now"}.get(failed["outcome"], failed["outcome"])
             note = f"event {event.get('id')}, delivery {failed['deliveries']} of {failed['limit']}; {after}"
         try:
-            internals = run.g.internals
-            self.log.add(entry_for(skill=self.tool.name, args={"event": event}, internals=internals,
-                                   exit_code=code, error=found, started=run.started,
-                                   totals=internals.get(AGENT_TOTALS), note=note))
+            self.log.add(entry_for(skill=self.tool.name, args={"event": event}, internals=run.g.internals,
+                                   exit_code=code, error=found, started=run.started, note=note))
         except Exception as exc:  # noqa: BLE001 - the log never stops the worker
             render.warn(f"the run was not added to the run log: {type(exc).__name__}: {exc}")
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from agentapps.agent.slots import AGENT_TOTALS
 from agentapps.lifecycle import failure
+from agentapps.runlog.slots import AGENT_TOTALS
 
 if TYPE_CHECKING:
     from agentapps.context.context import Internals

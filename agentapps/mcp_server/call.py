@@ -207,7 +207,6 @@ def _record(g: Globals, run: Any, name: str, args: dict[str, Any], error: dict[s
     """Add the call to the run log, as `agentapps run` and `agentapps serve` do (never fails it). The
     record is written in the background with the next ones (runlog.batch): the client does not
     wait for it."""
-    from agentapps.agent.slots import AGENT_TOTALS
     from agentapps.runlog import enabled, entry_for
     from agentapps.runlog.batch import batcher_for
 
@@ -216,7 +215,7 @@ def _record(g: Globals, run: Any, name: str, args: dict[str, Any], error: dict[s
     code = 0 if error is None else int(error["exit_code"])
     try:
         entry = entry_for(skill=name, args=args, internals=run.g.internals, exit_code=code, error=error,
-                          started=started, totals=run.g.internals.get(AGENT_TOTALS))
+                          started=started)
     except Exception:  # the log must never fail the call
         log.warning("the call of %s was not added to the run log", name, exc_info=True)
         return

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentapps.errors import AgentAppsError, SkillError
-from agentapps.runlog.slots import SESSION_KEY
+from agentapps.runlog.slots import AGENT_TOTALS, SESSION_KEY
 from agentapps.secrets import redact
 
 if TYPE_CHECKING:
@@ -69,14 +69,14 @@ def note_session(internals: Internals, key: str) -> None:
 
 
 def entry_for(*, skill: str, args: Any, internals: Internals, exit_code: int,
-              error: dict[str, Any] | None, started: float, totals: dict[str, Any] | None,
+              error: dict[str, Any] | None, started: float, totals: dict[str, Any] | None = None,
               note: str | None = None) -> dict[str, Any]:
     """The record of one run, from what the door knows when it ends (`started` is perf_counter).
     `error`: the run's error record (`lifecycle.failure.record`, already redacted and one line);
-    `totals`: the run's agent totals (`agent.slots.AGENT_TOTALS`, or what a REPL turn added; None
-    when no agent ran); `note`: said after the error line (what became of a worker's failed event)."""
+    `totals`: the run's agent totals when they are not its `AGENT_TOTALS` (a REPL turn);
+    `note`: said after the error line (what became of a worker's failed event)."""
     elapsed = time.perf_counter() - started
-    totals = _dict(totals)
+    totals = _dict(internals.get(AGENT_TOTALS) if totals is None else totals)
     models, usage = _dict(totals.get("models")), _dict(totals.get("usage"))
     line = None
     if error is not None:

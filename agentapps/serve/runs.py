@@ -178,17 +178,14 @@ class LiveRun:
 
     def _record(self, code: int) -> None:
         """The run-log record, written by the server's one batched writer (the answer never waits)."""
-        from agentapps.agent.slots import AGENT_TOTALS
         from agentapps.runlog import enabled, entry_for
         from agentapps.runlog.batch import batcher_for
 
         if not enabled():
             return
-        internals = self.run.g.internals
         try:
-            entry = entry_for(skill=self.skill, args=self.args, internals=internals, exit_code=code,
-                              error=self.outcome["error"], started=self.run.started,
-                              totals=internals.get(AGENT_TOTALS))
+            entry = entry_for(skill=self.skill, args=self.args, internals=self.run.g.internals, exit_code=code,
+                              error=self.outcome["error"], started=self.run.started)
         except Exception:  # the log must never fail the run
             log.warning("the run of %s was not added to the run log", self.skill, exc_info=True)
             return

@@ -13,7 +13,7 @@ from agentapps.runlog.batch import Batcher
 
 
 def record(skill: str) -> dict:
-    return entry_for(skill=skill, args={}, internals=Internals(), totals=None, exit_code=0, error=None, started=time.perf_counter())
+    return entry_for(skill=skill, args={}, internals=Internals(), exit_code=0, error=None, started=time.perf_counter())
 
 
 def skills_logged(data_dir) -> list[str]:
@@ -79,7 +79,7 @@ async def scenario():
         try:
             await asyncio.sleep(60)
         except asyncio.CancelledError:  # a run ending as asyncio.run cancels what is left
-            entry = entry_for(skill="late", args={}, internals=Internals(), totals=None, exit_code=0, error=None,
+            entry = entry_for(skill="late", args={}, internals=Internals(), exit_code=0, error=None,
                               started=time.perf_counter())
             Batcher(Path(sys.argv[1])).add(entry)  # its writer task is cancelled before it ever runs
             raise

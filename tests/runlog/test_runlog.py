@@ -186,11 +186,11 @@ def test_files_are_private(agentic):
 
 
 def test_a_record_holds_a_digest_of_the_args_not_the_args(project):
-    first = entry_for(skill="s", args={"b": 1, "a": "x"}, internals=Internals(), totals=None, exit_code=0, error=None,
+    first = entry_for(skill="s", args={"b": 1, "a": "x"}, internals=Internals(), exit_code=0, error=None,
                       started=time.perf_counter())
-    again = entry_for(skill="s", args={"a": "x", "b": 1}, internals=Internals(), totals=None, exit_code=0, error=None,
+    again = entry_for(skill="s", args={"a": "x", "b": 1}, internals=Internals(), exit_code=0, error=None,
                       started=time.perf_counter())
-    other = entry_for(skill="s", args={"a": "y", "b": 1}, internals=Internals(), totals=None, exit_code=0, error=None,
+    other = entry_for(skill="s", args={"a": "y", "b": 1}, internals=Internals(), exit_code=0, error=None,
                       started=time.perf_counter())
     assert first["args_digest"] == again["args_digest"] != other["args_digest"]
     path = project.root / ".agent-apps" / "runs" / "runs.db"
@@ -232,10 +232,10 @@ def test_text_that_is_not_utf8_never_loses_records(project):
     from agentapps.runlog import log_entries
 
     started = time.perf_counter()
-    plain = entry_for(skill="s", args={"a": "x"}, internals=Internals(), totals=None, exit_code=0, error=None, started=started)
-    odd = entry_for(skill="s\udcff", args={"title": "\udcff"}, internals=Internals(), totals=None, exit_code=1,
+    plain = entry_for(skill="s", args={"a": "x"}, internals=Internals(), exit_code=0, error=None, started=started)
+    odd = entry_for(skill="s\udcff", args={"title": "\udcff"}, internals=Internals(), exit_code=1,
                     error=record(ValueError("bad title \udcff")), started=started)
-    other = entry_for(skill="s", args={"title": "\udcfe"}, internals=Internals(), totals=None, exit_code=0, error=None,
+    other = entry_for(skill="s", args={"title": "\udcfe"}, internals=Internals(), exit_code=0, error=None,
                       started=started)
     assert odd["args_digest"] != other["args_digest"]  # still tells the args apart
     assert log_entries(project.root / ".agent-apps", [plain, odd, plain]) == [1, 2, 3]

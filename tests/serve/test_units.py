@@ -7,12 +7,11 @@ import re
 
 import pytest
 
-from agentapps.agent.slots import AGENT_TOTALS
 from agentapps.callbacks.slots import CALLBACKS
 from agentapps.core.cron import Cron
 from agentapps.errors import ConfigError
 from agentapps.mcp.slots import MCP_HUB
-from agentapps.runlog.slots import SESSION_KEY
+from agentapps.runlog.slots import AGENT_TOTALS, SESSION_KEY
 from agentapps.serve.events import stream_event
 
 
