@@ -81,7 +81,7 @@ class Spend:
         return u.tokens(self.usage)
 
     def totals(self) -> dict[str, Any]:
-        """Usage, cost and per-model spending, as `agent_totals` and `--json` give them."""
+        """Usage, cost and per-model spending, as `AGENT_TOTALS` and `--json` give them."""
         return {"usage": self.usage, "cost": self.cost,
                 "models": {m: s.to_dict() for m, s in self.models.items()}}
 

@@ -130,7 +130,7 @@ class TurnLog:
 
     def _totals(self, live: bool) -> dict[str, Any]:
         """The session's totals so far; `live`: its agent is still running, so its own turns and
-        steps are not in `agent_totals` yet (sub-agents' are: they ended within their turn)."""
+        steps are not in `AGENT_TOTALS` yet (sub-agents' are: they ended within their turn)."""
         internals = self.g.internals
         totals = dict(internals.get(AGENT_TOTALS) or {})
         spend = internals.get(AGENT_SPEND)
