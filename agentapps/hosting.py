@@ -3,10 +3,11 @@ and each event `agentapps worker` handles).
 
 A server bootstraps once and then serves many runs at a time. Each run gets what `agentapps run`
 would get in a process of its own: its own cancellation `Signal`, its own run-start cutoff (skill
-code written after the request arrived is never loaded), its own usage, cost, budget, replay cursors
-and session key (`RunInternals`), and approvals asked of whoever sent the request (`trust.ASK`).
-Everything else — caches, stores, the redactor, MCP connections, child processes to kill at the end
-— stays the server's. Progress goes to the reporter the request set in `REPORT`.
+code written after the request arrived is never loaded), its own per-run internals (usage, cost,
+budget, replay cursors, session key: every slot declared `per_run`, see `Internals.served`), and
+approvals asked of whoever sent the request (`trust.ASK`). Everything else — caches, stores, the
+redactor, MCP connections, child processes to kill at the end — stays the server's. Progress goes
+to the reporter the request set in `REPORT`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import time
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
-from agentapps.context.context import Globals, Internals, Signal
+from agentapps.context.context import Globals
 from agentapps.core.shown import fields_repr
 from agentapps.types import Reporter
 
@@ -24,34 +25,8 @@ if TYPE_CHECKING:
     from agentapps.context.context import Context
     from agentapps.tools.policy import Policy
 
-# The fields of `Internals` that belong to one run; the rest are shared with the server.
-PER_RUN = frozenset(("dry_run", "agent_totals", "agent_spend", "agent_recorder", "agent_scripts", "session_key",
-                     "remote_caller"))
-_SHARED = frozenset(Internals.FIELDS) - PER_RUN
 # The progress reporter of the run being served (the server's `internals.reporter` dispatches to it).
 REPORT: ContextVar[Reporter | None] = ContextVar("agentapps_hosting_report", default=None)
-
-
-class RunInternals(Internals):
-    """`Internals` whose per-run fields are this run's own and whose other fields are the server's
-    (reads and writes go through, so a subsystem one run creates, such as the MCP hub, is shared)."""
-
-    def __init__(self, server: Internals) -> None:  # not Internals.__init__: it would reset shared fields
-        object.__setattr__(self, "_server", server)
-        fresh = Internals()  # the per-run fields as a new run starts them
-        for name in PER_RUN:
-            object.__setattr__(self, name, getattr(fresh, name))
-
-    def __getattribute__(self, name: str) -> Any:
-        if name in _SHARED:
-            return getattr(object.__getattribute__(self, "_server"), name)
-        return object.__getattribute__(self, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _SHARED:
-            setattr(object.__getattribute__(self, "_server"), name, value)
-        else:
-            object.__setattr__(self, name, value)
 
 
 def report(type_: str, data: dict[str, Any]) -> None:
@@ -113,7 +88,7 @@ def begin(server: Globals, policy: Policy | None = None) -> ServedRun:
     from agentapps.boot import BOOTSTRAP
     from agentapps.context.manager import new_context
 
-    mine = server.served(Signal(), RunInternals(server.internals))
+    mine = server.served()
     mine.internals.remote_caller = True  # a client's call: the project's trust rules apply to it
     root = new_context(BOOTSTRAP, {}, None, mine)
     root.locals.config.update(cwd=str(server.config.cwd),

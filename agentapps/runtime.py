@@ -12,6 +12,7 @@ Sessions:
     open_store(g, name=None)        a session store; `history_for(served)` the served skill's history
     capture(served, settings, status, error, result)   one history entry for this call
     render_history(entries)         history as markdown for a prompt
+    note_session(internals, key)    the run log's session id for this run (the first key noted wins)
 Events and input:
     events_for(g, store=None)       the event backend; `EventBus` the in-process one
     endpoint(g, ref)                the reply queue of a callback ref made without a function
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from agentapps.events.bus import EventBus
     from agentapps.events.select import events_for
     from agentapps.gateway import GATEWAY, receive
+    from agentapps.runlog import note_session
     from agentapps.stores.session_settings import settings_of
     from agentapps.stores.sessions import (
         capture,
@@ -52,6 +54,7 @@ _EXPORTS = {
     "history_for": "agentapps.stores.sessions",
     "capture": "agentapps.stores.sessions",
     "render_history": "agentapps.stores.sessions",
+    "note_session": "agentapps.runlog",
     "events_for": "agentapps.events.select",
     "EventBus": "agentapps.events.bus",
     "endpoint": "agentapps.callbacks.refs",
@@ -60,6 +63,6 @@ _EXPORTS = {
 }
 
 __all__ = ["GATEWAY", "UNCONDITIONAL", "EventBus", "capture", "endpoint", "events_for", "history_for",
-           "open_store", "receive", "render_history", "session_key", "settings_of", "store_for"]
+           "note_session", "open_store", "receive", "render_history", "session_key", "settings_of", "store_for"]
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

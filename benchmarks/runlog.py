@@ -35,14 +35,14 @@ with contextlib.redirect_stdout(io.StringIO()):
     run_command(["hello", "--name", "Ada"])  # everything a run imports and does, without the log
 os.environ["AGENTAPPS_RUN_LOG"] = "on"
 from agentapps.context.context import Internals  # loaded by the run above
-internals = Internals(agent_totals={
+totals = {
     "usage": {"inputTokens": 1200, "outputTokens": 80}, "cost": 0.0048,
     "models": {"m": {"inputTokens": 1200, "outputTokens": 80, "cost": 0.0048}},
-    "turns": 2, "steps": 1, "stop_reason": "answered"})
+    "turns": 2, "steps": 1, "stop_reason": "answered"}
 started = time.perf_counter()
 from agentapps.runlog import log_run
-row = log_run(Path(".agent-apps"), skill="bench", args={"path": "README.md"}, internals=internals,
-              exit_code=0, error=None, started=started)
+row = log_run(Path(".agent-apps"), skill="bench", args={"path": "README.md"}, internals=Internals(),
+              totals=totals, exit_code=0, error=None, started=started)
 elapsed = time.perf_counter() - started
 assert row is not None, "the run was not logged"
 print(elapsed)

@@ -11,7 +11,7 @@ import pytest
 from agentapps.cascade.resolve import Cascaded
 from agentapps.cli.options import RunnerOption, RunOptions
 from agentapps.context.context import Config, Globals, Internals, Signal
-from agentapps.hosting import PER_RUN, RunInternals, ServedRun
+from agentapps.hosting import ServedRun
 from agentapps.tools.index import Broken, RootIndex
 from agentapps.tools.lookup import Lookup
 from agentapps.tools.policy import Candidate, Decision, Policy, Rule
@@ -57,15 +57,16 @@ def test_with_frontmatter_copies_every_other_field():
 
 def test_served_globals_share_all_but_the_signal_and_internals(tmp_path):
     server = Globals(Config(tmp_path, None, tmp_path), Lookup([]))
-    internals, signal = RunInternals(server.internals), Signal()
-    mine = server.served(signal, internals)
-    assert mine.signal is signal and mine.internals is internals
+    signal = Signal()
+    mine = server.served(signal)
+    assert mine.signal is signal and mine.internals is not server.internals
     assert all(getattr(mine, f) is getattr(server, f) for f in Globals.FIELDS if f not in ("signal", "internals"))
     assert mine.new_id() != server.new_id()  # one counter
 
 
 def test_a_runs_own_internals_start_as_a_new_internals_does():
-    server = Internals(dry_run=True, agent_scripts={"s": 1}, session_key="k")
-    mine, fresh = RunInternals(server), Internals()
-    assert {name: getattr(mine, name) for name in PER_RUN} == {name: getattr(fresh, name) for name in PER_RUN}
-    assert mine.agent_scripts is not server.agent_scripts
+    server = Internals(dry_run=True, remote_caller=True, reporter=print)
+    mine, fresh = server.served(), Internals()
+    assert (mine.dry_run, mine.remote_caller) == (fresh.dry_run, fresh.remote_caller) == (False, False)
+    assert mine.reporter is print  # the process's fields are the server's own objects
+    assert all(getattr(mine, f) is getattr(server, f) for f in ("redactor", "children", "cleanups", "loan"))

@@ -38,6 +38,7 @@ from agentapps.core.caller import served_context
 from agentapps.errors import ConfigError, DeniedError, LimitError, ReturnsError
 from agentapps.files.skillfolder import folder_files, skill_folder
 from agentapps.gateway import GATEWAY
+from agentapps.runlog.slots import AGENT_TOTALS
 from agentapps.tools.policy import Policy
 from agentapps.tools.task import request_of, takes_task
 
@@ -264,9 +265,10 @@ def _settle(g: Any, info: Namespace, run: AgentRun, depth: int) -> None:
     """Copy the run's counters to `locals.agent` and add them to the process totals (--json)."""
     info.update(usage=dict(run.usage), turns=run.turn, steps=run.steps, stopReason=run.stop_reason,
                 cost=run.spend.cost if run.spend else None, model=run.model)
-    if g.internals.agent_totals is None:
-        g.internals.agent_totals = {"turns": 0, "steps": 0, "stop_reason": None}
-    totals = g.internals.agent_totals
+    totals = g.internals.get(AGENT_TOTALS)
+    if totals is None:
+        totals = {"turns": 0, "steps": 0, "stop_reason": None}
+        g.internals.set(AGENT_TOTALS, totals)
     totals.update(process_spend(g).totals())
     totals["turns"] += run.turn
     totals["steps"] += run.steps

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentapps.agent.slots import AGENT_RECORDER, AGENT_SCRIPTS
 from agentapps.core.atomic import write_atomic
 from agentapps.errors import ConfigError, StoreWriteError
 
@@ -123,8 +124,8 @@ class Cursor:
 
 
 def cursor_for(g: Globals, path: Path) -> Cursor:
-    """The process-wide cursor of `path` (kept in `globals.internals`)."""
-    cursors: dict[str, Cursor] = g.internals.agent_scripts
+    """The process-wide cursor of `path` (kept in the run's `AGENT_SCRIPTS`)."""
+    cursors = g.internals.get(AGENT_SCRIPTS)
     key = str(path.resolve())
     if key not in cursors:
         cursors[key] = Cursor(path, load_script(path))
@@ -188,8 +189,8 @@ class Recorder:
 def recorder_for(g: Globals, path: str | None) -> Recorder | None:
     if not path:
         return None
-    found = g.internals.agent_recorder
+    found = g.internals.get(AGENT_RECORDER)
     if not isinstance(found, Recorder):
-
-        found = g.internals.agent_recorder = Recorder(Path(path), redact=g.internals.redactor.redact_data)
+        found = Recorder(Path(path), redact=g.internals.redactor.redact_data)
+        g.internals.set(AGENT_RECORDER, found)
     return found

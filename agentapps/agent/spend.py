@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentapps.agent import usage as u
 from agentapps.agent.models import Price
+from agentapps.agent.slots import AGENT_SPEND
 from agentapps.errors import LimitError
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ class Spend:
         return u.tokens(self.usage)
 
     def totals(self) -> dict[str, Any]:
-        """Usage, cost and per-model spending, as `agent_totals` and `--json` give them."""
+        """Usage, cost and per-model spending, as `AGENT_TOTALS` and `--json` give them."""
         return {"usage": self.usage, "cost": self.cost,
                 "models": {m: s.to_dict() for m, s in self.models.items()}}
 
@@ -123,9 +124,9 @@ def next_turn(history: list[dict[str, int]], context_tokens: Any) -> dict[str, i
 
 def process_spend(g: Globals) -> Spend:
     """The process-wide level, capped by `--max-cost` (made on first use)."""
-    found = g.internals.agent_spend
+    found = g.internals.get(AGENT_SPEND)
     if not isinstance(found, Spend):
         cap = g.config.overrides.get("maxCost")
-        found = g.internals.agent_spend = Spend(
-            None, max_cost=float(cap) if isinstance(cap, (int, float)) else math.inf)
+        found = Spend(None, max_cost=float(cap) if isinstance(cap, (int, float)) else math.inf)
+        g.internals.set(AGENT_SPEND, found)
     return found

@@ -10,6 +10,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agentapps.callbacks.slots import CALLBACKS
 from agentapps.errors import LimitError, SkillError, UsageError
 from agentapps.tools.names import is_valid_name
 from agentapps.types import ToolDef, ToolFn
@@ -123,7 +124,7 @@ def _hand_over(waiters: deque[asyncio.Future[_Call]], call: _Call) -> bool:
 
 def _endpoints(g: Globals) -> dict[str, Any]:
     """Reply queues by name: `Endpoint`s, or `RemoteEndpoint`s for callbacks on Redis."""
-    return g.internals.callbacks
+    return g.internals.get(CALLBACKS)
 
 
 def callback_name(ref: str) -> str:

@@ -27,9 +27,11 @@ import time
 from pathlib import Path
 from typing import Any, TextIO, cast
 
+from agentapps.agent.slots import AGENT_SPEND
 from agentapps.cli.repl_command import DEFAULT_SKILL
 from agentapps.errors import AgentAppsError, InterruptedError_, UsageError
 from agentapps.gateway import GATEWAY, Gateway
+from agentapps.runlog.slots import AGENT_TOTALS
 
 PROMPT = "> "
 HISTORY_LENGTH = 1000
@@ -128,10 +130,10 @@ class TurnLog:
 
     def _totals(self, live: bool) -> dict[str, Any]:
         """The session's totals so far; `live`: its agent is still running, so its own turns and
-        steps are not in `agent_totals` yet (sub-agents' are: they ended within their turn)."""
+        steps are not in `AGENT_TOTALS` yet (sub-agents' are: they ended within their turn)."""
         internals = self.g.internals
-        totals = dict(internals.agent_totals or {})
-        spend = internals.agent_spend
+        totals = dict(internals.get(AGENT_TOTALS) or {})
+        spend = internals.get(AGENT_SPEND)
         totals.update(spend.totals() if spend is not None else {"models": {}})
         if live:
             for key in ("turns", "steps"):

@@ -22,6 +22,7 @@ from agentapps.errors import (
 from agentapps.tools.task import takes_task
 
 if TYPE_CHECKING:
+    from agentapps.agent.script import Recorder
     from agentapps.context.context import Internals
 
 
@@ -70,6 +71,7 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         from agentapps.hosting import register_secrets
         from agentapps.lifecycle.outcome import agent_extras
         from agentapps.lifecycle.target import resolve as resolve_target
+        from agentapps.runlog.slots import AGENT_TOTALS
 
         if opts.replay:  # a missing or broken script fails before anything starts
             from agentapps.agent.script import load_script
@@ -132,16 +134,16 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         finally:
             if progress is not None:
                 progress.close()
-            extras = agent_extras(g.internals.agent_totals)
-        recording = g.internals.agent_recorder
+            extras = agent_extras(g.internals.get(AGENT_TOTALS))
+        recording = _recorder(g.internals, opts)
         if recording is not None and recording.failed is not None:  # the run ended well: print its
             recording.failed.result = (result,)  # result, then say the recording was not saved
             raise recording.failed
         result = _printable(result, skill_name)
-        if opts.replay and str(Path(opts.replay).resolve()) not in g.internals.agent_scripts:
+        if opts.replay and str(Path(opts.replay).resolve()) not in _replayed(g.internals):
             render.warn(f"--replay {opts.replay}: the script was not used (no agent ran: '{skill_name}' "
                         f"{'is a code skill' if tool.kind == 'code' else 'made no model call'}).")
-        if opts.record and g.internals.agent_recorder is None:
+        if opts.record and recording is None:
             render.warn(f"--record {opts.record}: nothing was recorded (no agent ran: '{skill_name}' "
                         f"{'is a code skill' if tool.kind == 'code' else 'made no model call'}); the file "
                         "was not written.")
@@ -209,10 +211,27 @@ def _printable(result: Any, skill: str | None) -> Any:
     return result
 
 
+def _recorder(internals: Internals, opts: options.RunOptions) -> Recorder | None:
+    """The agent's --record recorder, once an agent made one (without --record the agent package is
+    not loaded for this: a code skill's run never loads it)."""
+    if not opts.record:
+        return None
+    from agentapps.agent.slots import AGENT_RECORDER
+
+    return internals.get(AGENT_RECORDER)
+
+
+def _replayed(internals: Internals) -> dict[str, Any]:
+    """The --replay scripts an agent of this run played, by resolved path."""
+    from agentapps.agent.slots import AGENT_SCRIPTS
+
+    return internals.get(AGENT_SCRIPTS)
+
+
 def _failed(exc: BaseException, opts: options.RunOptions, skill: str | None, args: dict[str, Any],
             started: float, extras: dict[str, Any], internals: Internals, data_dir: Path | None) -> int:
     """Show the run's error record (stderr, and stdout with --json), log it, return its exit code."""
-    recording = internals.agent_recorder
+    recording = _recorder(internals, opts)
     if recording is not None and recording.failed is not None and recording.failed is not exc:
         render.warn(f"--record: {recording.failed}")  # the run failed too; its own error follows
     result = _finished_result(exc, skill)

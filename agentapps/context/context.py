@@ -10,23 +10,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentapps.core.shown import fields_repr
+from agentapps.core.slots import SlotValues
 from agentapps.errors import RunInterruptedError
 from agentapps.secrets import Redactor
 from agentapps.types import ChainPlan, HistoryFrame, Reporter, ToolDef
 
 if TYPE_CHECKING:
-    from agentapps.agent.script import Recorder
-    from agentapps.agent.spend import Spend
     from agentapps.cascade.resolve import Cascaded
     from agentapps.context.manager import ContextManager
     from agentapps.core.loan import Loan
-    from agentapps.events.bus import EventBus
-    from agentapps.events.streams import StreamBus
-    from agentapps.mcp.hub import Hub
-    from agentapps.mcp.registry import Registry
-    from agentapps.runlog.batch import Batcher
-    from agentapps.stores.link import RedisLink
-    from agentapps.stores.state import StateStore
     from agentapps.tools.lookup import Lookup
 
 
@@ -118,67 +110,48 @@ class Config:
         return self.data_dir if self.project is not None else Path.home() / ".agent-apps"
 
 
-class Internals:
-    """Process-wide run state, one typed field per concern (the subsystems' own objects are made
-    on first use by their modules: `bus_for(g)`, `hub_for(g)`, ...)."""
+class Internals(SlotValues):
+    """A run's internals: the kernel's own fields, and every subsystem's state in the slots the
+    subsystems declare (`internals.get(SLOT)`, see `agentapps.core.slots`). `served()` gives one
+    run a server serves its own per-run fields and slots, sharing the rest with the server."""
 
-    FIELDS = ("dry_run", "remote_caller", "redactor", "reporter", "children", "cleanups", "events", "streams",
-              "redis", "state", "sessions", "callbacks", "agent_totals", "agent_spend", "agent_recorder",
-              "agent_scripts", "session_key", "mcp_hub", "mcp_registry", "mcp_early", "loan", "run_log")
+    FIELDS = ("dry_run", "remote_caller", "redactor", "reporter", "children", "cleanups", "loan")
     __slots__ = FIELDS
+    # per run:
     dry_run: bool  # --dry-run: the skill the user named shows what would run
     # the top-level call comes from someone else (a server's client, a queued event), not from the
     # user at this terminal: the project's trust rules apply to it too
     remote_caller: bool
+    # the process's (a served run holds the server's objects: set these before serving, then
+    # change them in place):
     redactor: Redactor  # every byte written goes through it
     reporter: Reporter | None  # the CLI's progress display (None with -q or in-process)
     children: set[int]  # process groups to kill when the run stops
     cleanups: list[Callable[[], Awaitable[None]]]  # awaited at run end
-    events: EventBus | None
-    streams: StreamBus | None  # the Redis Streams event backend (`store: redis`)
-    redis: RedisLink | None  # the Redis connection (AGENTAPPS_REDIS_URL), opened on first use
-    state: dict[str, StateStore]  # state stores by kind
-    sessions: dict[str, Any]  # the memory session store's data
-    callbacks: dict[str, Any]  # callback refs by name (both backends)
-    agent_totals: dict[str, Any] | None  # usage, cost, turns, steps over every agent run
-    agent_spend: Spend | None
-    agent_recorder: Recorder | None  # --record
-    agent_scripts: dict[str, Any]  # --replay cursors by script path
-    session_key: str | None  # the first session a run used (for the run log)
-    mcp_hub: Hub | None
-    mcp_registry: Registry | None
-    mcp_early: dict[str, Any]  # MCP servers started ahead of their session
     loan: Loan | None  # the event loop lent to calls that wait, when the run is driven without one
-    run_log: Batcher | None  # run-log records a server writes in batches (runlog.batch)
 
     def __init__(self, dry_run: bool = False, remote_caller: bool = False, redactor: Redactor | None = None,
                  reporter: Reporter | None = None, children: set[int] | None = None,
-                 cleanups: list[Callable[[], Awaitable[None]]] | None = None, events: EventBus | None = None,
-                 streams: StreamBus | None = None, redis: RedisLink | None = None,
-                 state: dict[str, StateStore] | None = None, sessions: dict[str, Any] | None = None,
-                 callbacks: dict[str, Any] | None = None, agent_totals: dict[str, Any] | None = None,
-                 agent_spend: Spend | None = None, agent_recorder: Recorder | None = None,
-                 agent_scripts: dict[str, Any] | None = None, session_key: str | None = None,
-                 mcp_hub: Hub | None = None, mcp_registry: Registry | None = None,
-                 mcp_early: dict[str, Any] | None = None, loan: Loan | None = None,
-                 run_log: Batcher | None = None) -> None:
+                 cleanups: list[Callable[[], Awaitable[None]]] | None = None, loan: Loan | None = None) -> None:
+        SlotValues.__init__(self)
         self.dry_run, self.remote_caller = dry_run, remote_caller
         self.redactor = Redactor() if redactor is None else redactor
         self.reporter = reporter
         self.children = set() if children is None else children
         self.cleanups = [] if cleanups is None else cleanups
-        self.events, self.streams, self.redis = events, streams, redis
-        self.state = {} if state is None else state
-        self.sessions = {} if sessions is None else sessions
-        self.callbacks = {} if callbacks is None else callbacks
-        self.agent_totals, self.agent_spend, self.agent_recorder = agent_totals, agent_spend, agent_recorder
-        self.agent_scripts = {} if agent_scripts is None else agent_scripts
-        self.session_key, self.mcp_hub, self.mcp_registry = session_key, mcp_hub, mcp_registry
-        self.mcp_early = {} if mcp_early is None else mcp_early
-        self.loan, self.run_log = loan, run_log
+        self.loan = loan
+
+    def served(self) -> Internals:
+        """The internals of one run this server serves: per-run fields and slots start afresh, the
+        process's fields and every shared slot are the server's own objects."""
+        mine = Internals(redactor=self.redactor, reporter=self.reporter, children=self.children,
+                         cleanups=self.cleanups, loan=self.loan)
+        mine._shared = self._shared
+        return mine
 
     def __repr__(self) -> str:
-        return fields_repr(self, self.FIELDS)
+        shown = fields_repr(self, self.FIELDS)
+        return f"{shown[:-1]}, slots={self.slot_values()!r})"
 
 
 class Globals:
@@ -207,10 +180,12 @@ class Globals:
     def __repr__(self) -> str:
         return fields_repr(self, self.FIELDS)
 
-    def served(self, signal: Signal, internals: Internals) -> Globals:
-        """These globals for one run a server serves: its own signal and internals, the rest shared
-        (caches, lookup, config, and the id counter: contexts' ids stay unique in the process)."""
-        return Globals(self.config, self.lookup, self.cache, internals, signal, self._ids, self._prefix)
+    def served(self, signal: Signal | None = None) -> Globals:
+        """These globals for one run a server serves: its own signal and internals (`Internals.served`),
+        the rest shared (caches, lookup, config, and the id counter: contexts' ids stay unique in the
+        process)."""
+        return Globals(self.config, self.lookup, self.cache, self.internals.served(),
+                       Signal() if signal is None else signal, self._ids, self._prefix)
 
     def new_id(self) -> str:
         """Unique per process run; cheaper than a uuid per context."""

@@ -18,7 +18,9 @@ def register(internals: Internals, cleanup: Cleanup) -> None:
 
 async def run_cleanups(internals: Internals, timeout: float = DEFAULT_TIMEOUT) -> None:
     """Await every registered cleanup (together, at most `timeout` seconds); never raises."""
-    cleanups, internals.cleanups = internals.cleanups, []
+    # emptied in place: a run a server serves holds the server's list (`Internals.served`)
+    cleanups = internals.cleanups[:]
+    internals.cleanups.clear()
     if not cleanups:
         return
     import asyncio  # there are cleanups: the run has a loop

@@ -1,4 +1,4 @@
-"""The in-process event bus (on `globals.internals.events`): topics, queues, replay, peek, handlers.
+"""The in-process event bus (in the `EVENT_BUS` slot of a run's internals): topics, queues, replay, peek, handlers.
 
 A wait with `ack: false` peeks: it returns events without taking them, so they stay first in line
 for the next wait (of this or another consumer of the queue) until a wait takes them or event-ack
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentapps.core.logs import logger
 from agentapps.errors import LimitError, UsageError
+from agentapps.events.slots import EVENT_BUS
 from agentapps.types import Event
 
 if TYPE_CHECKING:
@@ -226,10 +227,10 @@ class EventBus:
 
 def bus_for(g: Globals) -> EventBus:
     """The process's bus, created on first use."""
-    bus = g.internals.events
+    bus = g.internals.get(EVENT_BUS)
     if not isinstance(bus, EventBus):
-
-        bus = g.internals.events = EventBus(g.internals.redactor.redact)
+        bus = EventBus(g.internals.redactor.redact)
+        g.internals.set(EVENT_BUS, bus)
     return bus
 
 

@@ -31,6 +31,7 @@ from agentapps.events.group import (
     stream_key,
     text_of,
 )
+from agentapps.events.slots import STREAM_BUS
 from agentapps.stores.link import RedisLink
 
 if TYPE_CHECKING:
@@ -196,11 +197,14 @@ def _settle(group: Group, taken: list[Delivery], ack: bool) -> list[dict[str, An
 
 def streams_for(g: Globals) -> StreamBus:
     """The process's Redis event backend, made on first use."""
-    bus = g.internals.streams
+    internals = g.internals
+    bus = internals.get(STREAM_BUS)
     if bus is None:
         from agentapps.stores.config import link_for, stores_config
 
         config = stores_config(g)
-        bus = g.internals.streams = StreamBus(link_for(g), visibility=config.visibility,
-                                              max_deliveries=config.max_deliveries)
+        link = link_for(g)
+        bus = StreamBus(link, visibility=config.visibility, max_deliveries=config.max_deliveries)
+        internals.set(STREAM_BUS, bus)
+        link.on_close.append(lambda: internals.set(STREAM_BUS, None))  # made again on the next link
     return bus

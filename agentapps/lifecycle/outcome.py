@@ -7,6 +7,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from agentapps.lifecycle import failure
+from agentapps.runlog.slots import AGENT_TOTALS
 
 if TYPE_CHECKING:
     from agentapps.context.context import Internals
@@ -30,6 +31,6 @@ def outcome(skill: str | None, result: Any, error: BaseException | None, *, star
         "ok": error is None, "skill": skill, "result": result,
         "error": None if error is None else failure.record(error, internals.redactor, skill=skill),
         "duration_ms": round((time.perf_counter() - started) * 1000, 1),
-        **agent_extras(internals.agent_totals), **extra}
+        **agent_extras(internals.get(AGENT_TOTALS)), **extra}
     redacted: dict[str, Any] = internals.redactor.redact_data(body)
     return redacted

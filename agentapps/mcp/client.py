@@ -13,6 +13,7 @@ from agentapps.mcp.connection import LostSession
 from agentapps.mcp.elicit import FORWARD
 from agentapps.mcp.hub import Hub
 from agentapps.mcp.registry import registry_for
+from agentapps.mcp.slots import MCP_HUB
 from agentapps.secrets import redact
 
 if TYPE_CHECKING:
@@ -26,9 +27,10 @@ MAX_ERROR = 2000  # characters of a server's error message kept in ours
 
 
 def hub_for(g: Globals) -> Hub:
-    found: Hub | None = g.internals.mcp_hub
+    found = g.internals.get(MCP_HUB)
     if found is None:
-        found = g.internals.mcp_hub = Hub(g)
+        found = Hub(g)
+        g.internals.set(MCP_HUB, found)
     return found
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentapps.errors import AgentAppsError, ArgsError, ConfigError, LimitError, SkillError
 from agentapps.mcp import config, elicit
+from agentapps.mcp.slots import MCP_EARLY
 from agentapps.mcp.spawn import spawn
 from agentapps.mcp.stdio import ProcessInfo, kill_group, stdio_transport
 from agentapps.secrets import redact
@@ -81,7 +82,7 @@ class Connection:
 
             return http_transport(spec.name, spec.url, config.http_headers(spec, internals), self._lost)
         children: set[int] = internals.children
-        early = internals.mcp_early.pop(spec.prefix, None)
+        early = internals.get(MCP_EARLY).pop(spec.prefix, None)
 
         async def start() -> asyncio.subprocess.Process:
             return early if early is not None and early.returncode is None else await spawn(spec, self.g)

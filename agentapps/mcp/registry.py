@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from agentapps.core.atomic import write_atomic
 from agentapps.errors import AgentAppsError, ConfigError
 from agentapps.mcp.config import ServerSpec, parse_server
+from agentapps.mcp.slots import MCP_REGISTRY
 from agentapps.mcp.tools import tool_def
 from agentapps.tools.mcpnames import sanitize, server_of_uri
 
@@ -235,9 +236,10 @@ def read_cache(path: Path) -> list[dict[str, Any]] | None:
 
 
 def registry_for(g: Globals) -> Registry:
-    found: Registry | None = g.internals.mcp_registry
+    found = g.internals.get(MCP_REGISTRY)
     if found is None:
-        found = g.internals.mcp_registry = Registry(g)
+        found = Registry(g)
+        g.internals.set(MCP_REGISTRY, found)
         g.lookup.providers.append(found)
     return found
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from agentapps.core.cleanup import register
 from agentapps.files.sandboxing import for_run
 from agentapps.mcp import config
+from agentapps.mcp.slots import MCP_EARLY
 
 if TYPE_CHECKING:
     from agentapps.context.context import Globals, Internals
@@ -54,7 +55,7 @@ async def start_early(g: Globals, prefix: str) -> None:
     from agentapps.mcp.registry import registry_for
 
     server = registry_for(g).servers.get(prefix)
-    early: dict[str, asyncio.subprocess.Process] = g.internals.mcp_early
+    early = g.internals.get(MCP_EARLY)
     if server is None or server.spec is None or server.spec.url or prefix in early:
         return
     try:
@@ -67,7 +68,8 @@ async def start_early(g: Globals, prefix: str) -> None:
 
 async def _drop_unused(internals: Internals) -> None:
     """Processes whose session never started (the call was denied first): stopped at the end."""
-    early, internals.mcp_early = internals.mcp_early, {}
+    early = internals.get(MCP_EARLY)
+    internals.set(MCP_EARLY, {})
     for proc in early.values():
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agentapps.mcp.slots import MCP_HUB
 from agentapps.tools.mcpnames import skill_name, uri
 from agentapps.types import ToolDef, ToolFn
 
@@ -22,7 +23,7 @@ def needs_approval(spec: ServerSpec, annotations: dict[str, Any]) -> bool:
 
 def _bridge(prefix: str, tool: str, skill: str, confirm: bool, structured: bool) -> ToolFn:
     async def call(ctx: Context, args: dict[str, Any]) -> Any:
-        if ctx.globals.internals.mcp_hub is None and not confirm:  # the first call of this process:
+        if ctx.globals.internals.get(MCP_HUB) is None and not confirm:  # the first call of this process:
             from agentapps.mcp.spawn import start_early  # its server boots while the SDK loads
 
             await start_early(ctx.globals, prefix)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentapps.errors import AgentAppsError, SkillError
+from agentapps.runlog.slots import AGENT_TOTALS, SESSION_KEY
 from agentapps.secrets import redact
 
 if TYPE_CHECKING:
@@ -61,21 +62,27 @@ def _text(value: str) -> str:
         return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
+def note_session(internals: Internals, key: str) -> None:
+    """The run's session id in its record: the first session key the run used."""
+    if internals.get(SESSION_KEY) is None:
+        internals.set(SESSION_KEY, key)
+
+
 def entry_for(*, skill: str, args: Any, internals: Internals, exit_code: int,
               error: dict[str, Any] | None, started: float, totals: dict[str, Any] | None = None,
               note: str | None = None) -> dict[str, Any]:
     """The record of one run, from what the door knows when it ends (`started` is perf_counter).
     `error`: the run's error record (`lifecycle.failure.record`, already redacted and one line);
-    `totals`: the run's agent totals when they are not `internals.agent_totals` (a REPL turn);
+    `totals`: the run's agent totals when they are not its `AGENT_TOTALS` (a REPL turn);
     `note`: said after the error line (what became of a worker's failed event)."""
     elapsed = time.perf_counter() - started
-    totals = _dict(internals.agent_totals if totals is None else totals)
+    totals = _dict(internals.get(AGENT_TOTALS) if totals is None else totals)
     models, usage = _dict(totals.get("models")), _dict(totals.get("usage"))
     line = None
     if error is not None:
         line = str(error.get("message") or error.get("type") or "")
         line = _text(redact(f"{line} ({note})" if note else line, internals)[:MAX_ERROR])
-    session = internals.session_key
+    session = internals.get(SESSION_KEY)
     biggest = max(models, key=lambda m: _tokens(models[m]), default=None)
     biggest = _text(str(biggest)) if biggest is not None else None
     return {

@@ -14,6 +14,8 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentapps.runlog.slots import RUN_LOG
+
 if TYPE_CHECKING:
     from agentapps.context.context import Globals
 
@@ -80,7 +82,9 @@ class Batcher:
 
 def batcher_for(g: Globals) -> Batcher:
     """The process's batcher (`g` is a server's own globals), closed with the process's cleanups."""
-    if g.internals.run_log is None:
-        g.internals.run_log = Batcher(g.config.log_dir)
-        g.internals.cleanups.append(g.internals.run_log.close)
-    return g.internals.run_log
+    found = g.internals.get(RUN_LOG)
+    if found is None:
+        found = Batcher(g.config.log_dir)
+        g.internals.set(RUN_LOG, found)
+        g.internals.cleanups.append(found.close)
+    return found

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from agentapps.errors import ConfigError, UsageError
+from agentapps.stores.slots import REDIS_LINK, STATE_STORES
 
 if TYPE_CHECKING:
     from agentapps.context.context import Globals
@@ -130,7 +131,7 @@ def backend(g: Globals, concern: str, explicit: str | None = None) -> str:
 
 def link_for(g: Globals) -> RedisLink:
     """The process's Redis link (AGENTAPPS_REDIS_URL, the project's namespace), connected on first use."""
-    link = g.internals.redis
+    link = g.internals.get(REDIS_LINK)
     if link is None:
         from agentapps.stores.link import RedisLink, redis_url
 
@@ -140,18 +141,19 @@ def link_for(g: Globals) -> RedisLink:
                               "skill (`agentapps init`) or set `stores: {namespace: NAME}` in it.")
         link = RedisLink(redis_url(), namespace, g.internals.redactor)
         link.connect()
-        g.internals.redis = link
+        g.internals.set(REDIS_LINK, link)
         g.internals.cleanups.append(_closer(g))
     return link
 
 
 def _closer(g: Globals) -> Any:
     async def close() -> None:
-        """At the end of a run: release what this process owns on the server, then disconnect."""
+        """At the end of a run: release what this process owns on the server, then disconnect (what
+        was made on the link lets go of it in `link.on_close`: the Redis event backend does)."""
         internals = g.internals
-        link, internals.redis = internals.redis, None
-        internals.state.pop("redis", None)
-        internals.streams = None
+        link = internals.get(REDIS_LINK)
+        internals.set(REDIS_LINK, None)
+        internals.get(STATE_STORES).pop("redis", None)
         if link is not None:
             for stop in link.on_close:
                 stop()

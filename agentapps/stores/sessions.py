@@ -26,6 +26,7 @@ from agentapps.errors import ConfigError, StoreCorruptError, StoreWriteError, Us
 from agentapps.secrets import Redactor, refuse_secret_name
 from agentapps.stores.keys import decode_name, encode_key
 from agentapps.stores.session_settings import SessionSettings, settings, settings_of  # noqa: F401 - settings: public here too
+from agentapps.stores.slots import MEMORY_SESSIONS
 from agentapps.stores.stored import NotStored, decode
 
 if TYPE_CHECKING:
@@ -215,7 +216,7 @@ def open_store(g: Globals, name: str | None = None) -> SessionStore:
         from agentapps.stores.redissessions import RedisSessionStore
 
         return RedisSessionStore(link_for(g))
-    return MemorySessionStore(g.internals.sessions)
+    return MemorySessionStore(g.internals.get(MEMORY_SESSIONS))
 
 
 def history_for(served: Context) -> list[Entry] | None:

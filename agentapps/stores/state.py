@@ -23,6 +23,7 @@ from agentapps.stores.keys import (
     timed_out,
     validate_key,
 )
+from agentapps.stores.slots import STATE_STORES
 
 if TYPE_CHECKING:
     from agentapps.context.context import Globals
@@ -120,7 +121,7 @@ def _wake(future: asyncio.Future[None]) -> None:
 def store_for(g: Globals, kind: str | None = None) -> StateStore:
     """The process's state store of `kind` (None: the project's default), made once."""
     kind = backend(g, "state", kind)
-    stores = g.internals.state
+    stores = g.internals.get(STATE_STORES)
     found = stores.get(kind)
     if found is None:
         redact = g.internals.redactor.redact_data

@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "a9eaebbae3dc"
+STAMP = "6b7e77e42028"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -23,6 +23,7 @@ WAITS = {
     "agentapps.agent.scope": True,
     "agentapps.agent.script": False,
     "agentapps.agent.scripted": True,
+    "agentapps.agent.slots": False,
     "agentapps.agent.spend": False,
     "agentapps.agent.state": True,
     "agentapps.agent.system_prompt": False,
@@ -34,6 +35,7 @@ WAITS = {
     "agentapps.callbacks": False,
     "agentapps.callbacks.refs": True,
     "agentapps.callbacks.remote": True,
+    "agentapps.callbacks.slots": False,
     "agentapps.cascade": False,
     "agentapps.cascade.annotations": False,
     "agentapps.cascade.c3": False,
@@ -103,6 +105,7 @@ WAITS = {
     "agentapps.core.logs": False,
     "agentapps.core.paths": False,
     "agentapps.core.shown": False,
+    "agentapps.core.slots": False,
     "agentapps.core.terminal": False,
     "agentapps.directives": False,
     "agentapps.directives.expand": False,
@@ -116,6 +119,7 @@ WAITS = {
     "agentapps.events.group": True,
     "agentapps.events.scripts": False,
     "agentapps.events.select": True,
+    "agentapps.events.slots": False,
     "agentapps.events.streams": True,
     "agentapps.files": False,
     "agentapps.files.gitignore": False,
@@ -145,6 +149,7 @@ WAITS = {
     "agentapps.mcp.listing": True,
     "agentapps.mcp.registry": True,
     "agentapps.mcp.remote": True,
+    "agentapps.mcp.slots": False,
     "agentapps.mcp.spawn": True,
     "agentapps.mcp.stdio": True,
     "agentapps.mcp.tools": True,
@@ -169,6 +174,7 @@ WAITS = {
     "agentapps.runlog": False,
     "agentapps.runlog.batch": True,
     "agentapps.runlog.query": False,
+    "agentapps.runlog.slots": False,
     "agentapps.runlog.store": False,
     "agentapps.runtime": True,
     "agentapps.sandbox": True,
@@ -214,6 +220,7 @@ WAITS = {
     "agentapps.stores.redisstate": True,
     "agentapps.stores.session_settings": False,
     "agentapps.stores.sessions": True,
+    "agentapps.stores.slots": False,
     "agentapps.stores.state": True,
     "agentapps.stores.stored": False,
     "agentapps.tools": False,

@@ -13,7 +13,14 @@ run loads but never saves. When saving fails after the skill finished, the error
 """
 
 from agentapps import AgentAppsError, RunInterruptedError, StoreWriteError
-from agentapps.runtime import capture, open_store, render_history, session_key, settings_of
+from agentapps.runtime import (
+    capture,
+    note_session,
+    open_store,
+    render_history,
+    session_key,
+    settings_of,
+)
 
 frontmatter = {
     "name": "session",
@@ -28,8 +35,7 @@ async def run(ctx, args):
     key = session_key(target, found) if found is not None else None
     if found is None or key is None:
         return  # no session for this call: the chain continues
-    if ctx.globals.internals.session_key is None:  # the run log's session id: the first one
-        ctx.globals.internals.session_key = key
+    note_session(ctx.globals.internals, key)  # the run log's session id: the first one
     store = open_store(ctx.globals, found.store)
     history = store.load(key)
     target.locals.session = history

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from agentapps.callbacks.refs import create_callback_ref, release_callback_ref
+from agentapps.callbacks.slots import CALLBACKS
 from agentapps.context.context import Context
 from agentapps.context.manager import invoke_root
 from agentapps.errors import DeniedError, LimitError, SkillError, SkillNotFoundError, UsageError
@@ -151,7 +152,7 @@ def test_timeouts_end_waits_with_a_limit_error(project):
             await call(root, ref)
         with pytest.raises(LimitError, match="No invocation of callback"):
             await call(root, "callback-wait", ref=ref, timeout=50)
-        return root.globals.internals.callbacks[ref].pending
+        return root.globals.internals.get(CALLBACKS)[ref].pending
 
     assert run(project, scenario) == {}, "a timed-out invocation is no longer pending"
 

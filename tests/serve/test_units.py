@@ -7,8 +7,11 @@ import re
 
 import pytest
 
+from agentapps.callbacks.slots import CALLBACKS
 from agentapps.core.cron import Cron
 from agentapps.errors import ConfigError
+from agentapps.mcp.slots import MCP_HUB
+from agentapps.runlog.slots import AGENT_TOTALS, SESSION_KEY
 from agentapps.serve.events import stream_event
 
 
@@ -59,13 +62,14 @@ def test_a_served_run_has_its_own_totals_and_shares_the_rest(project):
 
     g = project.boot().globals
     first, second = begin(g), begin(g)
-    first.g.internals.agent_totals = {"turns": 3}
-    first.g.internals.session_key = "k1"
-    assert second.g.internals.agent_totals is None and second.g.internals.session_key is None
-    assert g.internals.agent_totals is None
-    first.g.internals.callbacks["cb"] = 1  # shared subsystems are the server's
-    first.g.internals.mcp_hub = hub = object()  # type: ignore[assignment]
-    assert g.internals.callbacks == {"cb": 1} and second.g.internals.mcp_hub is hub
+    first.g.internals.set(AGENT_TOTALS, {"turns": 3})
+    first.g.internals.set(SESSION_KEY, "k1")
+    first.g.internals.dry_run = True
+    assert second.g.internals.get(AGENT_TOTALS) is None and second.g.internals.get(SESSION_KEY) is None
+    assert g.internals.get(AGENT_TOTALS) is None and not second.g.internals.dry_run and not g.internals.dry_run
+    first.g.internals.get(CALLBACKS)["cb"] = 1  # shared subsystems are the server's
+    first.g.internals.set(MCP_HUB, hub := object())  # type: ignore[arg-type]
+    assert g.internals.get(CALLBACKS) == {"cb": 1} and second.g.internals.get(MCP_HUB) is hub
     assert first.g.internals.redactor is g.internals.redactor
     first.g.signal.abort("stop")
     assert not second.g.signal.aborted and not g.signal.aborted
