@@ -90,7 +90,7 @@ async def _run(ref: str, args: Mapping[str, Any] | None, *, cwd: str | os.PathLi
     try:
         from agentapps.boot import bootstrap
         from agentapps.context.manager import invoke_root
-        from agentapps.hosting import register_secrets
+        from agentapps.lifecycle.served import register_secrets
 
         if not isinstance(given, Mapping):
             raise ArgsError(f"The args of '{ref}' must be a mapping of param names to values, "

@@ -34,7 +34,7 @@ def test_a_slot_starts_once_on_first_read_and_keeps_what_is_set():
 
 
 def test_a_new_slot_is_per_run_in_a_served_run_and_shared_otherwise(project):
-    from agentapps.hosting import begin
+    from agentapps.lifecycle.served import begin
 
     server = project.boot().globals
     server.internals.get(PER_RUN_LOG).append("server")
@@ -70,7 +70,7 @@ def test_concurrent_served_runs_keep_their_session_keys_apart(project):
             from agentapps.runlog.slots import SESSION_KEY
             return ctx.globals.internals.get(SESSION_KEY)
     ''')
-    from agentapps.hosting import begin, invoke
+    from agentapps.lifecycle.served import begin, invoke
     from agentapps.runlog.slots import SESSION_KEY
 
     server = project.boot().globals
@@ -85,7 +85,7 @@ def test_concurrent_served_runs_keep_their_session_keys_apart(project):
 
 
 def test_what_a_served_run_registers_to_clean_up_is_the_servers(project):
-    from agentapps.hosting import begin
+    from agentapps.lifecycle.served import begin
 
     server = project.boot().globals
     run = begin(server)

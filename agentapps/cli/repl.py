@@ -254,7 +254,7 @@ def repl(skill: str | None, task: str | None, *, model: str | None = None, repla
     from agentapps.cascade.interface import returns_of
     from agentapps.cli.progress import Progress
     from agentapps.cli.streams import RedactingStream
-    from agentapps.hosting import register_secrets
+    from agentapps.lifecycle.served import register_secrets
     from agentapps.sandbox.pool import keep_warm
 
     keep_warm()  # a sub-agent's first snippet finds its sandbox process started

@@ -68,8 +68,8 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
         from agentapps.boot import bootstrap
         from agentapps.cascade.interface import params_of
         from agentapps.context.manager import invoke_root
-        from agentapps.hosting import register_secrets
         from agentapps.lifecycle.outcome import agent_extras
+        from agentapps.lifecycle.served import register_secrets
         from agentapps.lifecycle.target import resolve as resolve_target
         from agentapps.runlog.slots import AGENT_TOTALS
 

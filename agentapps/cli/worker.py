@@ -6,7 +6,7 @@ worker exits (a second signal exits at once; what was in flight is redelivered l
 and a summary go to stderr; `--json` prints the summary object on stdout (after a second signal
 too: `ok` false, and `abandoned` counts the events taken but not acknowledged).
 
-Each event is a run of its own (`hosting.begin`): its own usage, cost, budgets and session key, and
+Each event is a run of its own (`served.begin`): its own usage, cost, budgets and session key, and
 one run-log record (skill: the handler; exit code 0 or the error's; a failed delivery's error line
 says what became of the event: retried, or moved to the dead-letter topic). Records are written in
 batches by one writer task, so the log costs the worker little throughput; the ones still pending
@@ -31,7 +31,7 @@ from agentapps.runlog.batch import Batcher
 if TYPE_CHECKING:
     from agentapps.context.context import Context
     from agentapps.events.consumer import Tally, Worker
-    from agentapps.hosting import ServedRun
+    from agentapps.lifecycle.served import ServedRun
 
 PROGRESS_EVERY = 5.0  # seconds between progress lines
 
@@ -148,7 +148,7 @@ class _Handler:
 
     async def __call__(self, event: dict[str, Any]) -> Any:
         from agentapps.context.manager import invoke_root
-        from agentapps.hosting import begin
+        from agentapps.lifecycle.served import begin
         from agentapps.tools.loader import RUN_STARTED
 
         run = self.runs[id(event)] = begin(self.g)  # its own usage, cost, budgets and session key

@@ -187,10 +187,6 @@ class Globals:
         return Globals(self.config, self.lookup, self.cache, self.internals.served(),
                        Signal() if signal is None else signal, self._ids, self._prefix)
 
-    def new_id(self) -> str:
-        """Unique per process run; cheaper than a uuid per context."""
-        return f"{self._prefix}-{next(self._ids)}"
-
     def cache_for(self, name: str) -> dict[Any, Any]:
         return self.cache.setdefault(name, {})
 

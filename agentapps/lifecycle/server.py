@@ -49,7 +49,7 @@ def offered(door: str, cwd: Path | None, allowed_tools: str | None, approve: Seq
     if cwd is not None and not cwd.is_dir():
         raise UsageError(f"--cwd {cwd}: no such folder.")
     from agentapps.boot import bootstrap
-    from agentapps.hosting import prepare_server
+    from agentapps.lifecycle.served import prepare_server
     from agentapps.mcp.exposed import Exposure
     from agentapps.tools.policy import Policy
 

@@ -15,8 +15,8 @@ import mcp_types as types
 
 from agentapps.context.context import Globals
 from agentapps.errors import AgentAppsError, InterruptedError_
-from agentapps.hosting import REPORT, begin, invoke
 from agentapps.lifecycle.failure import one_line, record
+from agentapps.lifecycle.served import REPORT, begin, invoke
 from agentapps.mcp.elicit import FORWARD, Answer
 from agentapps.secrets import redact
 from agentapps.tools.policy import Policy
@@ -171,7 +171,7 @@ def failure(error: dict[str, Any]) -> types.CallToolResult:
 async def serve_call(g: Globals, ctx: Any, name: str, args: dict[str, Any], *, structured: bool,
                      policy: Policy | None, heartbeat: float) -> types.CallToolResult:
     """Run skill `name` for the request `ctx`; every outcome but a cancellation is a tool result."""
-    run = begin(g, policy)  # this call is a run of its own (hosting.py)
+    run = begin(g, policy)  # this call is a run of its own (lifecycle/served.py)
     client = Client(ctx.session, ctx.request_id)
     meta = ctx.meta or {}
     wants_progress = meta.get("progress_token", meta.get("progressToken")) is not None

@@ -1,6 +1,6 @@
 """One run held by this process: started by `/invocations`, `/chat`, a webhook or a schedule.
 
-It runs the skill through the full pipeline as a run of its own (`agentapps.hosting`), turns its
+It runs the skill through the full pipeline as a run of its own (`agentapps.lifecycle.served`), turns its
 agent's trace into stream events, asks trust approvals of the stream's owner (`approval-pending`,
 answered through `POST /approve` on any replica), and ends with the object `agentapps run --json`
 prints — redacted, and appended to the run log.
@@ -14,8 +14,8 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
-from agentapps import hosting
 from agentapps.errors import AgentAppsError, InterruptedError_, LimitError
+from agentapps.lifecycle import served
 from agentapps.lifecycle.outcome import outcome
 from agentapps.lifecycle.streaming import StreamRedactor
 from agentapps.serve.events import stream_event
@@ -39,7 +39,7 @@ class LiveRun:
         self.events: asyncio.Queue[Event | None] = asyncio.Queue()
         self.pending: dict[str, asyncio.Future[str]] = {}
         self.decided: set[str] = set()  # approvals whose decision the client was already sent
-        self.run = hosting.begin(server.g, server.exposure.policy)
+        self.run = served.begin(server.g, server.exposure.policy)
         self.outcome: dict[str, Any] = {}
         self.task: asyncio.Task[None] | None = None
         # streamed model text, redacted across deltas: a secret split between two is still caught
@@ -138,13 +138,13 @@ class LiveRun:
     # -- the run ----------------------------------------------------------------------------------
 
     async def _execute(self) -> None:
-        reporter = hosting.REPORT.set(self.on_trace)
+        reporter = served.REPORT.set(self.on_trace)
         asker = ASK.set(self.ask if self.streaming else None)
         result: Any = None
         error: BaseException | None = None
         limit = self.server.options.timeout
         try:
-            raw = await asyncio.wait_for(hosting.invoke(self.run, self.skill, self.args), limit)
+            raw = await asyncio.wait_for(served.invoke(self.run, self.skill, self.args), limit)
             from agentapps.lifecycle.results import json_result
 
             result = json_result(raw, self.skill)[0]
@@ -158,7 +158,7 @@ class LiveRun:
                 log.warning("skill %s failed unexpectedly", self.skill, exc_info=True)
             error = exc
         finally:
-            hosting.REPORT.reset(reporter)
+            served.REPORT.reset(reporter)
             ASK.reset(asker)
         await self._finish(result, error)
 

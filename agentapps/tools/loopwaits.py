@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "6b7e77e42028"
+STAMP = "2f8f3b0927a8"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -130,12 +130,12 @@ WAITS = {
     "agentapps.files.skillfolder": False,
     "agentapps.files.text": False,
     "agentapps.gateway": True,
-    "agentapps.hosting": True,
     "agentapps.io": True,
     "agentapps.lifecycle": False,
     "agentapps.lifecycle.failure": False,
     "agentapps.lifecycle.outcome": False,
     "agentapps.lifecycle.results": False,
+    "agentapps.lifecycle.served": True,
     "agentapps.lifecycle.server": True,
     "agentapps.lifecycle.streaming": False,
     "agentapps.lifecycle.target": False,

@@ -58,7 +58,7 @@ def test_trace_entries_map_to_the_seed_event_names(entry, expected):
 
 
 def test_a_served_run_has_its_own_totals_and_shares_the_rest(project):
-    from agentapps.hosting import begin
+    from agentapps.lifecycle.served import begin
 
     g = project.boot().globals
     first, second = begin(g), begin(g)

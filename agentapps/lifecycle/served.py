@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from agentapps.tools.policy import Policy
 
 # The progress reporter of the run being served (the server's `internals.reporter` dispatches to it).
-REPORT: ContextVar[Reporter | None] = ContextVar("agentapps_hosting_report", default=None)
+REPORT: ContextVar[Reporter | None] = ContextVar("agentapps_served_report", default=None)
 
 
 def report(type_: str, data: dict[str, Any]) -> None:
