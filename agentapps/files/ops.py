@@ -8,9 +8,9 @@ descriptor the walk holds, so nothing checked can be swapped between the check a
 from __future__ import annotations
 
 import errno
-import fnmatch
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +127,21 @@ def normalize_glob(pattern: str) -> str:
     return "/".join(parts) or "**/*"
 
 
+def glob_matcher(pattern: str) -> Callable[[str], bool]:
+    """Whether a project-relative file path matches `pattern`, read as one `.gitignore` line is,
+    by the pathspec library: `*` and `?` stay within a folder, `**` crosses folders (`a/**/b`
+    includes `a/b`), a glob without `/` matches at any depth (`*.py`), one with `/` is anchored at
+    the project root (`src/*.py`), and a glob naming a folder matches the files under it. RE2 runs
+    it, so a glob a model writes matches in time linear in the path."""
+    if pattern == "**/*":
+        return lambda rel: True  # the default: no library import for it
+    from pathspec import PathSpec
+
+    # `#` and `!` would start a comment or a negation in a .gitignore line: here they are characters
+    spec = PathSpec.from_lines("gitignore", ["\\" + pattern if pattern[:1] in ("#", "!") else pattern])
+    return spec.match_file
+
+
 def _listed(real_root: Path, rel: str, dir_fd: int, name: str) -> bool:
     """A regular file, or a symlink that leads to one inside the project."""
     try:
@@ -146,7 +161,7 @@ def _listed(real_root: Path, rel: str, dir_fd: int, name: str) -> bool:
 
 def list_files(root: Path, pattern: str = "**/*", *, limit: int = 1000) -> list[str]:
     real_root = Path(os.path.realpath(root))
-    pattern = normalize_glob(pattern)
+    matches = glob_matcher(normalize_glob(pattern))
     found: list[str] = []
     # fwalk descends through folder descriptors without following symlinks: a folder swapped for
     # a symlink mid-walk is not entered.
@@ -155,7 +170,7 @@ def list_files(root: Path, pattern: str = "**/*", *, limit: int = 1000) -> list[
         base = os.path.relpath(directory, real_root)
         for name in sorted(files):
             rel = name if base == "." else f"{base}/{name}"
-            if not (fnmatch.fnmatch(rel, pattern) or (pattern.startswith("**/") and fnmatch.fnmatch(rel, pattern[3:]))):
+            if not matches(rel):
                 continue
             if not _listed(real_root, rel, dir_fd, name):
                 continue
