@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import calendar
+import json
 import re
 
 import pytest
@@ -107,3 +108,13 @@ def test_the_openapi_document_lists_every_route_of_the_app_and_declares_its_path
         named = set(re.findall(r"{(\w+)}", path))
         for op in ops.values():
             assert {p["name"] for p in op.get("parameters", []) if p["in"] == "path"} == named, path
+
+
+def test_an_event_is_one_frame_whatever_its_text_holds():
+    from agentapps.serve.routes import sse
+
+    text = "line\nbreak\r\nreturn\rsep\u2028para\u2029end: data: x"
+    frame = sse("text-delta", {"text": text}).decode("ascii")  # non-ASCII is escaped too
+    # the SSE spec ends a line at \r\n, \r or \n: the frame is exactly two fields and a blank line
+    assert re.split(r"\r\n|\r|\n", frame) == ["event: text-delta", frame.splitlines()[1], "", ""]
+    assert json.loads(frame.splitlines()[1].removeprefix("data: ")) == {"text": text}
