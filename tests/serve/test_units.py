@@ -90,6 +90,26 @@ def test_a_served_run_has_its_own_totals_and_shares_the_rest(project):
     assert not second.g.signal.aborted and not g.signal.aborted
 
 
+def test_the_openapi_document_is_valid_openapi_3_1():
+    from openapi_spec_validator import validate
+    from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
+    from referencing.exceptions import Unresolvable
+
+    from agentapps.serve.openapi import document
+
+    validate(document())  # the OpenAPI 3.1 schema, and every $ref resolves
+    # the check would catch a slip: a path parameter not required, a reference to nothing
+    broken = document()
+    broken["paths"]["/threads/{thread}"]["get"]["parameters"][0]["required"] = False
+    with pytest.raises(OpenAPIValidationError):
+        validate(broken)
+    dangling = document()
+    dangling["paths"]["/invocations"]["post"]["responses"]["200"]["content"]["application/json"]["schema"] = {
+        "$ref": "#/components/schemas/Nowhere"}
+    with pytest.raises(Unresolvable):
+        validate(dangling)
+
+
 def test_the_openapi_document_lists_every_route_of_the_app_and_declares_its_path_parameters():
     from types import SimpleNamespace
 
