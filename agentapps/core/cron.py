@@ -46,11 +46,11 @@ class Cron:
         expression = _vixie(str(text))
         try:
             if len(expression.split()) not in (5, 6):
-                raise CronSimError(text)
+                raise CronSimError("wrong number of fields")
             CronSim(expression, dt.datetime.now(dt.UTC))
-        except CronSimError:
+        except CronSimError as exc:
             raise ConfigError(
-                f"Skill '{skill}' has an invalid `schedule` {text!r}: use cron syntax, five fields "
+                f"Skill '{skill}' has an invalid `schedule` {text!r} ({str(exc).lower()}): use cron syntax, five fields "
                 "(minute hour day month weekday, e.g. '0 9 * * mon-fri') or six with seconds first.",
                 skill=skill or None) from None
         return cls(str(text), expression)

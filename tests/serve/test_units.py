@@ -48,6 +48,13 @@ def test_a_bad_cron_names_the_skill(cron):
         Cron.parse(cron, skill="tick")
 
 
+def test_a_bad_cron_says_which_field():
+    with pytest.raises(ConfigError, match=r"'0 0 30 2 \*' \(bad day-of-month\)"):
+        Cron.parse("0 0 30 2 *", skill="tick")
+    with pytest.raises(ConfigError, match=r"\(wrong number of fields\)"):
+        Cron.parse("* * * *", skill="tick")
+
+
 def test_a_cron_that_never_matches_has_no_next_time():
     # the first day of the month is never its fifth Monday: the search ends (at 50 years), quickly
     assert Cron.parse("0 0 */31 * mon#5").next_after(utc("2026-01-01 00:00:00")) is None
