@@ -14,6 +14,7 @@ because the walk never enters the folder (as git never looks inside).
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -22,11 +23,31 @@ if TYPE_CHECKING:
 MAX_RULES = 2000  # per file: a huge .gitignore must not make every match slow
 
 
-def parse(text: str) -> GitIgnoreSpec:
-    """One `.gitignore` file's rules (its first MAX_RULES lines)."""
+def _spec(lines: list[str]) -> GitIgnoreSpec | None:
+    """The rules of `lines`, or None when pathspec cannot read one of them."""
+    import re
+
+    import re2
     from pathspec import GitIgnoreSpec
 
-    return GitIgnoreSpec.from_lines(text.splitlines()[:MAX_RULES])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pathspec compiles `[[` with `re`, which warns: the rule's, not ours
+        try:
+            return GitIgnoreSpec.from_lines(lines)
+        except (ValueError, re.error, re2.error):
+            return None
+
+
+def parse(text: str) -> GitIgnoreSpec:
+    """One `.gitignore` file's rules (its first MAX_RULES lines). A line pathspec cannot read
+    (`!` alone, a trailing `\\`, `[z-a]`, a POSIX class RE2 refuses) is left out, and only it: git
+    too ignores a rule it cannot read rather than the whole file."""
+    lines = text.splitlines()[:MAX_RULES]
+    spec = _spec(lines)
+    if spec is None:
+        spec = _spec([line for line in lines if _spec([line]) is not None])
+    assert spec is not None  # every line left compiles on its own
+    return spec
 
 
 class Ignored:

@@ -16,7 +16,7 @@ from typing import Any
 
 from agentapps.core.atomic import write_atomic_at
 from agentapps.core.confine import Walked, check_target, make_parents, walk
-from agentapps.errors import DeniedError, LimitError, SkillError, UsageError
+from agentapps.errors import ArgsError, DeniedError, LimitError, SkillError, UsageError
 from agentapps.files.text import read_lines
 
 MAX_READ_BYTES = 256 * 1024
@@ -127,7 +127,7 @@ def normalize_glob(pattern: str) -> str:
     return "/".join(parts) or "**/*"
 
 
-def glob_matcher(pattern: str) -> Callable[[str], bool]:
+def glob_matcher(pattern: str, tool: str = "file-list") -> Callable[[str], bool]:
     """Whether a project-relative file path matches `pattern`, read as one `.gitignore` line is,
     by the pathspec library: `*` and `?` stay within a folder, `**` crosses folders (`a/**/b`
     includes `a/b`), a glob without `/` matches at any depth (`*.py`), one with `/` is anchored at
@@ -135,10 +135,21 @@ def glob_matcher(pattern: str) -> Callable[[str], bool]:
     it, so a glob a model writes matches in time linear in the path."""
     if pattern == "**/*":
         return lambda rel: True  # the default: no library import for it
+    import re
+    import warnings
+
+    import re2
     from pathspec import PathSpec
 
     # `#` and `!` would start a comment or a negation in a .gitignore line: here they are characters
-    spec = PathSpec.from_lines("gitignore", ["\\" + pattern if pattern[:1] in ("#", "!") else pattern])
+    line = "\\" + pattern if pattern[:1] in ("#", "!") else pattern
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pathspec compiles `[[` with `re`, which warns
+        try:
+            spec = PathSpec.from_lines("gitignore", [line])
+        except (ValueError, re.error, re2.error):
+            raise ArgsError(f"{tool}: the glob {pattern!r} cannot be read (a range such as [z-a], a trailing "
+                            "backslash?); `*`, `?`, `[abc]` and `**` are what it takes.") from None
     return spec.match_file
 
 

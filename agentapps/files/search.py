@@ -65,7 +65,7 @@ def search(root: Path, pattern: str, *, path: str = "", glob: str = "**/*", igno
     program = _program(pattern, ignore_case)
     real_root = Path(os.path.realpath(root))
     start = _start(real_root, path)
-    in_glob = glob_matcher(normalize_glob(glob))
+    in_glob = glob_matcher(normalize_glob(glob), "file-search")
     ignored = Ignored()
     if start:  # the .gitignore files above the start folder apply too
         parts = start.split("/")

@@ -118,6 +118,12 @@ def test_file_list_globs_as_gitignore_lines(files, glob, expected):
     assert sorted(files.invoke("file-list", {"glob": glob})) == expected
 
 
+@pytest.mark.parametrize("glob", ["[z-a].py", "src\\", "[[:alpha:]]"])
+def test_a_glob_that_cannot_be_read_is_refused_with_one_line(files, glob):
+    result = files.cli("run", "file-list", "--glob", glob)
+    assert result.returncode == 2 and "cannot be read" in result.stderr and "Traceback" not in result.stderr
+
+
 def test_reading_a_huge_sparse_file_stops_at_once(files):
     """20 GB that are mostly a hole: reads stop at the first NUL instead of walking the file."""
     path = files.root / "sparse.log"

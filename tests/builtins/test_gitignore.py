@@ -107,3 +107,10 @@ def test_a_hostile_gitignore_cannot_stall_a_walk():
     started = time.monotonic()
     assert spec.check_file("a" * 300).include is None
     assert time.monotonic() - started < 0.5
+
+
+def test_a_rule_that_cannot_be_read_is_left_out_and_the_others_still_apply():
+    ignored = Ignored()
+    ignored.add("", "*.log\n!\n[z-a]\n[[:alpha:]]x\ntrailing\\\nbuild/\n")
+    assert ignored("a.log", False) and ignored("build", True)
+    assert not ignored("a.txt", False)
