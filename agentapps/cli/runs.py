@@ -11,6 +11,7 @@ import typer
 
 from agentapps.cli import render
 from agentapps.cli.commands import COMMANDS
+from agentapps.core.terminal import is_terminal
 from agentapps.errors import UsageError
 
 
@@ -40,11 +41,28 @@ def _tokens(row: dict[str, Any]) -> int:
                                               "cache_write_tokens"))
 
 
-def _table(headers: list[str], rows: list[list[str]], left: tuple[int, ...]) -> None:
-    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
-    for row in [headers, *rows]:
-        cells = [c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))]
-        sys.stdout.write(render.on(sys.stdout, "  ".join(cells).rstrip()) + "\n")
+def print_table(headers: list[str], rows: list[list[str]], left: tuple[int, ...]) -> None:
+    """Columns laid out by rich (by display width, so wide characters stay aligned), written as
+    plain text: no colour, no borders, and escaped on a terminal as every other output is. A pipe
+    gets each row on one line; a terminal's width folds the widest cells instead."""
+    import shutil
+    from io import StringIO
+
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    terminal = is_terminal(sys.stdout)
+    table = Table(box=None, show_edge=False, pad_edge=False, padding=(0, 1), show_header=True, header_style=None)
+    for i, header in enumerate(headers):
+        table.add_column(header, justify="left" if i in left else "right", no_wrap=not terminal)
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))  # Text: a `[` in a skill name is not markup
+    out = StringIO()
+    width = shutil.get_terminal_size().columns if terminal else 1_000_000
+    Console(file=out, width=width, color_system=None, force_terminal=False, legacy_windows=False).print(table)
+    for line in out.getvalue().splitlines():
+        sys.stdout.write(render.on(sys.stdout, line.rstrip()) + "\n")
 
 
 def register(app: typer.Typer) -> None:
@@ -67,7 +85,7 @@ def register(app: typer.Typer) -> None:
         if not rows:
             render.info("No runs logged yet." if not (skill or since) else "No runs match.")
             return
-        _table(["ID", "STARTED", "SKILL", "MODEL", "EXIT", "TURNS", "TOKENS", "COST", "TIME"],
+        print_table(["ID", "STARTED", "SKILL", "MODEL", "EXIT", "TURNS", "TOKENS", "COST", "TIME"],
                [[str(r["id"]), _when(r["started_at"]), r["skill"], r["model"] or "-", str(r["exit_code"]),
                  str(r["turns"]), str(_tokens(r)), _cost(r["cost"]), f"{(r['duration_ms'] or 0) / 1000:.2f}s"]
                 for r in rows], left=(1, 2, 3))
@@ -108,7 +126,7 @@ def register(app: typer.Typer) -> None:
         if not rows:
             render.info("No runs logged yet." if not (skill or since) else "No runs match.")
             return
-        _table(["SKILL", "MODEL", "RUNS", "FAILED", "IN", "OUT", "CACHE READ", "CACHE WRITE", "COST"],
+        print_table(["SKILL", "MODEL", "RUNS", "FAILED", "IN", "OUT", "CACHE READ", "CACHE WRITE", "COST"],
                [[r["skill"], r["model"] or "-", str(r["runs"]), str(r["failed"]), str(r["input_tokens"]),
                  str(r["output_tokens"]), str(r["cache_read_tokens"]), str(r["cache_write_tokens"]),
                  _cost(r["cost"])] for r in rows], left=(0, 1))

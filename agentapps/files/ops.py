@@ -8,15 +8,15 @@ descriptor the walk holds, so nothing checked can be swapped between the check a
 from __future__ import annotations
 
 import errno
-import fnmatch
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from agentapps.core.atomic import write_atomic_at
 from agentapps.core.confine import Walked, check_target, make_parents, walk
-from agentapps.errors import DeniedError, LimitError, SkillError, UsageError
+from agentapps.errors import ArgsError, DeniedError, LimitError, SkillError, UsageError
 from agentapps.files.text import read_lines
 
 MAX_READ_BYTES = 256 * 1024
@@ -127,6 +127,32 @@ def normalize_glob(pattern: str) -> str:
     return "/".join(parts) or "**/*"
 
 
+def glob_matcher(pattern: str, tool: str = "file-list") -> Callable[[str], bool]:
+    """Whether a project-relative file path matches `pattern`, read as one `.gitignore` line is,
+    by the pathspec library: `*` and `?` stay within a folder, `**` crosses folders (`a/**/b`
+    includes `a/b`), a glob without `/` matches at any depth (`*.py`), one with `/` is anchored at
+    the project root (`src/*.py`), and a glob naming a folder matches the files under it. RE2 runs
+    it, so a glob a model writes matches in time linear in the path."""
+    if pattern == "**/*":
+        return lambda rel: True  # the default: no library import for it
+    import re
+    import warnings
+
+    import re2
+    from pathspec import PathSpec
+
+    # `#` and `!` would start a comment or a negation in a .gitignore line: here they are characters
+    line = "\\" + pattern if pattern[:1] in ("#", "!") else pattern
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pathspec compiles `[[` with `re`, which warns
+        try:
+            spec = PathSpec.from_lines("gitignore", [line])
+        except (ValueError, re.error, re2.error):
+            raise ArgsError(f"{tool}: the glob {pattern!r} cannot be read (a range such as [z-a], a trailing "
+                            "backslash?); `*`, `?`, `[abc]` and `**` are what it takes.") from None
+    return spec.match_file
+
+
 def _listed(real_root: Path, rel: str, dir_fd: int, name: str) -> bool:
     """A regular file, or a symlink that leads to one inside the project."""
     try:
@@ -146,7 +172,7 @@ def _listed(real_root: Path, rel: str, dir_fd: int, name: str) -> bool:
 
 def list_files(root: Path, pattern: str = "**/*", *, limit: int = 1000) -> list[str]:
     real_root = Path(os.path.realpath(root))
-    pattern = normalize_glob(pattern)
+    matches = glob_matcher(normalize_glob(pattern))
     found: list[str] = []
     # fwalk descends through folder descriptors without following symlinks: a folder swapped for
     # a symlink mid-walk is not entered.
@@ -155,7 +181,7 @@ def list_files(root: Path, pattern: str = "**/*", *, limit: int = 1000) -> list[
         base = os.path.relpath(directory, real_root)
         for name in sorted(files):
             rel = name if base == "." else f"{base}/{name}"
-            if not (fnmatch.fnmatch(rel, pattern) or (pattern.startswith("**/") and fnmatch.fnmatch(rel, pattern[3:]))):
+            if not matches(rel):
                 continue
             if not _listed(real_root, rel, dir_fd, name):
                 continue

@@ -9,7 +9,6 @@ lines, each cut to 300 characters, and at most 20 000 files read.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import stat
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 from agentapps.core.confine import walk
 from agentapps.errors import ArgsError, UsageError
 from agentapps.files.gitignore import Ignored
-from agentapps.files.ops import SKIP_DIRS, normalize_glob
+from agentapps.files.ops import SKIP_DIRS, glob_matcher, normalize_glob
 
 MAX_FILE_BYTES = 1 << 20
 MAX_FILES = 20_000
@@ -66,7 +65,7 @@ def search(root: Path, pattern: str, *, path: str = "", glob: str = "**/*", igno
     program = _program(pattern, ignore_case)
     real_root = Path(os.path.realpath(root))
     start = _start(real_root, path)
-    glob = normalize_glob(glob)
+    in_glob = glob_matcher(normalize_glob(glob), "file-search")
     ignored = Ignored()
     if start:  # the .gitignore files above the start folder apply too
         parts = start.split("/")
@@ -91,8 +90,7 @@ def search(root: Path, pattern: str, *, path: str = "", glob: str = "**/*", igno
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not ignored(prefix + d, True))
         for name in sorted(names):
             rel = prefix + name
-            if ignored(rel, False) or not (fnmatch.fnmatch(rel, glob) or (
-                    glob.startswith("**/") and fnmatch.fnmatch(rel, glob[3:]))):
+            if ignored(rel, False) or not in_glob(rel):
                 continue
             if files >= MAX_FILES:
                 return {"matches": matches, "truncated": True, "files": files}

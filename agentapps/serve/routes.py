@@ -54,6 +54,14 @@ async def invocations(request: Request) -> Response:
 
 
 def sse(name: str, data: Any) -> bytes:
+    """One server-sent event: `event:` and one `data:` line of JSON. `json.dumps` escapes every
+    line break (`\\n`, `\\r`, and U+2028 as ASCII), so one data line is always the whole frame.
+
+    Framed here rather than by sse-starlette (issue 20 weighed 3.7.0): importing it replaces
+    uvicorn's `Server.handle_exit` for the whole process and starts a shutdown watcher task on each
+    event loop, beside `serve`'s own stop sequence; its default `\\r\\n` separator would also change
+    the bytes the chat page parses. What it would add here (keep-alive comments, no-cache headers,
+    ending the run when the client leaves) `_events` and `chat` already do."""
     return f"event: {name}\ndata: {json.dumps(data, default=str)}\n\n".encode()
 
 

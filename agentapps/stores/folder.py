@@ -1,5 +1,10 @@
 """A store's folder kept open between writes: its lock file (flock, never a data file), and
-reads and atomic writes relative to the open folder, so a write never lands in a deleted folder."""
+reads and atomic writes relative to the open folder, so a write never lands in a deleted folder.
+
+The lock is our own `flock`, not the `filelock` library (issue 20 weighed it): filelock takes a
+path, while this lock file is opened relative to the store's open folder (`dir_fd`), so a folder
+swapped for a symlink cannot redirect it, and it is reopened when it was removed while a writer
+waited (`st_nlink == 0`); filelock offers neither. See core/atomic.py for its measured costs."""
 
 from __future__ import annotations
 

@@ -103,6 +103,27 @@ def test_file_list_globs_and_skips_symlinks_out(files, tmp_path):
     assert "docs/a.txt" in everything and not any(p.startswith(".agent-apps") for p in everything)
 
 
+@pytest.mark.parametrize(("glob", "expected"), [
+    ("*.py", ["a.py", "src/deep/test_b.py", "src/deep/x.py", "src/m.py", "src/test_a.py"]),  # no `/`: any depth
+    ("src/*.py", ["src/m.py", "src/test_a.py"]),  # `*` stays within the folder
+    ("src/**/test_*.py", ["src/deep/test_b.py", "src/test_a.py"]),  # `**/` may be no folder at all
+    ("./src//deep/*", ["src/deep/test_b.py", "src/deep/x.py"]),
+    ("docs", ["docs/a.txt"]),  # a folder: the files under it
+    ("#notes.md", ["#notes.md"]),  # a character here, not a comment
+    ("!bang.txt", ["!bang.txt"]),
+])
+def test_file_list_globs_as_gitignore_lines(files, glob, expected):
+    for rel in ("a.py", "src/test_a.py", "src/deep/x.py", "src/deep/test_b.py", "#notes.md", "!bang.txt"):
+        files.write(rel, "x")
+    assert sorted(files.invoke("file-list", {"glob": glob})) == expected
+
+
+@pytest.mark.parametrize("glob", ["[z-a].py", "src\\", "[[:alpha:]]"])
+def test_a_glob_that_cannot_be_read_is_refused_with_one_line(files, glob):
+    result = files.cli("run", "file-list", "--glob", glob)
+    assert result.returncode == 2 and "cannot be read" in result.stderr and "Traceback" not in result.stderr
+
+
 def test_reading_a_huge_sparse_file_stops_at_once(files):
     """20 GB that are mostly a hole: reads stop at the first NUL instead of walking the file."""
     path = files.root / "sparse.log"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import calendar
+import json
 import re
 
 import pytest
@@ -30,16 +31,41 @@ def utc(text: str) -> float:
     ("0 12 * jun,dec *", "2026-07-01 00:00:00", "2026-12-01 12:00:00"),
     ("*/2 * * * * *", "2026-01-01 10:00:00", "2026-01-01 10:00:02"),  # six fields: seconds first
     ("5-10/5 0 * * * *", "2026-01-01 10:00:06", "2026-01-01 10:00:10"),
+    # crontab(5): a day field starting with `*` is unrestricted, so `*/2` with a weekday means both
+    ("0 0 */2 * mon", "2026-01-01 00:00:00", "2026-01-05 00:00:00"),  # Monday the 5th, not Friday the 3rd
+    ("0 0 2-30/2 * mon", "2026-01-01 00:00:00", "2026-01-02 00:00:00"),  # both restricted: either
+    ("0 9-9/3 * * *", "2026-01-01 10:00:00", "2026-01-02 09:00:00"),  # a one-value range stays one value
+    ("0 0 L * *", "2026-02-01 00:00:00", "2026-02-28 00:00:00"),  # the last day of the month
+    ("0 0 * * mon#2", "2026-01-01 00:00:00", "2026-01-12 00:00:00"),  # the second Monday
+    ("0 0 29 2 */7", "2026-01-01 00:00:00", "2032-02-29 00:00:00"),  # a Sunday 29 February, six years on
 ])
 def test_cron_finds_the_next_time_in_utc(cron, after, expected):
     assert Cron.parse(cron).next_after(utc(after)) == utc(expected)
 
 
 @pytest.mark.parametrize("cron", ["", "* * * *", "60 * * * *", "* 24 * * *", "*/0 * * * *", "5-1 * * * *",
-                                  "* * * * funday", "* * 0 * *", "a b c d e", "1,,2 * * * *"])
+                                  "* * * * funday", "* * 0 * *", "a b c d e", "1,,2 * * * *",
+                                  "0 0 30 2 *", "* * * * * * *"])
 def test_a_bad_cron_names_the_skill(cron):
     with pytest.raises(ConfigError, match="Skill 'tick' has an invalid `schedule`"):
         Cron.parse(cron, skill="tick")
+
+
+def test_a_bad_cron_says_which_field():
+    with pytest.raises(ConfigError, match=r"'0 0 30 2 \*' \(bad day-of-month\)"):
+        Cron.parse("0 0 30 2 *", skill="tick")
+    with pytest.raises(ConfigError, match=r"\(wrong number of fields\)"):
+        Cron.parse("* * * *", skill="tick")
+
+
+def test_a_cron_that_never_matches_has_no_next_time():
+    # the first day of the month is never its fifth Monday: the search ends (at 50 years), quickly
+    assert Cron.parse("0 0 */31 * mon#5").next_after(utc("2026-01-01 00:00:00")) is None
+
+
+def test_the_next_time_is_a_whole_second_strictly_after():
+    assert Cron.parse("* * * * * *").next_after(utc("2026-01-01 10:00:00") + 0.5) == utc("2026-01-01 10:00:01")
+    assert Cron.parse("0 * * * *").next_after(utc("2026-01-01 10:00:00")) == utc("2026-01-01 11:00:00")
 
 
 @pytest.mark.parametrize(("entry", "expected"), [
@@ -75,6 +101,26 @@ def test_a_served_run_has_its_own_totals_and_shares_the_rest(project):
     assert not second.g.signal.aborted and not g.signal.aborted
 
 
+def test_the_openapi_document_is_valid_openapi_3_1():
+    from openapi_spec_validator import validate
+    from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
+    from referencing.exceptions import Unresolvable
+
+    from agentapps.serve.openapi import document
+
+    validate(document())  # the OpenAPI 3.1 schema, and every $ref resolves
+    # the check would catch a slip: a path parameter not required, a reference to nothing
+    broken = document()
+    broken["paths"]["/threads/{thread}"]["get"]["parameters"][0]["required"] = False
+    with pytest.raises(OpenAPIValidationError):
+        validate(broken)
+    dangling = document()
+    dangling["paths"]["/invocations"]["post"]["responses"]["200"]["content"]["application/json"]["schema"] = {
+        "$ref": "#/components/schemas/Nowhere"}
+    with pytest.raises(Unresolvable):
+        validate(dangling)
+
+
 def test_the_openapi_document_lists_every_route_of_the_app_and_declares_its_path_parameters():
     from types import SimpleNamespace
 
@@ -93,3 +139,13 @@ def test_the_openapi_document_lists_every_route_of_the_app_and_declares_its_path
         named = set(re.findall(r"{(\w+)}", path))
         for op in ops.values():
             assert {p["name"] for p in op.get("parameters", []) if p["in"] == "path"} == named, path
+
+
+def test_an_event_is_one_frame_whatever_its_text_holds():
+    from agentapps.serve.routes import sse
+
+    text = "line\nbreak\r\nreturn\rsep\u2028para\u2029end: data: x"
+    frame = sse("text-delta", {"text": text}).decode("ascii")  # non-ASCII is escaped too
+    # the SSE spec ends a line at \r\n, \r or \n: the frame is exactly two fields and a blank line
+    assert re.split(r"\r\n|\r|\n", frame) == ["event: text-delta", frame.splitlines()[1], "", ""]
+    assert json.loads(frame.splitlines()[1].removeprefix("data: ")) == {"text": text}
