@@ -21,7 +21,7 @@ from agentapps.errors import UsageError
 OPTIONS: tuple[tuple[tuple[str, ...], str, str | None, str], ...] = (
     (("-Q", "--query"), "query", "<str>", "Text to find in names and descriptions."),
     (("-t", "--tag"), "tag", "<str>", "Only skills with this tag (repeatable: all must match)."),
-    (("-a", "--all"), "all", None, "Include hidden skills."),
+    (("-a", "--all"), "all", None, "Include hidden skills and the pipeline's middleware."),
     (("--json",), "json", None, "Print JSON."),
     (("-h", "--help"), "help", None, "Show this message and exit."),
 )
@@ -131,5 +131,28 @@ def list_skills(query: str | None, tags: list[str], include_hidden: bool, as_jso
         render.emit_json({"skills": items, "problems": [str(p) for p in problems]})
         return
     width = max((len(i["name"]) for i in items), default=4)
+    room = _room(width + 12)  # name, two spaces, source (8), two spaces
     for item in items:
-        sys.stdout.write(f"{item['name']:<{width}}  {item['source']:<8}  {item['description']}\n".rstrip() + "\n")
+        description = item["description"] if room is None else fit(item["description"], room)
+        sys.stdout.write(f"{item['name']:<{width}}  {item['source']:<8}  {description}\n".rstrip() + "\n")
+
+
+def _room(used: int) -> int | None:
+    """The columns left for a description on a terminal; None when stdout is not one (a pipe keeps
+    every description whole, for grep)."""
+    import shutil
+
+    if not sys.stdout.isatty():
+        return None
+    return max(shutil.get_terminal_size().columns - used, 20)
+
+
+def fit(text: str, room: int) -> str:
+    """`text` on one line of at most `room` columns: cut at the last space that fits, never inside a
+    word, and marked with an ellipsis."""
+    text = " ".join(text.split())
+    if len(text) <= room:
+        return text
+    cut = text.rfind(" ", 0, room)
+    head = text[:cut] if cut > room // 2 else text[: room - 1]  # one huge word: cut it after all
+    return head.rstrip(" ,;:") + "…"

@@ -24,7 +24,7 @@ def summary(tool: ToolDef) -> dict[str, Any]:
         "source": tool.root_kind or _memory_source(tool),
         "path": str(tool.path) if tool.path else tool.uri,
         "tags": list(tool.tags),
-        "hidden": tool.hidden,
+        "hidden": tool.hidden or tool.metadata.get("role") == "middleware",  # (as index_cache.summary_of)
     }
 
 

@@ -36,7 +36,7 @@ from agentapps.errors import SkillLoadError
 from agentapps.tools.loopwaits import STAMP
 from agentapps.types import RootKind, ToolDef
 
-VERSION = f"11-{STAMP}"  # the rows keep which skills need an event loop: new rules, a new index (11: folder skills' `task`)
+VERSION = f"12-{STAMP}"  # the rows keep which skills need an event loop: new rules, a new index (12: middleware is hidden from list)
 # `files` also holds each file's small columns, indexed by name: a run that asks for a few skills
 # looks them up there and never reads the whole manifest (see Manifest.named).
 SCHEMA = ("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -97,10 +97,11 @@ def entry_of(mtime: int, size: int, item: Any) -> Entry:
 
 
 def summary_of(item: Any) -> Summary:
-    """What `list` shows of a definition."""
+    """What `list` shows of a definition; hidden from it without `--all`: a hidden skill, and the
+    pipeline's middleware (a user never runs one; `describe` shows a skill's chain)."""
     if not isinstance(item, ToolDef):
         return "", (), False
-    return item.description, item.tags, item.hidden
+    return item.description, item.tags, item.hidden or item.metadata.get("role") == "middleware"
 
 
 def env_names(item: Any) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ Usage: agentapps list [OPTIONS]
 Options:
   -Q, --query <str>  Text to find in names and descriptions.
   -t, --tag <str>    Only skills with this tag (repeatable: all must match).
-  -a, --all          Include hidden skills.
+  -a, --all          Include hidden skills and the pipeline's middleware.
   --json             Print JSON.
   -h, --help         Show this message and exit.
 """
@@ -112,3 +112,42 @@ def test_a_usage_error_with_json_is_also_a_json_failure(project):
 
 def test_a_value_may_look_like_an_option(listed):
     assert listed("-Q", "--json") == []  # `--json` is the query here, as click reads it
+
+
+def test_the_pipelines_middleware_is_listed_only_with_all(project):
+    """A user never runs a middleware skill (`describe` shows a skill's chain): it used to fill the
+    list between the skills one does run."""
+    listed = project.cli("list").stdout.split()
+    assert "hello" in listed and not {"execute", "directives", "session", "agent-execute"} & set(listed)
+    everything = project.cli("list", "--all").stdout.split()
+    assert {"execute", "directives", "session", "agent-execute"} <= set(everything)
+    as_json = json.loads(project.cli("list", "--json").stdout)["skills"]
+    assert "execute" not in {s["name"] for s in as_json}
+
+
+def test_on_a_terminal_a_long_description_ends_at_a_word_with_an_ellipsis(project):
+    from tests.support.terminal import Terminal
+
+    words = "Summarise the incident reports of the last quarter into a table of causes and owners"
+    project.write("long.skill.md", f"---\nname: long\ndescription: {words}.\n---\nx\n")
+    term = Terminal(project, "list", COLUMNS="60", LINES="40")
+    assert term.finish() == 0
+    line = next(row for row in term.output.splitlines() if row.startswith("long "))
+    assert len(line) <= 60 and line.endswith("…"), line
+    shown = line.split("project", 1)[1].strip().rstrip("…")
+    assert words.startswith(shown) and words[len(shown)] == " ", line  # cut between two words
+    piped = next(row for row in project.cli("list").stdout.splitlines() if row.startswith("long "))
+    assert piped.endswith(f"{words}.")  # a pipe keeps it whole, for grep
+
+
+@pytest.mark.parametrize(("text", "room", "shown"), [
+    ("short", 20, "short"),
+    ("one two three four", 10, "one two…"),
+    ("a, b; c", 5, "a, b…"),
+    ("x" * 30, 10, "x" * 9 + "…"),  # one word longer than the room: cut after all
+    ("spread\n  over   lines", 40, "spread over lines"),
+])
+def test_fit_cuts_between_words(text, room, shown):
+    from agentapps.cli.listing import fit
+
+    assert fit(text, room) == shown and len(fit(text, room)) <= room
