@@ -15,13 +15,22 @@ from tests.support.terminal import CTRL_C, CTRL_D, Terminal
 @pytest.fixture
 def talk(agentic):
     """A markdown skill played by agent-scripted; `talk(turns)` writes its script."""
-    agentic.code("slow", "import asyncio\nawait asyncio.sleep(30)\nreturn 'slept'")
+    agentic.code("slow", "import asyncio, pathlib\n"  # slow.started: the tool call is under way
+                 "(pathlib.Path(str(ctx.globals.config.project)) / 'slow.started').touch()\n"
+                 "await asyncio.sleep(30)\nreturn 'slept'")
 
     def write(turns: list[dict[str, Any]]) -> Any:
         agentic.skill("talk", turns, model={"snippetTimeout": 60})
         return agentic
 
     return write
+
+
+def wait_for(condition: Any, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
 
 
 def test_a_conversation_streams_text_and_one_line_per_tool_call(talk):
@@ -66,7 +75,8 @@ def test_ctrl_c_cancels_the_current_turn_and_returns_to_the_prompt(talk):
     term.expect("> ")
     term.send("sleep please\n")
     term.expect("Sleeping.")
-    time.sleep(0.5)
+    # the slow call has begun (a fixed 0.5 s after "Sleeping." was not always enough under load)
+    wait_for(lambda: (agentic.project.root / "slow.started").exists())
     term.send(CTRL_C)
     took = term.expect("> ", timeout=10)
     assert took < 5 and "turn cancelled" in term.output
