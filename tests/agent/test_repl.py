@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.support.terminal import CTRL_C, CTRL_D, Terminal
+from tests.support.waiting import wait_for
 
 
 @pytest.fixture
@@ -26,11 +27,9 @@ def talk(agentic):
     return write
 
 
-def wait_for(condition: Any, timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
+def asked(agentic: Any, message: str) -> bool:
+    """The scripted model has been sent `message` (it logs a request before it replies)."""
+    return any(message in r["input"] for r in agentic.requests())
 
 
 def test_a_conversation_streams_text_and_one_line_per_tool_call(talk):
@@ -98,7 +97,7 @@ def test_ctrl_c_while_the_model_thinks_hides_that_turn(talk):
     term.expect("Ready.")
     term.expect("> ")
     term.send("think hard\n")
-    time.sleep(0.3)
+    wait_for(lambda: asked(agentic, "think hard"))  # the model call is in flight
     term.send(CTRL_C)
     term.expect("turn cancelled")
     term.expect("> ")
@@ -117,7 +116,7 @@ def test_a_second_ctrl_c_in_a_turn_ends_the_session(talk):
     term.expect("Ready.")
     term.expect("> ")
     term.send("think\n")
-    time.sleep(0.3)
+    wait_for(lambda: asked(agentic, "think"))  # the model call is in flight
     term.send(CTRL_C)
     term.expect("turn cancelled")
     time.sleep(0.3)
