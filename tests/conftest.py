@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import subprocess
+import sys
 import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -36,9 +38,7 @@ class Project:
         return path
 
     def env(self, **extra: str) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("AGENTAPPS_", "AWS_")) and k != "XDG_STATE_HOME"}  # state: under HOME
-        env.update(HOME=str(self.home), NO_COLOR="1", PYTHONDONTWRITEBYTECODE="1")
+        env = _environment(self.home)  # state: under HOME
         env.update(extra)
         return env
 
@@ -62,12 +62,44 @@ class Project:
         return asyncio.run(invoke_root(root, ref, args or {}))
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "cold_cache: the test's HOME starts without the user cache a first run "
+                                       "writes (the index of the bundled skills), as a new user's does")
+
+
+def _environment(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("AGENTAPPS_", "AWS_")) and k != "XDG_STATE_HOME"}
+    env.update(HOME=str(home), NO_COLOR="1", PYTHONDONTWRITEBYTECODE="1")
+    return env
+
+
+@pytest.fixture(scope="session")
+def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`~/.cache` as the first `agentapps` command in a new project leaves it: the index of the
+    bundled skills (tools/index_cache.py). Reading and checking ~50 bundled skill files cold costs
+    every test that runs the CLI about 50-100 ms; no test changes the bundled skills, so the index is
+    built once, by a real `agentapps check` (which fails the session if the cold scan breaks), and
+    each `project` starts with a copy. Tests of the cache itself are marked `cold_cache`."""
+    base = tmp_path_factory.mktemp("user-cache")
+    (base / "proj" / ".agent-apps").mkdir(parents=True)
+    (base / "home").mkdir()
+    done = subprocess.run([sys.executable, "-m", "agentapps", "check"], cwd=base / "proj", env=_environment(base / "home"),
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    cache = base / "home" / ".cache"
+    assert any((cache / "agentapps").glob("index-*.db")), "agentapps check wrote no index"
+    return cache
+
+
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[Project]:
     root = tmp_path / "proj"
     home = tmp_path / "home"
     (root / ".agent-apps").mkdir(parents=True)
     home.mkdir()
+    if request.node.get_closest_marker("cold_cache") is None:
+        shutil.copytree(request.getfixturevalue("user_cache"), home / ".cache")
     for key in list(os.environ):
         if key.startswith("AGENTAPPS_"):
             monkeypatch.delenv(key)

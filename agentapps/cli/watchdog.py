@@ -15,7 +15,6 @@ import os
 import select
 import signal
 import threading
-from pathlib import Path
 
 
 def descendants(root: int) -> list[int]:
@@ -28,11 +27,17 @@ def descendants(root: int) -> list[int]:
     for entry in entries:
         if not entry.isdigit():
             continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
+        try:  # os.open/os.read: a fifth of Path.read_text's cost, and this reads every process
+            fd = os.open(f"/proc/{entry}/stat", os.O_RDONLY)
         except OSError:
             continue
-        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])  # after "pid (comm) state"
+        try:
+            stat = os.read(fd, 4096)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        ppid = int(stat[stat.rindex(b")") + 2 :].split(None, 2)[1])  # after "pid (comm) state"
         children.setdefault(ppid, []).append(int(entry))
     found, stack = [], [root]
     while stack:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from agentapps.events.bus import bus_for
+from tests.support.waiting import wait_for
 
 # the provider the guide points to (examples/custom-provider), tested here against the contract
 PROVIDER = Path(__file__).resolve().parents[2] / "examples" / "custom-provider" / "openai-chat.skill.py"
@@ -138,17 +139,16 @@ def test_a_runaway_snippet_times_out_and_the_next_one_still_runs(agentic):
 
 
 def test_sigint_while_agent_code_waits_on_a_skill_exits_130_quickly(agentic):
-    agentic.code("slow", "import asyncio\nawait asyncio.sleep(30)\nreturn 1")
+    agentic.code("slow", "import asyncio, pathlib\npathlib.Path('slow.started').touch()\n"
+                         "await asyncio.sleep(30)\nreturn 1")
     agentic.skill("waits", [{"code": "return await ctx.manager.invoke('slow', {})"}, {"text": "done"}],
                   model={"snippetTimeout": 60})
     proc = subprocess.Popen([sys.executable, "-m", "agentapps", "run", "waits"], cwd=agentic.project.root,
                             env=agentic.project.env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 20
-        while not agentic.requests() and time.monotonic() < deadline:  # the first turn started
-            time.sleep(0.05)
-        time.sleep(0.5)  # its snippet now waits on `slow`
+        # its snippet now waits on `slow` (not a fixed 0.5 s after the first turn started)
+        wait_for(lambda: (agentic.project.root / "slow.started").exists(), what="the call to 'slow'")
         sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=10)

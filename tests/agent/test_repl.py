@@ -10,18 +10,26 @@ from typing import Any
 import pytest
 
 from tests.support.terminal import CTRL_C, CTRL_D, Terminal
+from tests.support.waiting import wait_for
 
 
 @pytest.fixture
 def talk(agentic):
     """A markdown skill played by agent-scripted; `talk(turns)` writes its script."""
-    agentic.code("slow", "import asyncio\nawait asyncio.sleep(30)\nreturn 'slept'")
+    agentic.code("slow", "import asyncio, pathlib\n"  # slow.started: the tool call is under way
+                 "(pathlib.Path(str(ctx.globals.config.project)) / 'slow.started').touch()\n"
+                 "await asyncio.sleep(30)\nreturn 'slept'")
 
     def write(turns: list[dict[str, Any]]) -> Any:
         agentic.skill("talk", turns, model={"snippetTimeout": 60})
         return agentic
 
     return write
+
+
+def asked(agentic: Any, message: str) -> bool:
+    """The scripted model has been sent `message` (it logs a request before it replies)."""
+    return any(message in r["input"] for r in agentic.requests())
 
 
 def test_a_conversation_streams_text_and_one_line_per_tool_call(talk):
@@ -66,7 +74,8 @@ def test_ctrl_c_cancels_the_current_turn_and_returns_to_the_prompt(talk):
     term.expect("> ")
     term.send("sleep please\n")
     term.expect("Sleeping.")
-    time.sleep(0.5)
+    # the slow call has begun (a fixed 0.5 s after "Sleeping." was not always enough under load)
+    wait_for(lambda: (agentic.project.root / "slow.started").exists())
     term.send(CTRL_C)
     took = term.expect("> ", timeout=10)
     assert took < 5 and "turn cancelled" in term.output
@@ -88,7 +97,7 @@ def test_ctrl_c_while_the_model_thinks_hides_that_turn(talk):
     term.expect("Ready.")
     term.expect("> ")
     term.send("think hard\n")
-    time.sleep(0.3)
+    wait_for(lambda: asked(agentic, "think hard"))  # the model call is in flight
     term.send(CTRL_C)
     term.expect("turn cancelled")
     term.expect("> ")
@@ -107,7 +116,7 @@ def test_a_second_ctrl_c_in_a_turn_ends_the_session(talk):
     term.expect("Ready.")
     term.expect("> ")
     term.send("think\n")
-    time.sleep(0.3)
+    wait_for(lambda: asked(agentic, "think"))  # the model call is in flight
     term.send(CTRL_C)
     term.expect("turn cancelled")
     time.sleep(0.3)

@@ -12,6 +12,8 @@ import time
 
 import pytest
 
+from tests.support.waiting import wait_for
+
 SLOW = '''
 import time
 from pathlib import Path
@@ -20,6 +22,7 @@ frontmatter = {"name": "slow", "metadata": {"params": {"type": "object"}}}
 
 def run(ctx, args):
     try:
+        Path("looping").write_text("yes")
         while True:
             time.sleep(0.01)
     finally:
@@ -57,7 +60,7 @@ def test_a_signal_stops_a_driven_run_and_its_cleanup_runs(project, sig, code):
     project.write("slow.skill.py", SLOW)
     proc = subprocess.Popen([sys.executable, "-m", "agentapps", "run", "slow"], cwd=project.root,
                             env=project.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)  # started and looping
+    wait_for(lambda: (project.root / "looping").exists(), what="the run to start looping")
     sent = time.monotonic()
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=10)
@@ -80,10 +83,13 @@ def test_a_signal_during_a_lent_call_kills_its_children(project):
     proc = subprocess.Popen([sys.executable, "-m", "agentapps", "run", "parent"], cwd=project.root,
                             env=project.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
-    time.sleep(1.5)
+    # the lent call's child is running (not a fixed 1.5 s)
+    wait_for(lambda: sleepers() != "", what="the shell's 'sleep 37.25'")
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=10)
     assert proc.returncode == 130
-    time.sleep(0.2)
-    leftovers = subprocess.run(["pgrep", "-f", "sleep 37.25"], capture_output=True, text=True, check=False)
-    assert leftovers.stdout.strip() == ""
+    wait_for(lambda: sleepers() == "", timeout=2, what="the shell's 'sleep 37.25' to be killed")
+
+
+def sleepers() -> str:
+    return subprocess.run(["pgrep", "-f", "sleep 37.25"], capture_output=True, text=True, check=False).stdout.strip()

@@ -16,6 +16,7 @@ import pytest
 from tests.runlog.test_runlog import SONNET, db, runs
 from tests.support.redis_server import redis_project, redis_url  # noqa: F401 - fixtures
 from tests.support.terminal import CTRL_C, CTRL_D, Terminal
+from tests.support.waiting import wait_for
 
 PRICE_IN, PRICE_OUT = 3 / 1e6, 15 / 1e6  # Sonnet 4.5, per token
 
@@ -77,7 +78,9 @@ def test_a_session_that_ends_the_repl_on_an_error_logs_the_turn_in_flight(agenti
 
 
 def test_an_interrupted_turn_is_exit_130_and_a_second_ctrl_c_logs_the_last_one(agentic):
-    agentic.code("slow", "import asyncio\nawait asyncio.sleep(30)\nreturn 'slept'")
+    agentic.code("slow", "import asyncio, pathlib\n"  # slow.started: the tool call is under way
+                 "(pathlib.Path(str(ctx.globals.config.project)) / 'slow.started').touch()\n"
+                 "await asyncio.sleep(30)\nreturn 'slept'")
     agentic.skill("talk", [{"text": "Ready.", "usage": {"inputTokens": 100, "outputTokens": 10}},
                            {"text": "Sleeping.", "code": "return await ctx.manager.invoke('slow', {})",
                             "usage": {"inputTokens": 200, "outputTokens": 20}},
@@ -88,7 +91,7 @@ def test_an_interrupted_turn_is_exit_130_and_a_second_ctrl_c_logs_the_last_one(a
     term.expect("> ")
     term.send("sleep please\n")
     term.expect("Sleeping.")
-    time.sleep(0.5)
+    wait_for(lambda: (agentic.project.root / "slow.started").exists())  # not a fixed 0.5 s: load
     term.send(CTRL_C)
     term.expect("turn cancelled")
     term.expect("> ")
@@ -96,7 +99,7 @@ def test_an_interrupted_turn_is_exit_130_and_a_second_ctrl_c_logs_the_last_one(a
     term.expect("Back.")
     term.expect("> ")
     term.send("think\n")
-    time.sleep(0.5)
+    wait_for(lambda: any("think" in r["input"] for r in agentic.requests()))  # the model call is in flight
     term.send(CTRL_C)
     term.expect("turn cancelled")
     time.sleep(0.3)
@@ -145,6 +148,8 @@ frontmatter = {"name": "job", "metadata": {"env": ["JOB_TOKEN"], "params": {"typ
 
 async def run(ctx, args):
     if isinstance(args["event"]["data"], dict):
+        with open(os.path.join(str(ctx.globals.config.project), "started.txt"), "a") as out:
+            out.write(args["event"]["id"] + "\\n")
         await asyncio.sleep(args["event"]["data"]["sleep"])
     if args["event"]["data"] == "poison":
         raise RuntimeError("poison event")
@@ -229,7 +234,8 @@ def test_a_worker_stopped_by_sigterm_writes_the_records_of_the_events_it_finishe
                                "job", "--concurrency", "2", "-q"], cwd=rp.root, env=rp.env(),
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(0.7)  # both slow events are in flight now
+        started = rp.root / "started.txt"  # both slow events are in flight (not a fixed 0.7 s: load)
+        wait_for(lambda: started.exists() and len(started.read_text().split()) == 2)
         worker.send_signal(signal.SIGTERM)
         _, err = worker.communicate(timeout=20)
     finally:

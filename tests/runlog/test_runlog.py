@@ -20,6 +20,7 @@ from agentapps.context.context import Internals
 from agentapps.runlog import entry_for
 from agentapps.runlog.store import append
 from tests.support import cli
+from tests.support.waiting import wait_for
 
 SONNET = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 TURNS = [{"code": "return 1", "usage": {"inputTokens": 1000, "outputTokens": 100}},
@@ -138,10 +139,10 @@ def test_a_writer_killed_mid_write_never_damages_the_log(agentic):
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_an_interrupted_run_is_logged_with_its_exit_code(agentic):
-    agentic.code("slow", "import asyncio\nawait asyncio.sleep(30)\nreturn 1")
+    agentic.code("slow", "import asyncio, pathlib\npathlib.Path('sleeping').touch()\nawait asyncio.sleep(30)\nreturn 1")
     proc = subprocess.Popen([sys.executable, "-m", "agentapps", "run", "slow"], cwd=agentic.project.root,
                             env=agentic.project.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(1.0)
+    wait_for(lambda: (agentic.project.root / "sleeping").exists(), what="the run to start")
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=10)
     assert proc.returncode == 143

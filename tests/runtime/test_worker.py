@@ -18,7 +18,8 @@ import pytest
 from tests.support.redis_server import PrivateRedis, RedisProject
 
 RECORD = '''
-"""record: append `pid id` to handled.txt; data {sleep} sleeps first, "poison" fails."""
+"""record: append `pid id` to handled.txt; data {sleep} appends it to started.txt and sleeps first,
+"poison" fails."""
 import os
 import time
 
@@ -30,6 +31,8 @@ def run(ctx, args):
     event = args["event"]
     data = event["data"]
     if isinstance(data, dict) and data.get("sleep"):
+        with open(os.path.join(str(ctx.globals.config.project), "started.txt"), "a") as out:
+            out.write(f"{os.getpid()} {event['id']}\\n")
         time.sleep(data["sleep"])
     if data == "poison":
         raise RuntimeError("poison event")
@@ -57,11 +60,16 @@ def emit(rp: RedisProject, topic: str, items: list[Any], url: str | None = None)
         os.environ["AGENTAPPS_REDIS_URL"] = before or rp.url
 
 
-def handled(rp: RedisProject) -> list[tuple[int, str]]:
-    path = rp.root / "handled.txt"
+def handled(rp: RedisProject, log: str = "handled.txt") -> list[tuple[int, str]]:
+    path = rp.root / log
     if not path.exists():
         return []
     return [(int(pid), event_id) for pid, event_id in (line.split()[:2] for line in path.read_text().splitlines())]
+
+
+def started(rp: RedisProject) -> list[str]:
+    """The ids of the sleeping events a handler has begun (in started.txt)."""
+    return [event_id for _, event_id in handled(rp, "started.txt")]
 
 
 def pending(rp: RedisProject, topic: str, group: str, url: str | None = None) -> int:
@@ -140,7 +148,9 @@ def test_a_signal_finishes_the_events_in_flight_and_acknowledges_them(jobs, sig,
     ids = emit(jobs, "jobs", [{"sleep": 1.0}, {"sleep": 1.0}, "later"])
     worker = start(jobs, "jobs", "--group", "g", "--handler", "record", "--concurrency", "2", "--json")
     try:
-        time.sleep(0.7)  # both slow events are in flight now
+        # both slow events are in flight (a fixed 0.7 s was not always enough for a loaded machine
+        # to start the worker and both handlers)
+        wait_for(lambda: sorted(started(jobs)) == sorted(ids[:2]))
         worker.send_signal(sig)
         out, err = worker.communicate(timeout=20)
     finally:
@@ -159,9 +169,9 @@ def test_a_second_signal_exits_at_once_and_still_prints_the_json_summary(jobs):
     ids = emit(jobs, "jobs", [{"sleep": 3.0}, "later"])
     worker = start(jobs, "jobs", "--group", "g", "--handler", "record", "--json")
     try:
-        time.sleep(0.7)  # the slow event is in flight
+        wait_for(lambda: started(jobs) == ids[:1])  # the slow event is in flight
         worker.send_signal(signal.SIGTERM)
-        time.sleep(0.3)
+        time.sleep(0.3)  # two signals, not one: the first is taken before the second comes
         worker.send_signal(signal.SIGTERM)
         out, err = worker.communicate(timeout=20)
     finally:

@@ -81,15 +81,44 @@ def test_invoke_round_trips_json_both_ways(sandbox: Sandbox) -> None:
     assert result.invokes == 1
 
 
+class Rendezvous(Host):
+    """`meet` calls answer only once `expected` of them are waiting at the same time: invokes that
+    ran one after another would never all be waiting, and the first would hold the snippet until its
+    timeout. Each then answers after a delay that finishes them in a different order than they began."""
+
+    def __init__(self, expected: int) -> None:
+        super().__init__()
+        self.expected = expected
+        self.waiting = 0
+        self.most_waiting = 0
+        self.everyone: asyncio.Event | None = None
+
+    async def __call__(self, name: str, args: Any) -> Any:
+        if name != "meet":
+            return await super().__call__(name, args)
+        self.calls.append((name, args))
+        self.everyone = self.everyone or asyncio.Event()
+        self.waiting += 1
+        self.most_waiting = max(self.most_waiting, self.waiting)
+        if self.waiting == self.expected:
+            self.everyone.set()
+        await self.everyone.wait()
+        await asyncio.sleep(args["s"])
+        return args["tag"]
+
+
 def test_promise_all_runs_invokes_concurrently(sandbox: Sandbox) -> None:
-    started = time.monotonic()
+    # a condition, not a stopwatch: all three invokes are waiting in the host at once (a wall-clock
+    # bound on three sleeps failed on a loaded machine); sequential invokes would time the snippet out
+    host = Rendezvous(expected=3)
     result = run(sandbox, """
         return await Promise.all([3, 1, 2].map(i =>
-            ctx.manager.invoke('sleep', {s: 0.05 * (i + 1), tag: 't' + i})));
-    """)
-    assert result.value == ["t3", "t1", "t2"]
+            ctx.manager.invoke('meet', {s: 0.01 * i, tag: 't' + i})));
+    """, host)
+    assert result.ok, result.error
+    assert result.value == ["t3", "t1", "t2"]  # in the order asked, though t1 answered first
     assert result.invokes == 3
-    assert time.monotonic() - started < 0.35  # 0.45 s if they ran one after another
+    assert host.most_waiting == 3
 
 
 def test_invoke_errors_are_catchable_errors_with_the_python_message(sandbox: Sandbox) -> None:

@@ -17,6 +17,8 @@ frontmatter = {"name": "sleepy", "allowed-tools": "shell", "metadata": {"params"
 
 async def run(ctx, args):
     mode = args.get("mode", "async")
+    if mode != "shell":
+        open("sleeping", "w").write("yes")  # the test signals once this is there
     if mode == "async":
         await asyncio.sleep(30)
     elif mode == "blocking":
@@ -78,7 +80,7 @@ def test_signal_stops_the_run_within_two_seconds(project, sig, code, mode):
         # our pid for it, found from the run's process (inside the OS sandbox, `$$` is its namespace's)
         [child] = [p for p in descendants(proc.pid) if cmdline(p).startswith("sleep 30")]
     else:
-        time.sleep(1.0)  # let it reach the sleep
+        wait_for_file(project.root / "sleeping")  # it reached the sleep (not a fixed 1.0 s)
     sent = time.monotonic()
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=10)

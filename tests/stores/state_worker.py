@@ -47,6 +47,30 @@ def hammer(store: FileStateStore, key: str) -> None:
         store.set(key, big_value(counter))
 
 
+def hammers(root: str, key: str) -> None:
+    """One hammer per `go` line on stdin, forked from this process (a new interpreter for each of a
+    test's 100 kills cost ~0.2 s apiece): each prints `ready PID` and rewrites `key` until it is
+    killed; this process reaps it and prints `dead`."""
+    import os
+
+    for _ in sys.stdin:
+        sys.stdout.flush()
+        pid = os.fork()
+        if pid == 0:  # the hammer: its own store, as a process of its own would open it
+            try:
+                store = FileStateStore(Path(root))
+                current = store.get(key)
+                counter = -1 if current is None else current["counter"]
+                print(f"ready {os.getpid()}", flush=True)
+                while True:
+                    counter += 1
+                    store.set(key, big_value(counter))
+            finally:
+                os._exit(1)
+        os.waitpid(pid, 0)
+        print("dead", flush=True)
+
+
 def open_store(root: str) -> Any:
     """`ROOT` is a folder (the file store) or `redis:URL#NAMESPACE` (the Redis store)."""
     if not root.startswith("redis:"):
@@ -63,6 +87,9 @@ def open_store(root: str) -> Any:
 
 def main(argv: list[str]) -> None:
     mode, root, key, *rest = argv
+    if mode == "hammers":
+        hammers(root, key)
+        return
     store = open_store(root)
     if mode == "cas":
         cas(store, key, int(rest[0]), Path(rest[1]))

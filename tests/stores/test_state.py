@@ -381,27 +381,39 @@ def test_sigkill_during_writes_never_leaves_a_torn_file(root: Path) -> None:
     path = root / "big.json"
     last = -1
     kills_leaving_temp = 0
-    for _ in range(100):
-        temps_before = set(root.glob(".*.tmp")) if root.exists() else set()
-        with _spawn("hammer", root, "big") as child:
-            assert child.stdout is not None
-            assert child.stdout.readline() == "ready\n", child.stderr and child.stderr.read()
+    with _spawn("hammers", root, "big", stdin=subprocess.PIPE) as hammers:
+        assert hammers.stdin is not None and hammers.stdout is not None
+        for _ in range(100):
+            temps_before = set(root.glob(".*.tmp")) if root.exists() else set()
+            hammers.stdin.write("go\n")
+            hammers.stdin.flush()
+            ready, pid = hammers.stdout.readline().split()  # a hammer forked by `hammers`
+            assert ready == "ready"
             time.sleep(rng.uniform(0, 0.03))
-            child.send_signal(signal.SIGKILL)
-            child.wait(timeout=10)
-        if path.exists():
-            data = json.loads(path.read_bytes())  # a torn file would fail here
-            counter = data["value"]["counter"]
-            assert data == {"key": "big", "value": _big_value(counter)}
-            assert counter >= last  # the old or a newer version, never an older one
-            last = counter
-        else:
-            assert last == -1, "a written key vanished"
-        kills_leaving_temp += bool(set(root.glob(".*.tmp")) - temps_before)
+            os.kill(int(pid), signal.SIGKILL)
+            assert hammers.stdout.readline() == "dead\n"
+            last, kills_leaving_temp = _after_a_kill(path, root, temps_before, last, kills_leaving_temp)
+        hammers.stdin.close()
+        assert hammers.wait(timeout=10) == 0, hammers.stderr and hammers.stderr.read()
     assert last > 0, "the writer never completed a write"
     assert kills_leaving_temp > 0, "no kill landed mid-write; the test proved nothing"
     assert cleanup_temp_files(root, older_than=0) > 0
     assert sorted(p.name for p in root.iterdir()) == [".lock", "big.json"]
+
+
+def _after_a_kill(path: Path, root: Path, temps_before: set[Path], last: int,
+                  kills_leaving_temp: int) -> tuple[int, int]:
+    """The file after a writer was killed: the old or a newer whole version, never torn."""
+    if path.exists():
+        data = json.loads(path.read_bytes())  # a torn file would fail here
+        counter = data["value"]["counter"]
+        assert data == {"key": "big", "value": _big_value(counter)}
+        assert counter >= last  # the old or a newer version, never an older one
+        last = counter
+    else:
+        assert last == -1, "a written key vanished"
+    kills_leaving_temp += bool(set(root.glob(".*.tmp")) - temps_before)
+    return last, kills_leaving_temp
 
 
 def _big_value(counter: int) -> dict[str, Any]:

@@ -68,6 +68,7 @@ class Terminal:
         started = time.monotonic()
         while text not in self.output[self.seen:]:
             if time.monotonic() - started > timeout:
+                self._kill()  # a failed test leaves no CLI running on its terminal
                 raise AssertionError(f"never saw {text!r} in:\n{self.output[self.seen:]}")
             self._read(0.1)
         self.seen = self.output.index(text, self.seen) + len(text)
@@ -105,7 +106,18 @@ class Terminal:
                 self.status = os.waitstatus_to_exitcode(status)
                 return self.status
             self._read(0.1)
-        os.kill(self.pid, signal.SIGKILL)
-        os.waitpid(self.pid, 0)
-        os.close(self.fd)
+        self._kill()
         raise AssertionError(f"agentapps did not exit within {timeout:g} s; it showed:\n{self.output}")
+
+    def _kill(self) -> None:
+        """End the CLI (and its process group: the sandbox processes it started) and close the terminal."""
+        if self.status is not None:
+            return
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        _, status = os.waitpid(self.pid, 0)
+        self.status = os.waitstatus_to_exitcode(status)
+        os.close(self.fd)

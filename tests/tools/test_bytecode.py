@@ -5,7 +5,11 @@ from __future__ import annotations
 import marshal
 from pathlib import Path
 
+import pytest
+
 from agentapps.tools.bytecode import compiled
+
+pytestmark = pytest.mark.cold_cache  # these tests are about the cache: HOME starts without one
 
 
 def _entries(home: Path) -> list[Path]:

@@ -10,6 +10,8 @@ import pytest
 
 from agentapps.tools import index_cache
 
+pytestmark = pytest.mark.cold_cache  # these tests are about the cache: HOME starts without one
+
 
 def _skill(project, desc):
     return project.write("s.skill.md", f"---\nname: s\ndescription: {desc}\n---\nBody {desc}\n")
