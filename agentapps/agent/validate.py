@@ -11,6 +11,7 @@ from typing import Any
 
 from agentapps.agent.config import (
     DEFAULT_PROVIDER,
+    OPENAI_PROVIDER,
     effective_config,
     limit,
     limit_problems,
@@ -92,10 +93,17 @@ def model_problems(config: Any, skill: str, *, returns: Any, names: Names,
     model_id = str(effective["id"])
     _tried(problems, lambda: context_edit.settings(effective, model_id, skill))
     ids = [model_id]
-    if effective["agent"] == DEFAULT_PROVIDER:
+    if effective["agent"] in (DEFAULT_PROVIDER, OPENAI_PROVIDER):
+        openai = effective["agent"] == OPENAI_PROVIDER
         _tried(problems, lambda: bedrock_config.attempts(effective, skill))
-        _tried(problems, lambda: bedrock_config.inference(effective, skill))
-        _tried(problems, lambda: models.cache_mode(effective.get("cache"), model_id, skill))
+        _tried(problems, lambda: bedrock_config.inference(effective, skill, 2 if openai else 1))
+        if openai:
+            from agentapps.agent import openai_provider
+
+            _tried(problems, lambda: openai_provider.endpoint(effective, skill))
+            _tried(problems, lambda: openai_provider.read_timeout(effective, skill))
+        else:
+            _tried(problems, lambda: models.cache_mode(effective.get("cache"), model_id, skill))
         try:
             ids = bedrock_config.model_ids(effective, skill)
         except ConfigError as exc:

@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "bd5123d30139"
+STAMP = "5ccad904faa1"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -17,6 +17,7 @@ WAITS = {
     "agentapps.agent.converse": True,
     "agentapps.agent.discovery": False,
     "agentapps.agent.models": False,
+    "agentapps.agent.openai_provider": True,
     "agentapps.agent.persistent": True,
     "agentapps.agent.prompt": False,
     "agentapps.agent.runner": True,
@@ -28,7 +29,7 @@ WAITS = {
     "agentapps.agent.system_prompt": False,
     "agentapps.agent.trace": True,
     "agentapps.agent.usage": False,
-    "agentapps.agent.validate": False,
+    "agentapps.agent.validate": True,
     "agentapps.approvals": False,
     "agentapps.boot": True,
     "agentapps.callbacks": False,
@@ -164,6 +165,9 @@ WAITS = {
     "agentapps.providers": False,
     "agentapps.providers.bedrock": False,
     "agentapps.providers.bedrock_errors": False,
+    "agentapps.providers.openai_chat": True,
+    "agentapps.providers.openai_errors": True,
+    "agentapps.providers.stream_thread": False,
     "agentapps.runlog": False,
     "agentapps.runlog.batch": True,
     "agentapps.runlog.query": False,

@@ -1,0 +1,183 @@
+"""agent-openai end to end: the CLI and the real `openai` SDK against a loopback fake of the Chat
+Completions API (tests/fakes/openai.py), streaming included."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.fakes.openai import FakeOpenAI, Reply
+
+COUNT_CODE = "return await ctx.manager.invoke('wc', {text: memory.args.text})"
+KEY = "sk-test-fake-key-0123456789"
+
+
+@pytest.fixture
+def openai(agentic) -> Iterator[Any]:
+    """`openai(script, model=...)`: a fake server and the `ask` skill on agent-openai; returns
+    (fake, env) for CLI runs aimed at it."""
+    fakes: list[FakeOpenAI] = []
+    agentic.code("wc", "len(args['text'].split())",
+                 params={"type": "object", "properties": {"text": {"type": "string"}}})
+
+    def start(script: list[Reply], model: str = "{provider: openai, id: gpt-4.1}") -> tuple[FakeOpenAI, dict[str, str]]:
+        agentic.project.write("ask.skill.md", f"""
+            ---
+            name: ask
+            description: Count words with a real model.
+            allowed-tools: wc
+            metadata:
+              params: {{type: object, properties: {{text: {{type: string}}}}}}
+              model: {model}
+            ---
+            Count the words of the text with the wc skill.
+            """)
+        fake = FakeOpenAI(script, key=KEY).start()
+        fakes.append(fake)
+        return fake, {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": KEY}
+
+    yield start
+    for fake in fakes:
+        fake.close()
+
+
+def _call(code: str, n: int = 1) -> dict[str, Any]:
+    return {"id": f"call_{n}", "name": "invoke", "arguments": {"code": code}}
+
+
+def test_streamed_text_a_tool_call_that_invokes_a_skill_usage_and_cost(agentic, openai):
+    fake, env = openai([
+        Reply(text="Let me count.", tool_calls=[_call(COUNT_CODE)],
+              usage={"prompt_tokens": 100, "completion_tokens": 20}),
+        Reply(text=["There are ", "three ", "words."],
+              usage={"prompt_tokens": 150, "completion_tokens": 5, "cached_tokens": 100}),
+    ])
+    result = agentic.run("--json", "ask", "--text", "a b c", **env)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["result"] == "There are three words." and out["turns"] == 2
+    assert out["usage"] == {"inputTokens": 150, "outputTokens": 25, "cacheReadInputTokens": 100,
+                            "cacheWriteInputTokens": 0}
+    # gpt-4.1: $2 input, $8 output, $0.50 cached input per million tokens
+    assert out["cost"] == pytest.approx((150 * 2 + 25 * 8 + 100 * 0.5) / 1e6)
+    assert out["models"]["gpt-4.1"]["outputTokens"] == 25
+    assert "Let me count." in result.stderr and "There are three words." in result.stderr
+    assert "ok invoke" in result.stderr
+    first, second = fake.requests
+    assert first.headers["authorization"] == f"Bearer {KEY}"
+    assert first.body["model"] == "gpt-4.1" and first.body["stream"] is True
+    assert first.body["stream_options"] == {"include_usage": True}
+    system, user = first.body["messages"]
+    assert system["role"] == "system" and "## wc" in system["content"] and user["role"] == "user"
+    (tool,) = first.body["tools"]
+    assert tool["function"]["name"] == "invoke" and tool["function"]["parameters"]["required"] == ["code"]
+    asked, answer = second.body["messages"][-2:]
+    assert asked["role"] == "assistant" and asked["content"] == "Let me count."
+    assert asked["tool_calls"][0]["id"] == "call_1"
+    assert json.loads(asked["tool_calls"][0]["function"]["arguments"]) == {"code": COUNT_CODE}
+    assert answer["role"] == "tool" and answer["tool_call_id"] == "call_1"
+    assert json.loads(answer["content"]) == {"ok": True, "result": 3}
+
+
+def test_one_line_in_the_main_skill_or_local_switches_every_skill_to_openai(agentic, openai):
+    fake, env = openai([Reply(text="One."), Reply(text="Two.")], model="{id: gpt-4.1}")
+    agentic.project.write("main.skill.md", "---\nname: main\nmetadata:\n  role: main\n  model:\n"
+                          "    provider: openai\n---\n")
+    result = agentic.run("ask", "--text", "a", **env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "One.\n" and len(fake.requests) == 1
+    agentic.project.write("main.skill.md", "---\nname: main\nmetadata:\n  role: main\n---\n")
+    result = agentic.run("--local", "model.provider=openai", "ask", "--text", "a", **env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Two.\n" and len(fake.requests) == 2
+
+
+def test_rate_limits_server_errors_and_a_broken_stream_are_retried(agentic, openai):
+    fake, env = openai([Reply.error(429, "Rate limit reached", retry_after="0"),
+                        Reply.error(500, "The server had an error"),
+                        Reply(text="partial words that are cut off here", fail_after=3),
+                        Reply(text="Done.")])
+    result = agentic.run("ask", **env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Done.\n" and len(fake.requests) == 4
+    assert "retrying (attempt 1" in result.stderr and "retrying (attempt 3" in result.stderr
+
+
+def test_a_server_that_keeps_failing_is_one_line_after_max_attempts(agentic, openai):
+    fake, env = openai([Reply.error(503, "overloaded")] * 2,
+                       model="{provider: openai, id: gpt-4.1, maxAttempts: 2}")
+    result = agentic.run("ask", **env)
+    assert result.returncode == 1 and len(fake.requests) == 2
+    (line,) = [ln for ln in result.stderr.splitlines() if ln.startswith("error:")]
+    assert "HTTP 503" in line and "retried 1 time" in line and "Traceback" not in result.stderr
+
+
+def test_a_bad_key_is_one_line_naming_the_variable_exit_2(agentic, openai):
+    fake, env = openai([Reply(text="never")])
+    result = agentic.run("ask", **{**env, "OPENAI_API_KEY": "sk-wrong-key-abcdefgh"})
+    assert result.returncode == 2
+    (line,) = [ln for ln in result.stderr.splitlines() if ln.startswith("error:")]
+    assert "rejected the API key" in line and "OPENAI_API_KEY" in line
+    assert "sk-wrong-key" not in result.stderr and "Traceback" not in result.stderr
+    assert len(fake.requests) == 1  # a 401 is not retried
+
+
+def test_no_key_for_openai_itself_is_refused_before_any_call(agentic, openai):
+    openai([])
+    result = agentic.run("ask", OPENAI_API_KEY="", OPENAI_BASE_URL="")
+    assert result.returncode == 2
+    assert "No OpenAI API key: set OPENAI_API_KEY" in result.stderr
+
+
+def test_a_local_server_needs_no_key(agentic, openai):
+    fake, env = openai([Reply(text="Local.")])
+    fake.key = None
+    result = agentic.run("ask", OPENAI_BASE_URL=env["OPENAI_BASE_URL"])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Local.\n" and "authorization" not in fake.requests[0].headers
+
+
+def test_the_fallback_model_takes_over_when_the_first_is_not_found(agentic, openai):
+    fake, env = openai([Reply.error(404, "The model `gpt-missing` does not exist", code="model_not_found"),
+                        Reply(text="From the fallback.")],
+                       model="{provider: openai, id: gpt-missing, fallback: [gpt-4.1-mini]}")
+    result = agentic.run("--json", "ask", **env)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["result"] == "From the fallback."
+    assert [r.body["model"] for r in fake.requests] == ["gpt-missing", "gpt-4.1-mini"]
+    assert list(out["models"]) == ["gpt-4.1-mini"]
+
+
+def test_an_openai_run_is_recorded_and_replayed_offline(agentic, openai):
+    _, env = openai([Reply(text="Counting.", tool_calls=[_call(COUNT_CODE)]), Reply(text="Two.")])
+    recorded = agentic.run("--record", "run.json", "ask", "--text", "a b", **env)
+    assert recorded.returncode == 0, recorded.stderr
+    replayed = agentic.run("--replay", "run.json", "ask", "--text", "a b")  # no server, no key
+    assert replayed.returncode == 0, replayed.stderr
+    assert replayed.stdout == recorded.stdout == "Two.\n"
+    assert json.loads((agentic.project.root / "run.json").read_text())["recorded"]["provider"] == "agent-openai"
+
+
+def test_without_the_sdk_the_run_names_the_extra(agentic, openai, monkeypatch):
+    _, env = openai([Reply(text="never")])
+    monkeypatch.setitem(sys.modules, "openai", None)  # `import openai` raises ImportError
+    result = agentic.run("ask", **env)
+    assert result.returncode == 2
+    (line,) = [ln for ln in result.stderr.splitlines() if ln.startswith("error:")]
+    assert line.endswith("needs the OpenAI SDK: pip install 'agentapps[openai]'.")
+
+
+def test_check_judges_the_openai_settings(agentic, openai):
+    openai([], model="{provider: openai, temperature: 1.5, baseUrl: localhost:8000}")
+    result = agentic.project.cli("check")
+    assert result.returncode != 0
+    assert "model.baseUrl must be an http(s) URL" in result.stdout + result.stderr
+    assert "temperature" not in result.stdout + result.stderr  # 0 to 2 on OpenAI
+    openai([], model="{provider: bedrock, temperature: 1.5}")
+    result = agentic.project.cli("check")
+    assert "model.temperature must be a number from 0 to 1" in result.stdout + result.stderr
