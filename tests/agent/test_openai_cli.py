@@ -4,8 +4,12 @@ Completions API (tests/fakes/openai.py), streaming included."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -181,3 +185,68 @@ def test_check_judges_the_openai_settings(agentic, openai):
     openai([], model="{provider: bedrock, temperature: 1.5}")
     result = agentic.project.cli("check")
     assert "model.temperature must be a number from 0 to 1" in result.stdout + result.stderr
+
+
+FIVE_KB = "return 'turn {n} ' + 'lorem ipsum dolor sit amet '.repeat(185)"  # a result of about 5 kB
+
+
+def test_context_editing_keeps_a_long_run_in_a_small_window(agentic, openai):
+    turns = [Reply(tool_calls=[_call(FIVE_KB.format(n=n), n)], usage=None) for n in range(1, 13)]
+    fake, env = openai([*turns, Reply(text="All done.", usage=None)],
+                       model='{provider: openai, id: gpt-4.1, contextWindow: 6000, contextEdit: true}')
+    result = agentic.run("--json", "ask", **env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads(result.stdout)["result"] == "All done."
+    sent = [json.dumps(r.body["messages"]) for r in fake.requests if "tools" in r.body]
+    assert any("cleared by context editing" in text for text in sent)
+    assert fake.summaries >= 1 and fake.summary in sent[-1]
+    assert max(len(text) for text in sent) < 6000 * 4
+
+
+def test_without_context_editing_the_server_refusing_a_long_request_exits_4(agentic, openai):
+    _, env = openai([Reply.error(400, "This model's maximum context length is 128000 tokens.",
+                                 code="context_length_exceeded")])
+    result = agentic.run("--json", "ask", **env)
+    assert result.returncode == 4, result.stderr
+    assert json.loads(result.stdout)["stop_reason"] == "context_window"
+    assert "model.contextEdit: true" in result.stderr
+
+
+def test_a_cost_budget_stops_the_run_before_the_turn_that_would_pass_it(agentic, openai):
+    turns = [Reply(tool_calls=[_call("return 1", n)], usage={"prompt_tokens": 200_000, "completion_tokens": 1000})
+             for n in range(1, 5)]
+    fake, env = openai(turns, model="{provider: openai, id: gpt-4.1, maxCost: 1}")
+    result = agentic.run("--json", "ask", **env)
+    assert result.returncode == 4, result.stderr
+    out = json.loads(result.stdout)
+    assert out["stop_reason"] == "budget" and out["cost"] <= 1
+    assert len(fake.requests) == 2  # $0.408 a turn: a third would pass $1
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
+def test_sigint_during_a_slow_stream_exits_130_quickly_and_closes_the_stream(agentic, openai):
+    fake, env = openai([Reply(text=[f"word{n} " for n in range(300)])])
+    fake.delay = 0.1
+    proc = subprocess.Popen([sys.executable, "-m", "agentapps", "run", "ask"], cwd=agentic.project.root,
+                            env=agentic.project.env(**env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not fake.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert fake.requests, "the CLI never called the model"
+        time.sleep(0.5)  # mid-stream
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=10)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, stderr
+    assert took < 2.0 and stdout == "" and "Interrupted" in stderr and "Traceback" not in stderr
+    deadline = time.monotonic() + 3
+    while not fake.requests[0].aborted and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert fake.requests[0].aborted  # the stream was closed, not left running

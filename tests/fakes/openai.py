@@ -6,7 +6,8 @@ Server-Sent Events as OpenAI sends them: a role chunk, text deltas, tool-call de
 arguments in fragments, a chunk with `finish_reason`, a usage chunk when the request asked for it
 (`stream_options.include_usage`), then `data: [DONE]`. Errors are OpenAI's JSON error bodies with
 their HTTP status. Requests without `Authorization: Bearer <key>` are refused with 401 when the
-fake has a key.
+fake has a key; a request without `tools` (a context-editing summary call) is answered with
+`fake.summary` and counted, without taking a reply of the script.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import re
 import socket
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
@@ -33,7 +35,8 @@ class Reply:
     text: str | list[str] = ""  # a str is streamed word by word; a list gives the exact deltas
     tool_calls: list[dict[str, Any]] = field(default_factory=list)  # {"id", "name", "arguments": {...}}
     finish_reason: str | None = None  # default: tool_calls when there are tool calls, else stop
-    usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 12, "completion_tokens": 7})
+    # None: metered from the request, about 4 characters a token, as a real server counts them
+    usage: dict[str, int] | None = field(default_factory=lambda: {"prompt_tokens": 12, "completion_tokens": 7})
     status: int | None = None  # an HTTP error reply with this status
     code: str | None = None  # the error body's `code`
     message: str = ""
@@ -50,7 +53,8 @@ class Reply:
             return self.text
         return re.findall(r"\S+\s*|\s+", self.text)
 
-    def chunks(self, model: str, include_usage: bool) -> list[dict[str, Any]]:
+    def chunks(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        model, include_usage = str(body.get("model")), bool((body.get("stream_options") or {}).get("include_usage"))
         def chunk(delta: dict[str, Any] | None, finish: str | None = None) -> dict[str, Any]:
             choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
             return {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1_700_000_000,
@@ -67,7 +71,9 @@ class Reply:
                 out.append(chunk({"tool_calls": [{"index": n, "function": {"arguments": part}}]}))
         out.append(chunk({}, self.finish_reason or ("tool_calls" if self.tool_calls else "stop")))
         if include_usage:
-            usage = dict(self.usage)
+            usage = dict(self.usage) if self.usage is not None else {
+                "prompt_tokens": len(json.dumps(body.get("messages"))) // 4 + len(json.dumps(body.get("tools"))) // 4,
+                "completion_tokens": sum(len(json.dumps(c.get("choices"))) for c in out) // 40}
             usage["total_tokens"] = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
             cached = usage.pop("cached_tokens", 0)
             usage["prompt_tokens_details"] = {"cached_tokens": cached}
@@ -120,12 +126,10 @@ class _Handler(BaseHTTPRequestHandler):
                      "code": reply.code}
             self._json(reply.status, {"error": error}, reply.headers)
             return
-        model = str(record.body.get("model"))
-        include = bool((record.body.get("stream_options") or {}).get("include_usage"))
         if not record.body.get("stream"):
             self._json(400, {"error": {"message": "the fake only streams", "type": "invalid_request_error"}})
             return
-        self._stream(reply.chunks(model, include), reply.fail_after, record)
+        self._stream(reply.chunks(record.body), reply.fail_after, record)
 
     def _json(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         data = json.dumps(body).encode()
@@ -145,6 +149,8 @@ class _Handler(BaseHTTPRequestHandler):
         events = [f"data: {json.dumps(c)}\n\n".encode() for c in chunks] + [b"data: [DONE]\n\n"]
         try:
             for n, event in enumerate(events):
+                if n and self.server.fake.delay:
+                    time.sleep(self.server.fake.delay)
                 if fail_after is not None and n == fail_after:
                     self.close_connection = True
                     self.wfile.flush()
@@ -165,6 +171,9 @@ class FakeOpenAI:
     def __init__(self, script: list[Reply], *, key: str | None = "sk-test-fake-key-0123456789") -> None:
         self.script = list(script)
         self.key = key
+        self.summary = "SUMMARY: the earlier turns counted words."  # the answer to a call without tools
+        self.summaries = 0
+        self.delay = 0.0  # seconds between streamed chunks
         self.requests: list[Request] = []
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), _Handler)
@@ -183,6 +192,9 @@ class FakeOpenAI:
         """Record a request and hand out the next reply (a 400 once the script is used up)."""
         with self._lock:
             self.requests.append(request)
+            if "tools" not in request.body:  # a context-editing summary call
+                self.summaries += 1
+                return Reply(text=self.summary, usage=None)
             if not self.script:
                 return Reply.error(400, f"FakeOpenAI script exhausted ({len(self.requests) - 1})")
             return self.script.pop(0)
