@@ -12,6 +12,7 @@ from typing import Any
 from agentapps.agent.config import (
     DEFAULT_PROVIDER,
     OPENAI_PROVIDER,
+    PROVIDERS,
     effective_config,
     limit,
     limit_problems,
@@ -57,10 +58,15 @@ def _named(config: Mapping[str, Any], skill: str, names: Names) -> list[ConfigEr
         name = config.get(key)
         if not isinstance(name, str) or not name or ref_kind(name) != "name" or names.exists(name):
             continue  # paths and URIs resolve at the call, like any ref
+        said, named = key, name
+        if key == "agent" and isinstance(config.get("provider"), str):
+            said, named = "provider", config["provider"]  # `agent` was resolved from `provider`
         pool = [n for n in names.tagged(PROVIDER_TAG) if n != PROVIDER_TAG] if key == "agent" else names.names()
         hint = did_you_mean(name, pool) or (f" Providers: {', '.join(sorted(pool))}." if key == "agent" else "")
-        problems.append(ConfigError(f"Skill '{skill}' model.{key} names '{name}', which is not a skill on the "
-                                    f"search path.{hint}", skill=skill, setting=("model", key)))
+        if said == "provider":
+            hint = f" Providers: {', '.join(PROVIDERS)}, or a provider skill ({', '.join(sorted(pool))})."
+        problems.append(ConfigError(f"Skill '{skill}' model.{said} names '{named}', which is not a skill on the "
+                                    f"search path.{hint}", skill=skill, setting=("model", said)))
     return problems
 
 
