@@ -37,7 +37,7 @@ class Project:
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("AGENTAPPS_", "AWS_", "OPENAI_")) and k != "XDG_STATE_HOME"}  # state: under HOME
+               if not k.startswith(("AGENTAPPS_", "AWS_", "OPENAI_", "ANTHROPIC_")) and k != "XDG_STATE_HOME"}  # state: under HOME
         env.update(HOME=str(self.home), NO_COLOR="1", PYTHONDONTWRITEBYTECODE="1")
         env.update(extra)
         return env

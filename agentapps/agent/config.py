@@ -14,10 +14,13 @@ DEFAULT_MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 DEFAULT_PROVIDER = "agent-bedrock"
 SCRIPTED_PROVIDER = "agent-scripted"
 OPENAI_PROVIDER = "agent-openai"
+ANTHROPIC_PROVIDER = "agent-anthropic"
 # `model.provider`'s short names; any other value names a provider skill, like `model.agent`
-PROVIDERS = {"bedrock": DEFAULT_PROVIDER, "openai": OPENAI_PROVIDER, "scripted": SCRIPTED_PROVIDER}
+PROVIDERS = {"bedrock": DEFAULT_PROVIDER, "openai": OPENAI_PROVIDER, "anthropic": ANTHROPIC_PROVIDER,
+             "scripted": SCRIPTED_PROVIDER}
 # the model a provider uses when no `model.id`, `--model` or AGENTAPPS_MODEL names one
-DEFAULT_MODELS = {DEFAULT_PROVIDER: DEFAULT_MODEL, OPENAI_PROVIDER: "gpt-4.1"}
+DEFAULT_MODELS = {DEFAULT_PROVIDER: DEFAULT_MODEL, OPENAI_PROVIDER: "gpt-4.1",
+                  ANTHROPIC_PROVIDER: "claude-sonnet-4-5"}
 # keys agent code may not choose when it starts a sub-agent: they come from the parent agent
 # (contextFull names a skill the agent itself calls; pricing decides what budgets count)
 LIMIT_KEYS = ("maxTurns", "maxSteps", "snippetTimeout", "maxResultChars", "loopGuard", "maxReminders",

@@ -88,8 +88,20 @@ def base_id(model_id: str) -> str:
     return rest if dot and head in GEOGRAPHIES else model_id
 
 
+# the Anthropic API's names: `claude-sonnet-4-5-20250929` is Bedrock's
+# `anthropic.claude-sonnet-4-5-20250929-v1:0`; an alias names the latest snapshot
+ANTHROPIC_ALIASES = {"claude-sonnet-4-5": "claude-sonnet-4-5-20250929", "claude-haiku-4-5": "claude-haiku-4-5-20251001",
+                     "claude-opus-4-5": "claude-opus-4-5-20251101", "claude-opus-4-1": "claude-opus-4-1-20250805",
+                     "claude-sonnet-4-0": "claude-sonnet-4-20250514", "claude-opus-4-0": "claude-opus-4-20250514",
+                     "claude-3-7-sonnet-latest": "claude-3-7-sonnet-20250219",
+                     "claude-3-5-haiku-latest": "claude-3-5-haiku-20241022"}
+
+
 def facts(model_id: str) -> ModelFacts | None:
-    return MODELS.get(model_id) or MODELS.get(base_id(model_id))
+    found = MODELS.get(model_id) or MODELS.get(base_id(model_id))
+    if found is None and model_id.startswith("claude-"):
+        found = MODELS.get(f"anthropic.{ANTHROPIC_ALIASES.get(model_id, model_id)}-v1:0")
+    return found
 
 
 def cache_mode(setting: object, model_id: str, skill: str | None = None) -> str | None:

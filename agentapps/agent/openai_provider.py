@@ -17,15 +17,15 @@ from agentapps.errors import ConfigError
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context
-    from agentapps.providers.openai_chat import Endpoint
+    from agentapps.providers.endpoint import Endpoint
 
 DEFAULT_READ_TIMEOUT = 600.0
 
 
 def endpoint(config: Mapping[str, Any], skill: str) -> Endpoint:
-    from agentapps.providers.openai_chat import Endpoint
+    from agentapps.providers.openai_chat import endpoint_of
 
-    return Endpoint.from_config(dict(config), skill)
+    return endpoint_of(dict(config), skill)
 
 
 def read_timeout(config: Mapping[str, Any], skill: str) -> float:

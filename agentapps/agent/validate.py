@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentapps.agent.config import (
+    ANTHROPIC_PROVIDER,
     DEFAULT_PROVIDER,
     OPENAI_PROVIDER,
     PROVIDERS,
@@ -99,16 +100,17 @@ def model_problems(config: Any, skill: str, *, returns: Any, names: Names,
     model_id = str(effective["id"])
     _tried(problems, lambda: context_edit.settings(effective, model_id, skill))
     ids = [model_id]
-    if effective["agent"] in (DEFAULT_PROVIDER, OPENAI_PROVIDER):
+    if effective["agent"] in (DEFAULT_PROVIDER, OPENAI_PROVIDER, ANTHROPIC_PROVIDER):
         openai = effective["agent"] == OPENAI_PROVIDER
         _tried(problems, lambda: bedrock_config.attempts(effective, skill))
         _tried(problems, lambda: bedrock_config.inference(effective, skill, 2 if openai else 1))
-        if openai:
-            from agentapps.agent import openai_provider
+        if effective["agent"] != DEFAULT_PROVIDER:
+            from agentapps.agent import anthropic_provider, openai_provider
 
-            _tried(problems, lambda: openai_provider.endpoint(effective, skill))
+            where = openai_provider if openai else anthropic_provider
+            _tried(problems, lambda: where.endpoint(effective, skill))
             _tried(problems, lambda: openai_provider.read_timeout(effective, skill))
-        else:
+        if not openai:
             _tried(problems, lambda: models.cache_mode(effective.get("cache"), model_id, skill))
         try:
             ids = bedrock_config.model_ids(effective, skill)

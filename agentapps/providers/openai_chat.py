@@ -12,10 +12,8 @@ prefixes by itself, and the cached part is `cacheReadInputTokens`).
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -27,10 +25,11 @@ from agentapps.providers.bedrock_errors import (
     backoff_delay,
     pause,
 )
+from agentapps.providers.endpoint import Endpoint
 from agentapps.providers.openai_errors import describe, explain_error, is_retryable, retry_after
 from agentapps.providers.stream_thread import read_stream
 
-__all__ = ["OPENAI_URL", "Endpoint", "build_request", "make_client", "stream_turn"]
+__all__ = ["OPENAI_URL", "build_request", "endpoint_of", "make_client", "stream_turn"]
 
 OPENAI_URL = "https://api.openai.com/v1"
 STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use",
@@ -38,31 +37,11 @@ STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "
 OnRetry = Callable[[int, float, str], None]
 
 
-@dataclass(frozen=True)
-class Endpoint:
-    """Where the calls go and which key they carry: `model.baseUrl`, else OPENAI_BASE_URL, else
-    OpenAI; the key from the variable `model.apiKeyEnv` names (default OPENAI_API_KEY)."""
-
-    base_url: str
-    key_env: str
-    key: str | None
-
-    @classmethod
-    def from_config(cls, config: dict[str, Any], skill: str, environ: Any = None) -> Endpoint:
-        env = os.environ if environ is None else environ
-        base, key_env = config.get("baseUrl"), config.get("apiKeyEnv", "OPENAI_API_KEY")
-        if base is not None and (not isinstance(base, str) or not base.startswith(("http://", "https://"))):
-            raise ConfigError(f"Skill '{skill}' model.baseUrl must be an http(s) URL such as "
-                              f"{OPENAI_URL}, not {base!r}.", skill=skill, setting=("model", "baseUrl"))
-        if not isinstance(key_env, str) or not key_env.replace("_", "").isalnum():
-            raise ConfigError(f"Skill '{skill}' model.apiKeyEnv must name an environment variable, not "
-                              f"{key_env!r}.", skill=skill, setting=("model", "apiKeyEnv"))
-        url = (base or env.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/")
-        return cls(url, key_env, env.get(key_env) or None)
-
-    @property
-    def official(self) -> bool:
-        return self.base_url == OPENAI_URL
+def endpoint_of(config: dict[str, Any], skill: str) -> Endpoint:
+    """`model.baseUrl`, else OPENAI_BASE_URL, else OpenAI; the key from `model.apiKeyEnv`
+    (default OPENAI_API_KEY)."""
+    return Endpoint.from_config(config, skill, default_url=OPENAI_URL, url_env="OPENAI_BASE_URL",
+                                key_env="OPENAI_API_KEY")
 
 
 def make_client(endpoint: Endpoint, *, read_timeout: float = 600) -> Any:

@@ -4,11 +4,12 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "5ccad904faa1"
+STAMP = "3594a4b44ec3"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
     "agentapps.agent": False,
+    "agentapps.agent.anthropic_provider": True,
     "agentapps.agent.bedrock_config": False,
     "agentapps.agent.code": True,
     "agentapps.agent.config": False,
@@ -163,8 +164,11 @@ WAITS = {
     "agentapps.process.sandbox": False,
     "agentapps.process.shell": True,
     "agentapps.providers": False,
+    "agentapps.providers.anthropic_errors": True,
+    "agentapps.providers.anthropic_messages": True,
     "agentapps.providers.bedrock": False,
     "agentapps.providers.bedrock_errors": False,
+    "agentapps.providers.endpoint": False,
     "agentapps.providers.openai_chat": True,
     "agentapps.providers.openai_errors": True,
     "agentapps.providers.stream_thread": False,
