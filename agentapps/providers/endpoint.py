@@ -1,6 +1,8 @@
 """Where an HTTP model API's calls go and which key they carry, from `model` settings and the
 vendor's standard environment variables (`model.baseUrl`, else e.g. OPENAI_BASE_URL, else the
-vendor's URL; the key from the variable `model.apiKeyEnv` names, default e.g. OPENAI_API_KEY)."""
+vendor's URL; the key from the variable `model.apiKeyEnv` names, default e.g. OPENAI_API_KEY).
+`apiKeyEnv` can only name a variable ending in `_API_KEY`, so skill metadata cannot send another
+secret of the environment to a server as its key."""
 
 from __future__ import annotations
 
@@ -29,8 +31,11 @@ class Endpoint:
         if base is not None and (not isinstance(base, str) or not base.startswith(("http://", "https://"))):
             raise ConfigError(f"Skill '{skill}' model.baseUrl must be an http(s) URL such as "
                               f"{default_url}, not {base!r}.", skill=skill, setting=("model", "baseUrl"))
-        if not isinstance(named, str) or not named.replace("_", "").isalnum():
-            raise ConfigError(f"Skill '{skill}' model.apiKeyEnv must name an environment variable, not "
-                              f"{named!r}.", skill=skill, setting=("model", "apiKeyEnv"))
+        if not isinstance(named, str) or not named.replace("_", "").isalnum() or not named.endswith("_API_KEY"):
+            # the key goes to the server as a bearer token: a skill must not be able to send any
+            # other secret of the environment (GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY) to a server
+            raise ConfigError(f"Skill '{skill}' model.apiKeyEnv must name an environment variable ending in "
+                              f"_API_KEY (such as {key_env}), not {named!r}.", skill=skill,
+                              setting=("model", "apiKeyEnv"))
         url = (base or env.get(url_env) or default_url).rstrip("/")
         return cls(url, named, env.get(named) or None, url == default_url.rstrip("/"))

@@ -250,3 +250,16 @@ def test_sigint_during_a_slow_stream_exits_130_quickly_and_closes_the_stream(age
     while not fake.requests[0].aborted and time.monotonic() < deadline:
         time.sleep(0.05)
     assert fake.requests[0].aborted  # the stream was closed, not left running
+
+
+def test_api_key_env_names_only_an_api_key_variable(agentic, openai):
+    fake, env = openai([Reply(text="OpenRouter.")],
+                       model="{provider: openai, id: gpt-4.1, apiKeyEnv: OPENROUTER_API_KEY}")
+    result = agentic.run("ask", OPENAI_BASE_URL=env["OPENAI_BASE_URL"], OPENROUTER_API_KEY=KEY)
+    assert result.returncode == 0, result.stderr
+    assert fake.requests[0].headers["authorization"] == f"Bearer {KEY}"
+    openai([], model="{provider: openai, id: gpt-4.1, apiKeyEnv: GITHUB_TOKEN}")
+    result = agentic.run("ask", OPENAI_BASE_URL=env["OPENAI_BASE_URL"], GITHUB_TOKEN="ghp_secret_value")
+    assert result.returncode == 2
+    assert "model.apiKeyEnv must name an environment variable ending in _API_KEY" in result.stderr
+    assert "ghp_secret_value" not in result.stderr and len(fake.requests) == 1
