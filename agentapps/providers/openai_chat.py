@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 from typing import Any
+from urllib.parse import urlsplit
 
 from agentapps.errors import ConfigError, ProviderError, UsageError
 from agentapps.providers.bedrock import TurnResult
@@ -92,6 +93,19 @@ def chat_messages(system: str, messages: list[dict[str, Any]]) -> list[dict[str,
     return out
 
 
+# hosts that serve OpenAI's own models, whose newer ones refuse `max_tokens`
+COMPLETION_TOKENS_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com", "openrouter.ai")
+
+
+def output_cap_name(endpoint: Endpoint) -> str:
+    """`max_completion_tokens` for OpenAI, Azure OpenAI and OpenRouter; `max_tokens`, the only name
+    many local servers know, for the others."""
+    host = urlsplit(endpoint.base_url).hostname or ""
+    if endpoint.official or host.endswith(COMPLETION_TOKENS_HOSTS):
+        return "max_completion_tokens"
+    return "max_tokens"
+
+
 def build_request(*, endpoint: Endpoint, model_id: str, system: str, messages: list[dict[str, Any]],
                   tools: list[dict[str, Any]], inference: dict[str, Any]) -> dict[str, Any]:
     """`chat.completions.create` keyword arguments for one streamed turn."""
@@ -100,8 +114,7 @@ def build_request(*, endpoint: Endpoint, model_id: str, system: str, messages: l
     if tools:
         request["tools"] = [_tool(spec) for spec in tools]
     if inference.get("maxTokens") is not None:
-        # OpenAI's own models refuse max_tokens; many compatible servers know only max_tokens
-        request["max_completion_tokens" if endpoint.official else "max_tokens"] = inference["maxTokens"]
+        request[output_cap_name(endpoint)] = inference["maxTokens"]
     if inference.get("temperature") is not None:
         request["temperature"] = inference["temperature"]
     return request
