@@ -1,7 +1,8 @@
 """The `agent-openai` provider: the shared streaming loop (`agentapps.agent.converse`) over the
 Chat Completions API of OpenAI or a compatible server, through agentapps.providers.openai_chat.
 
-`model` settings: `id`, `baseUrl` (else OPENAI_BASE_URL, else OpenAI), `apiKeyEnv` (the variable
+`model` settings: `id`, `api` (`chat`, the default: Chat Completions; `responses`: the Responses
+API), `baseUrl` (else OPENAI_BASE_URL, else OpenAI), `apiKeyEnv` (the variable
 holding the key, default OPENAI_API_KEY), `temperature` (0 to 2), `maxOutputTokens`,
 `maxAttempts`, `fallback`, `requestTimeout` (seconds a read may take, default 600) and the
 settings every provider shares (limits, budgets, `pricing`, `contextEdit`).
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from agentapps.providers.endpoint import Endpoint
 
 DEFAULT_READ_TIMEOUT = 600.0
+APIS = ("chat", "responses")
 
 
 def endpoint(config: Mapping[str, Any], skill: str) -> Endpoint:
@@ -36,6 +38,15 @@ def read_timeout(config: Mapping[str, Any], skill: str) -> float:
     return float(value)
 
 
+def api_of(config: Mapping[str, Any], skill: str) -> str:
+    """`model.api`: which OpenAI API the turns go through."""
+    value = config.get("api", "chat")
+    if value not in APIS:
+        raise ConfigError(f"Skill '{skill}' model.api must be \"chat\" (Chat Completions) or \"responses\" "
+                          f"(the Responses API), not {value!r}.", skill=skill, setting=("model", "api"))
+    return str(value)
+
+
 def _client(ctx: Context, config: Mapping[str, Any], skill: str, attempts: int) -> Any:
     from agentapps.providers.openai_chat import make_client
 
@@ -48,9 +59,14 @@ def _client(ctx: Context, config: Mapping[str, Any], skill: str, attempts: int) 
 
 
 def _turn(client: Any, config: Mapping[str, Any], skill: str, *, cache: bool = True, **kw: Any) -> Any:
-    from agentapps.providers.openai_chat import stream_turn
+    # OpenAI caches by itself: `cache` has nothing to place
+    if api_of(config, skill) == "responses":
+        from agentapps.providers import openai_responses
 
-    return stream_turn(client, endpoint=endpoint(config, skill), **kw)  # OpenAI caches by itself
+        return openai_responses.stream_turn(client, endpoint=endpoint(config, skill), **kw)
+    from agentapps.providers import openai_chat
+
+    return openai_chat.stream_turn(client, endpoint=endpoint(config, skill), **kw)
 
 
 def _fallback(exc: BaseException) -> str | None:

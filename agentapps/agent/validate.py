@@ -110,6 +110,8 @@ def model_problems(config: Any, skill: str, *, returns: Any, names: Names,
             where = openai_provider if openai else anthropic_provider
             _tried(problems, lambda: where.endpoint(effective, skill))
             _tried(problems, lambda: openai_provider.read_timeout(effective, skill))
+            if openai:
+                _tried(problems, lambda: openai_provider.api_of(effective, skill))
         if not openai:
             _tried(problems, lambda: models.cache_mode(effective.get("cache"), model_id, skill))
         try:

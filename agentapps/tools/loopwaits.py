@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "3594a4b44ec3"
+STAMP = "f8437644b9a9"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -171,6 +171,7 @@ WAITS = {
     "agentapps.providers.endpoint": False,
     "agentapps.providers.openai_chat": True,
     "agentapps.providers.openai_errors": True,
+    "agentapps.providers.openai_responses": True,
     "agentapps.providers.stream_thread": False,
     "agentapps.runlog": False,
     "agentapps.runlog.batch": True,

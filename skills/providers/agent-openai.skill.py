@@ -1,7 +1,8 @@
 """agent-openai: the OpenAI Chat Completions API, streamed — OpenAI itself or any compatible server
 (Azure OpenAI's v1 API, OpenRouter, vLLM, Ollama, LM Studio, llama.cpp's server).
 
-Select it with `model.provider: openai`. Reads `id`, `baseUrl`, `apiKeyEnv`, `temperature`,
+Select it with `model.provider: openai`. Reads `id`, `api` (`chat` or `responses`), `baseUrl`,
+`apiKeyEnv`, `temperature`,
 `maxOutputTokens`, `maxAttempts`, `fallback`, `requestTimeout` and `contextEdit` from the model
 config; OPENAI_BASE_URL and OPENAI_API_KEY are the standard variables. The `openai` SDK
 (`pip install 'agentapps[openai]'`) is imported only when this skill runs.

@@ -190,14 +190,15 @@ def test_check_judges_the_openai_settings(agentic, openai):
 FIVE_KB = "return 'turn {n} ' + 'lorem ipsum dolor sit amet '.repeat(185)"  # a result of about 5 kB
 
 
-def test_context_editing_keeps_a_long_run_in_a_small_window(agentic, openai):
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_context_editing_keeps_a_long_run_in_a_small_window(agentic, openai, api):
     turns = [Reply(tool_calls=[_call(FIVE_KB.format(n=n), n)], usage=None) for n in range(1, 13)]
     fake, env = openai([*turns, Reply(text="All done.", usage=None)],
-                       model='{provider: openai, id: gpt-4.1, contextWindow: 6000, contextEdit: true}')
+                       model=f'{{provider: openai, id: gpt-4.1, api: {api}, contextWindow: 6000, contextEdit: true}}')
     result = agentic.run("--json", "ask", **env)
     assert result.returncode == 0, result.stderr[-3000:]
     assert json.loads(result.stdout)["result"] == "All done."
-    sent = [json.dumps(r.body["messages"]) for r in fake.requests if "tools" in r.body]
+    sent = [json.dumps(r.body["messages" if api == "chat" else "input"]) for r in fake.requests if "tools" in r.body]
     assert any("cleared by context editing" in text for text in sent)
     assert fake.summaries >= 1 and fake.summary in sent[-1]
     assert max(len(text) for text in sent) < 6000 * 4
@@ -263,3 +264,51 @@ def test_api_key_env_names_only_an_api_key_variable(agentic, openai):
     assert result.returncode == 2
     assert "model.apiKeyEnv must name an environment variable ending in _API_KEY" in result.stderr
     assert "ghp_secret_value" not in result.stderr and len(fake.requests) == 1
+
+
+RESPONSES = "{provider: openai, id: gpt-4.1, api: responses}"
+
+
+def test_the_responses_api_streams_a_tool_round_trip_with_usage_and_cost(agentic, openai):
+    fake, env = openai([
+        Reply(text="Let me count.", tool_calls=[_call(COUNT_CODE)],
+              usage={"prompt_tokens": 100, "completion_tokens": 20}),
+        Reply(text=["There are ", "three ", "words."],
+              usage={"prompt_tokens": 150, "completion_tokens": 5, "cached_tokens": 100}),
+    ], model=RESPONSES)
+    result = agentic.run("--json", "ask", "--text", "a b c", **env)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["result"] == "There are three words." and out["turns"] == 2
+    assert out["usage"] == {"inputTokens": 150, "outputTokens": 25, "cacheReadInputTokens": 100,
+                            "cacheWriteInputTokens": 0}
+    assert out["cost"] == pytest.approx((150 * 2 + 25 * 8 + 100 * 0.5) / 1e6)
+    assert "There are three words." in result.stderr and "ok invoke" in result.stderr
+    first, second = fake.requests
+    assert first.path == "/v1/responses" and first.body["store"] is False and first.body["stream"] is True
+    assert "## wc" in first.body["instructions"] and first.body["max_output_tokens"] == 4096
+    (tool,) = first.body["tools"]
+    assert tool["type"] == "function" and tool["name"] == "invoke"
+    said, asked, answer = second.body["input"][-3:]
+    assert said == {"role": "assistant", "content": "Let me count."}
+    assert asked["type"] == "function_call" and asked["call_id"] == "call_1"
+    assert json.loads(asked["arguments"]) == {"code": COUNT_CODE}
+    assert answer["type"] == "function_call_output" and answer["call_id"] == "call_1"
+    assert json.loads(answer["output"]) == {"ok": True, "result": 3}
+
+
+def test_the_responses_api_retries_rate_limits_error_events_and_broken_streams(agentic, openai):
+    fake, env = openai([Reply.error(429, "Rate limit reached", retry_after="0"),
+                        Reply(text="cut by an error event", fail_after=3, stream_error="server_error"),
+                        Reply(text="cut by a dropped connection", fail_after=3),
+                        Reply(text="Done.")], model=RESPONSES)
+    result = agentic.run("ask", **env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Done.\n" and len(fake.requests) == 4
+    assert "retrying (attempt 3" in result.stderr
+
+
+def test_model_api_is_chat_or_responses(agentic, openai):
+    openai([], model="{provider: openai, api: completions}")
+    result = agentic.project.cli("check")
+    assert 'model.api must be "chat" (Chat Completions) or "responses"' in result.stdout + result.stderr

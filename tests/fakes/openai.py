@@ -6,7 +6,8 @@ Server-Sent Events as OpenAI sends them: a role chunk, text deltas, tool-call de
 arguments in fragments, a chunk with `finish_reason`, a usage chunk when the request asked for it
 (`stream_options.include_usage`), then `data: [DONE]`. Errors are OpenAI's JSON error bodies with
 their HTTP status. Requests without `Authorization: Bearer <key>` are refused with 401 when the
-fake has a key; a request without `tools` (a context-editing summary call) is answered with
+fake has a key. `POST /v1/responses` (the Responses API) streams the same reply as
+`response.*` events. A request without `tools` (a context-editing summary call) is answered with
 `fake.summary` and counted, without taking a reply of the script.
 """
 
@@ -42,6 +43,7 @@ class Reply:
     message: str = ""
     headers: dict[str, str] = field(default_factory=dict)  # extra headers of an error reply
     fail_after: int | None = None  # stream: send this many chunks, then drop the connection
+    stream_error: str | None = None  # Responses API: an `error` event with this code after `fail_after` events
 
     @classmethod
     def error(cls, status: int, message: str = "", code: str | None = None, **headers: str) -> Reply:
@@ -81,6 +83,44 @@ class Reply:
         return out
 
 
+    def response_events(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """The Responses API events for this reply (`POST /v1/responses`, `stream: true`)."""
+        usage = dict(self.usage) if self.usage is not None else {
+            "prompt_tokens": len(json.dumps(body.get("input"))) // 4 + len(json.dumps(body.get("tools"))) // 4,
+            "completion_tokens": 10}
+        seq = iter(range(10_000))
+        response = {"id": "resp_fake", "object": "response", "created_at": 1_700_000_000, "model": body.get("model"),
+                    "status": "in_progress", "output": [], "tools": [], "parallel_tool_calls": True,
+                    "tool_choice": "auto"}
+        out: list[dict[str, Any]] = [{"type": "response.created", "response": response}]
+        index = 0
+        pieces = self.deltas()
+        if pieces:
+            message = {"type": "message", "id": "msg_fake", "role": "assistant", "status": "in_progress", "content": []}
+            out.append({"type": "response.output_item.added", "output_index": 0, "item": message})
+            out += [{"type": "response.output_text.delta", "item_id": "msg_fake", "output_index": 0,
+                     "content_index": 0, "delta": piece, "logprobs": []} for piece in pieces]
+            index = 1
+        for n, call in enumerate(self.tool_calls, start=index):
+            raw = json.dumps(call.get("arguments", {}))
+            item = {"type": "function_call", "id": f"fc_{n}", "call_id": call.get("id", f"call_{n}"),
+                    "name": call.get("name", "invoke"), "arguments": "", "status": "in_progress"}
+            out.append({"type": "response.output_item.added", "output_index": n, "item": item})
+            for part in (raw[: len(raw) // 2], raw[len(raw) // 2:]):
+                out.append({"type": "response.function_call_arguments.delta", "item_id": f"fc_{n}",
+                            "output_index": n, "delta": part})
+            out.append({"type": "response.output_item.done", "output_index": n,
+                        "item": {**item, "arguments": raw, "status": "completed"}})
+        cached = usage.get("cached_tokens", 0)
+        done = {**response, "status": "completed", "usage": {
+            "input_tokens": usage.get("prompt_tokens", 0), "output_tokens": usage.get("completion_tokens", 0),
+            "total_tokens": usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0),
+            "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0}}}
+        out.append({"type": "response.completed", "response": done})
+        return [{**event, "sequence_number": next(seq)} for event in out]
+
+
 @dataclass
 class Request:
     """What the fake received."""
@@ -112,7 +152,8 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         record = Request(self.path, json.loads(raw or b"{}"), {k.lower(): v for k, v in self.headers.items()})
         fake = self.server.fake
-        if self.path.split("?", 1)[0] != "/v1/chat/completions":
+        path = self.path.split("?", 1)[0]
+        if path not in ("/v1/chat/completions", "/v1/responses"):
             self._json(404, {"error": {"message": f"Unknown path {self.path}", "type": "invalid_request_error"}})
             return
         if fake.key is not None and record.headers.get("authorization") != f"Bearer {fake.key}":
@@ -129,6 +170,15 @@ class _Handler(BaseHTTPRequestHandler):
         if not record.body.get("stream"):
             self._json(400, {"error": {"message": "the fake only streams", "type": "invalid_request_error"}})
             return
+        if path == "/v1/responses":
+            events = reply.response_events(record.body)
+            if reply.stream_error:  # the call fails after it began: an `error` event, then the end
+                events = [*events[: reply.fail_after or 1], {"type": "error", "code": reply.stream_error,
+                                                             "message": reply.message or "fake failure",
+                                                             "sequence_number": 99}]
+            frames = [f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events]
+            self._stream_frames(frames, None if reply.stream_error else reply.fail_after, record)
+            return
         self._stream(reply.chunks(record.body), reply.fail_after, record)
 
     def _json(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
@@ -142,11 +192,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _stream(self, chunks: list[dict[str, Any]], fail_after: int | None, record: Request) -> None:
+        events = [f"data: {json.dumps(c)}\n\n".encode() for c in chunks] + [b"data: [DONE]\n\n"]
+        self._stream_frames(events, fail_after, record)
+
+    def _stream_frames(self, events: list[bytes], fail_after: int | None, record: Request) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        events = [f"data: {json.dumps(c)}\n\n".encode() for c in chunks] + [b"data: [DONE]\n\n"]
         try:
             for n, event in enumerate(events):
                 if n and self.server.fake.delay:
