@@ -19,7 +19,8 @@ Checks:
 Execution leaves:
     model_settings(value, skill)    a skill's `model` metadata as the agent's config (ConfigError if wrong)
     run_agent(ctx, args)            the `agent` skill: one agent run end to end
-    run_bedrock(ctx, args), run_scripted(ctx, args)   the bundled providers' loops
+    run_bedrock(ctx, args), run_openai(ctx, args), run_anthropic(ctx, args), run_scripted(ctx, args)
+                                    the bundled providers' loops
     registry_for(g)                 the project's MCP servers (`mcp://` refs)
 
 Names are imported on first use: importing this module imports nothing else (`expand_prompt`
@@ -33,8 +34,10 @@ from typing import TYPE_CHECKING
 from agentapps.core.exports import lazy_exports
 
 if TYPE_CHECKING:
+    from agentapps.agent.anthropic_provider import run_anthropic
     from agentapps.agent.config import model_settings
     from agentapps.agent.converse import run_bedrock
+    from agentapps.agent.openai_provider import run_openai
     from agentapps.agent.runner import run_agent
     from agentapps.agent.scripted import run_scripted
     from agentapps.context.calls import call_tool
@@ -67,13 +70,16 @@ _EXPORTS = {
     "model_settings": "agentapps.agent.config",
     "run_agent": "agentapps.agent.runner",
     "run_bedrock": "agentapps.agent.converse",
+    "run_openai": "agentapps.agent.openai_provider",
+    "run_anthropic": "agentapps.agent.anthropic_provider",
     "run_scripted": "agentapps.agent.scripted",
     "registry_for": "agentapps.mcp.registry",
 }
 
 __all__ = ["call_tool", "candidate", "cascaded", "chain_plan", "check_chain", "decide", "expand_prompt",
            "interface", "model_settings", "needs_approval", "place", "policy_args", "reads_args",
-           "refused_config", "registry_for", "rules_of", "run_agent", "run_bedrock", "run_scripted", "validate",
+           "refused_config", "registry_for", "rules_of", "run_agent", "run_anthropic", "run_bedrock", "run_openai",
+           "run_scripted", "validate",
            "written_at"]
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

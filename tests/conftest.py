@@ -69,7 +69,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _environment(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("AGENTAPPS_", "AWS_")) and k != "XDG_STATE_HOME"}
+           if not k.startswith(("AGENTAPPS_", "AWS_", "OPENAI_", "ANTHROPIC_")) and k != "XDG_STATE_HOME"}
     env.update(HOME=str(home), NO_COLOR="1", PYTHONDONTWRITEBYTECODE="1")
     return env
 

@@ -6,7 +6,7 @@
     prompt      the system prompt (a Jinja2 template shipped with the skill) and the user message
     trace       hook events: `locals.agent.trace`, `agent-*` events, the CLI reporter
     state       the run's state and the hook policy (turns, steps, loop guard, returns, budgets)
-    models      facts about Bedrock models: context window, prices, prompt caching
+    models      facts about Bedrock, OpenAI and Anthropic models: context window, prices, prompt caching
     usage       the four token counters, their sums and their cost (`model.pricing`)
     spend       spending per run, enclosing runs and process; budgets; the next-turn estimate
     context_view    the model's view of a conversation and its estimated size in tokens
@@ -15,5 +15,8 @@
     script      the scripted-provider file format, its per-process cursor and the recorder
     runner      one agent run end to end: sandbox, callback refs, provider call, result
     scripted    the `agent-scripted` provider loop (no network)
-    converse    the `agent-bedrock` provider loop (Converse streaming via agentapps.providers)
+    converse    the streaming provider loop and `agent-bedrock` (Converse streaming via agentapps.providers)
+    openai_provider     `agent-openai`: that loop over Chat Completions (OpenAI and compatible servers)
+    anthropic_provider  `agent-anthropic`: that loop over the Anthropic Messages API
+    bedrock_config  the streaming providers' settings: fallback, attempts, inference
 """

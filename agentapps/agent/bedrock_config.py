@@ -1,5 +1,6 @@
-"""The `agent-bedrock` provider's own `model` settings (fallback, attempts, inference), each refused
-with the setting it names so the run and `check` can point at the line that sets it."""
+"""The streaming providers' own `model` settings (fallback, attempts, inference), each refused
+with the setting it names so the run and `check` can point at the line that sets it. `agent-bedrock`
+and `agent-openai` share them; only the temperature range differs (0-1 on Converse, 0-2 on OpenAI)."""
 
 from __future__ import annotations
 
@@ -30,16 +31,16 @@ def attempts(config: Mapping[str, Any], skill: str) -> int:
     return value
 
 
-def inference(config: Mapping[str, Any], skill: str) -> dict[str, Any]:
-    """Converse's inference settings: `maxOutputTokens` (a whole number >= 1) and `temperature`
-    (0 to 1, the range Converse accepts), refused here rather than by Bedrock after a request."""
+def inference(config: Mapping[str, Any], skill: str, top: float = 1) -> dict[str, Any]:
+    """The inference settings: `maxOutputTokens` (a whole number >= 1) and `temperature` (0 to
+    `top`: 1 on Converse, 2 on OpenAI), refused here rather than by the service after a request."""
     cap = config.get("maxOutputTokens", DEFAULT_OUTPUT_TOKENS)
     if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
         raise ConfigError(f"Skill '{skill}' model.maxOutputTokens must be a whole number >= 1, not {cap!r}.",
                           skill=skill, setting=("model", "maxOutputTokens"))
     temperature = config.get("temperature")
     if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, (int, float))
-                                    or not 0 <= temperature <= 1):
-        raise ConfigError(f"Skill '{skill}' model.temperature must be a number from 0 to 1, not "
+                                    or not 0 <= temperature <= top):
+        raise ConfigError(f"Skill '{skill}' model.temperature must be a number from 0 to {top:g}, not "
                           f"{temperature!r}.", skill=skill, setting=("model", "temperature"))
     return {"maxTokens": cap, "temperature": temperature}

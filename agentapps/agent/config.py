@@ -13,6 +13,14 @@ from agentapps.errors import ConfigError
 DEFAULT_MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 DEFAULT_PROVIDER = "agent-bedrock"
 SCRIPTED_PROVIDER = "agent-scripted"
+OPENAI_PROVIDER = "agent-openai"
+ANTHROPIC_PROVIDER = "agent-anthropic"
+# `model.provider`'s short names; any other value names a provider skill, like `model.agent`
+PROVIDERS = {"bedrock": DEFAULT_PROVIDER, "openai": OPENAI_PROVIDER, "anthropic": ANTHROPIC_PROVIDER,
+             "scripted": SCRIPTED_PROVIDER}
+# the model a provider uses when no `model.id`, `--model` or AGENTAPPS_MODEL names one
+DEFAULT_MODELS = {DEFAULT_PROVIDER: DEFAULT_MODEL, OPENAI_PROVIDER: "gpt-4.1",
+                  ANTHROPIC_PROVIDER: "claude-sonnet-4-5"}
 # keys agent code may not choose when it starts a sub-agent: they come from the parent agent
 # (contextFull names a skill the agent itself calls; pricing decides what budgets count)
 LIMIT_KEYS = ("maxTurns", "maxSteps", "snippetTimeout", "maxResultChars", "loopGuard", "maxReminders",
@@ -114,22 +122,37 @@ def model_settings(value: Any, skill: str) -> dict[str, Any]:
 
 def effective_config(config: Mapping[str, Any] | None, overrides: Mapping[str, Any],
                      environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The cascaded `model` config with `--model`/AGENTAPPS_MODEL and `--replay` applied.
+    """The cascaded `model` config with `model.provider`, `--model`/AGENTAPPS_MODEL and `--replay`
+    applied; `agent` is then the provider skill the run invokes.
 
-    Precedence for the model id: `--model`, then AGENTAPPS_MODEL, then `model.id`, then the default.
+    Precedence for the model id: `--model`, then AGENTAPPS_MODEL, then `model.id`, then the
+    provider's default model.
     """
     env = os.environ if environ is None else environ
     out = dict(config or {})
-    model = overrides.get("model") or env.get("AGENTAPPS_MODEL") or out.get("id") or DEFAULT_MODEL
+    out["agent"] = provider_of(out)
+    model = (overrides.get("model") or env.get("AGENTAPPS_MODEL") or out.get("id")
+             or DEFAULT_MODELS.get(out["agent"], DEFAULT_MODEL))
     out["id"] = str(model)
     if overrides.get("replay"):
         out["agent"] = SCRIPTED_PROVIDER
         out["script"] = str(overrides["replay"])
-    out.setdefault("agent", DEFAULT_PROVIDER)
-    if not isinstance(out["agent"], str) or not out["agent"]:
-        raise ConfigError(f"model.agent must name a provider skill, not {out['agent']!r}.",
-                          setting=("model", "agent"))
     return out
+
+
+def provider_of(config: Mapping[str, Any]) -> str:
+    """The provider skill a `model` config selects: `provider` (a short name such as `openai`, or
+    a skill name) wins over the older `agent` (a skill name); neither: `agent-bedrock`."""
+    for key in ("provider", "agent"):
+        value = config.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value:
+            names = ", ".join(PROVIDERS)
+            raise ConfigError(f"model.{key} must name a provider ({names}) or a provider skill, not "
+                              f"{value!r}.", setting=("model", key))
+        return PROVIDERS.get(value, value)
+    return DEFAULT_PROVIDER
 
 
 # what agent code may choose for a sub-agent (besides lowering limits): how the model answers,

@@ -1,4 +1,6 @@
-"""The `agent-bedrock` provider loop: Bedrock Converse streaming through agentapps.providers.bedrock.
+"""The streaming provider loop shared by `agent-bedrock` (Bedrock Converse, through
+agentapps.providers.bedrock) and `agent-openai` (Chat Completions, through
+agentapps.providers.openai_chat); a `Backend` is what differs between them.
 
 The model gets one tool, `invoke` ({code: string}). Text deltas are reported to the hook as they
 arrive (`message` with `delta: true`); a retried turn is announced with `retry` so its text can
@@ -6,10 +8,11 @@ be discarded. A turn's tool calls run only after its stream completed, so retryi
 never repeats a tool's side effect. Ctrl-C (the context signal, or cancelling the task) stops
 the stream within a fraction of a second.
 
-Long runs: the conversation is a `View` that `context_edit.fit` may edit before each call
-(`model.contextEdit`), and whose estimated size goes out with `turn-start` (`contextTokens`);
-the system prompt and tool docs end with a cache point (`model.cache`); when the model keeps
-throttling or is not available, the next of `model.fallback` takes over (a `fallback` event).
+Long runs: the conversation is a `View` in Converse's shape (each backend translates it for its
+API) that `context_edit.fit` may edit before each call (`model.contextEdit`), and whose estimated
+size goes out with `turn-start` (`contextTokens`); on Bedrock the system prompt and tool docs end
+with a cache point (`model.cache`); when the model keeps throttling or is not available, the next
+of `model.fallback` takes over (a `fallback` event).
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentapps.agent.bedrock_config import attempts as max_attempts
@@ -43,7 +47,23 @@ INVOKE_TOOL = {
 Hook = Callable[[dict[str, Any]], Any]
 
 
-def _client(ctx: Context, config: dict[str, Any], attempts: int) -> Any:
+@dataclass(frozen=True)
+class Backend:
+    """What one streaming provider plugs into the loop.
+
+    `client(ctx, config, skill, attempts)` makes (or reuses) the SDK client, blocking; `turn(client,
+    config, skill, **kw)` runs one streamed model turn with the keyword arguments of
+    `providers.bedrock.stream_turn` and returns its TurnResult; `fallback_reason(exc)` and
+    `is_retryable(exc)` judge the SDK failure behind a provider error."""
+
+    client: Callable[[Context, Mapping[str, Any], str, int], Any]
+    turn: Callable[..., Any]
+    fallback_reason: Callable[[BaseException], str | None]
+    is_retryable: Callable[[BaseException], bool]
+    temperature_top: float = 1
+
+
+def _bedrock_client(ctx: Context, config: Mapping[str, Any], skill: str, attempts: int) -> Any:
     from agentapps.providers.bedrock import make_client
 
     region = config.get("region") if isinstance(config.get("region"), str) else None
@@ -53,6 +73,29 @@ def _client(ctx: Context, config: dict[str, Any], attempts: int) -> Any:
     if key not in cache:
         cache[key] = make_client(region, endpoint_url=endpoint, max_attempts=attempts)
     return cache[key]
+
+
+def _bedrock_turn(client: Any, config: Mapping[str, Any], skill: str, *, model_id: str,
+                  cache: bool = True, **kw: Any) -> Any:  # fmt: skip
+    from agentapps.providers.bedrock import stream_turn
+
+    mode = cache_mode(config.get("cache"), model_id, skill) if cache else None
+    return stream_turn(client, model_id=model_id, cache=mode, **kw)
+
+
+def _bedrock_fallback(exc: BaseException) -> str | None:
+    from agentapps.providers.bedrock_errors import fallback_reason
+
+    return fallback_reason(exc)
+
+
+def _bedrock_retryable(exc: BaseException) -> bool:
+    from agentapps.providers.bedrock_errors import is_retryable
+
+    return is_retryable(exc)
+
+
+BEDROCK = Backend(_bedrock_client, _bedrock_turn, _bedrock_fallback, _bedrock_retryable)
 
 
 async def _quiet(event: dict[str, Any]) -> Any:
@@ -92,14 +135,16 @@ async def _stream(ctx: Context, hook: Hook, call: Callable[..., Any]) -> Any:
 
 async def run_bedrock(ctx: Context, args: dict[str, Any]) -> Any:
     """The provider contract over Converse: turns, tool calls through invokeRef, hooks."""
-    from agentapps.providers.bedrock import stream_turn
-    from agentapps.providers.bedrock_errors import fallback_reason, is_retryable
+    return await run_streaming(ctx, args, BEDROCK)
 
+
+async def run_streaming(ctx: Context, args: dict[str, Any], backend: Backend) -> Any:
+    """The provider contract over a streaming backend: turns, tool calls through invokeRef, hooks."""
     config = args.get("config") or {}
     skill = str(args.get("skillName") or "agent")
     invoke_ref, hook_ref = args["invokeRef"], args["hookRef"]
     models, attempts = model_ids(config, skill), max_attempts(config, skill)
-    inference = inference_of(config, skill)
+    inference = inference_of(config, skill, backend.temperature_top)
     output_cap = inference["maxTokens"]
     system = str(args.get("prompt") or "")
 
@@ -107,7 +152,7 @@ async def run_bedrock(ctx: Context, args: dict[str, Any]) -> Any:
         answer = await ctx.manager.invoke(hook_ref, event)
         return answer if isinstance(answer, dict) else {}
 
-    client = await asyncio.to_thread(_client, ctx, config, attempts)
+    client = await asyncio.to_thread(backend.client, ctx, config, skill, attempts)
     view = View([{"role": "user", "content": [{"text": args.get("userMessage") or "Carry out the task."}]}],
                 len(system) + len(json.dumps(INVOKE_TOOL)))
     current = 0
@@ -116,10 +161,10 @@ async def run_bedrock(ctx: Context, args: dict[str, Any]) -> Any:
         model = models[current]
 
         def call(**callbacks: Any) -> Any:
-            return stream_turn(client, model_id=model, system=SUMMARY_SYSTEM, tools=[],
-                               messages=[{"role": "user", "content": [{"text": prompt}]}],
-                               inference={"maxTokens": min(2048, int(output_cap))},
-                               max_stream_retries=attempts - 1, **callbacks)
+            return backend.turn(client, config, skill, model_id=model, system=SUMMARY_SYSTEM, tools=[],
+                                messages=[{"role": "user", "content": [{"text": prompt}]}],
+                                inference={"maxTokens": min(2048, int(output_cap))}, cache=False,
+                                max_stream_retries=attempts - 1, **callbacks)
 
         done = await _stream(ctx, _quiet, call)
         return "".join(b.get("text", "") for b in done.content), done.usage, model
@@ -135,10 +180,9 @@ async def run_bedrock(ctx: Context, args: dict[str, Any]) -> Any:
         fresh = False
 
         def call(model: str = model, **callbacks: Any) -> Any:
-            return stream_turn(client, model_id=model, system=system, messages=view.messages,
-                               tools=[INVOKE_TOOL], inference=inference,
-                               cache=cache_mode(config.get("cache"), model, skill),
-                               max_stream_retries=attempts - 1, **callbacks)
+            return backend.turn(client, config, skill, model_id=model, system=system,
+                                messages=view.messages, tools=[INVOKE_TOOL], inference=inference,
+                                max_stream_retries=attempts - 1, **callbacks)
 
         try:
             result = await _stream(ctx, hook, call)
@@ -146,7 +190,7 @@ async def run_bedrock(ctx: Context, args: dict[str, Any]) -> Any:
             if exc.exit_code >= 128:
                 raise
             cause = exc.__cause__
-            why = fallback_reason(cause) if cause is not None else None
+            why = backend.fallback_reason(cause) if cause is not None else None
             if why and current + 1 < len(models):
                 current += 1
                 await hook({"type": "fallback", "from": model, "to": models[current], "reason": why,
@@ -154,7 +198,7 @@ async def run_bedrock(ctx: Context, args: dict[str, Any]) -> Any:
                 continue
             attempt += 1
             directive = await hook({"type": "error", "error": exc.message, "attempt": attempt,
-                                    "retryable": cause is not None and is_retryable(cause),
+                                    "retryable": cause is not None and backend.is_retryable(cause),
                                     **({"reason": "context_window"} if isinstance(exc, LimitError) else {})})
             if not directive.get("retry"):
                 raise

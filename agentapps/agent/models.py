@@ -1,8 +1,10 @@
-"""Facts about the Bedrock models the project names: context window, prices and prompt caching.
+"""Facts about the models the project names: context window, prices and prompt caching.
 
-Prices are US dollars per million tokens, on demand, as Bedrock listed them in late 2026 for
-cross-region inference profiles (`us.`, `eu.`, `global.` ...); a regional endpoint may cost a
-little more. `model.pricing` overrides or extends this table (see `agentapps.agent.usage`).
+Prices are US dollars per million tokens, on demand: Bedrock's as listed in late 2026 for
+cross-region inference profiles (`us.`, `eu.`, `global.` ...; a regional endpoint may cost a
+little more), OpenAI's as its API price list gave them (standard tier). `model.pricing`
+overrides or extends this table (see `agentapps.agent.usage`); a model served by another
+OpenAI-compatible server (OpenRouter, a local one) has no price until `model.pricing` gives one.
 A model id matches with or without its geography prefix (`us.anthropic...` = `anthropic...`).
 """
 
@@ -45,6 +47,12 @@ def _nova(window: int, inp: float, out: float) -> ModelFacts:
     return ModelFacts(window, Price(inp, out, round(inp * 0.25, 6), inp), 1000, cache_tools=False)
 
 
+def _openai(window: int, inp: float, out: float, cached: float) -> ModelFacts:
+    # OpenAI caches prompts of 1024 tokens or more by itself; cached input has its own price and
+    # nothing is charged for writing the cache
+    return ModelFacts(window, Price(inp, out, cached, inp), 1024)
+
+
 MODELS: dict[str, ModelFacts] = {
     "anthropic.claude-sonnet-4-5-20250929-v1:0": _claude(200_000, 3.0, 15.0),
     "anthropic.claude-sonnet-4-20250514-v1:0": _claude(200_000, 3.0, 15.0),
@@ -58,6 +66,16 @@ MODELS: dict[str, ModelFacts] = {
     "amazon.nova-pro-v1:0": _nova(300_000, 0.8, 3.2),
     "amazon.nova-lite-v1:0": _nova(300_000, 0.06, 0.24),
     "amazon.nova-micro-v1:0": _nova(128_000, 0.035, 0.14),
+    "gpt-5": _openai(400_000, 1.25, 10.0, 0.125),
+    "gpt-5-mini": _openai(400_000, 0.25, 2.0, 0.025),
+    "gpt-5-nano": _openai(400_000, 0.05, 0.4, 0.005),
+    "gpt-4.1": _openai(1_047_576, 2.0, 8.0, 0.5),
+    "gpt-4.1-mini": _openai(1_047_576, 0.4, 1.6, 0.1),
+    "gpt-4.1-nano": _openai(1_047_576, 0.1, 0.4, 0.025),
+    "gpt-4o": _openai(128_000, 2.5, 10.0, 1.25),
+    "gpt-4o-mini": _openai(128_000, 0.15, 0.6, 0.075),
+    "o3": _openai(200_000, 2.0, 8.0, 0.5),
+    "o4-mini": _openai(200_000, 1.1, 4.4, 0.275),
 }
 
 
@@ -70,8 +88,20 @@ def base_id(model_id: str) -> str:
     return rest if dot and head in GEOGRAPHIES else model_id
 
 
+# the Anthropic API's names: `claude-sonnet-4-5-20250929` is Bedrock's
+# `anthropic.claude-sonnet-4-5-20250929-v1:0`; an alias names the latest snapshot
+ANTHROPIC_ALIASES = {"claude-sonnet-4-5": "claude-sonnet-4-5-20250929", "claude-haiku-4-5": "claude-haiku-4-5-20251001",
+                     "claude-opus-4-5": "claude-opus-4-5-20251101", "claude-opus-4-1": "claude-opus-4-1-20250805",
+                     "claude-sonnet-4-0": "claude-sonnet-4-20250514", "claude-opus-4-0": "claude-opus-4-20250514",
+                     "claude-3-7-sonnet-latest": "claude-3-7-sonnet-20250219",
+                     "claude-3-5-haiku-latest": "claude-3-5-haiku-20241022"}
+
+
 def facts(model_id: str) -> ModelFacts | None:
-    return MODELS.get(model_id) or MODELS.get(base_id(model_id))
+    found = MODELS.get(model_id) or MODELS.get(base_id(model_id))
+    if found is None and model_id.startswith("claude-"):
+        found = MODELS.get(f"anthropic.{ANTHROPIC_ALIASES.get(model_id, model_id)}-v1:0")
+    return found
 
 
 def cache_mode(setting: object, model_id: str, skill: str | None = None) -> str | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentapps.agent.code import BridgeError, run_code
-from agentapps.agent.config import DEFAULT_PROVIDER, Limits, confine, effective_config
+from agentapps.agent.config import Limits, confine, effective_config, provider_of
 from agentapps.agent.context_edit import ask_context_full
 from agentapps.agent.discovery import discover
 from agentapps.agent.persistent import await_input, interruptible
@@ -73,7 +73,7 @@ def plan(ctx: Context, args: dict[str, Any]) -> Plan:
     if not parent and ctx.globals.config.overrides.get("replay"):
         # --replay stands in for the provider the files name: judge the settings a live run would
         # use (model.temperature, maxAttempts, fallback, ...), so a replayed CI run fails like it
-        judged = {**config, "agent": (args.get("config") or {}).get("agent") or DEFAULT_PROVIDER}
+        judged = {**config, "agent": provider_of(args.get("config") or {})}
     problems = model_problems(judged, skill, returns=args.get("returns"), names=lookup_names(ctx.globals.lookup))
     if problems:  # before any model call: the same checks `agentapps check` makes
         raise problems[0]

@@ -10,7 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentapps.agent.config import (
+    ANTHROPIC_PROVIDER,
     DEFAULT_PROVIDER,
+    OPENAI_PROVIDER,
+    PROVIDERS,
     effective_config,
     limit,
     limit_problems,
@@ -56,10 +59,15 @@ def _named(config: Mapping[str, Any], skill: str, names: Names) -> list[ConfigEr
         name = config.get(key)
         if not isinstance(name, str) or not name or ref_kind(name) != "name" or names.exists(name):
             continue  # paths and URIs resolve at the call, like any ref
+        said, named = key, name
+        if key == "agent" and isinstance(config.get("provider"), str):
+            said, named = "provider", config["provider"]  # `agent` was resolved from `provider`
         pool = [n for n in names.tagged(PROVIDER_TAG) if n != PROVIDER_TAG] if key == "agent" else names.names()
         hint = did_you_mean(name, pool) or (f" Providers: {', '.join(sorted(pool))}." if key == "agent" else "")
-        problems.append(ConfigError(f"Skill '{skill}' model.{key} names '{name}', which is not a skill on the "
-                                    f"search path.{hint}", skill=skill, setting=("model", key)))
+        if said == "provider":
+            hint = f" Providers: {', '.join(PROVIDERS)}, or a provider skill ({', '.join(sorted(pool))})."
+        problems.append(ConfigError(f"Skill '{skill}' model.{said} names '{named}', which is not a skill on the "
+                                    f"search path.{hint}", skill=skill, setting=("model", said)))
     return problems
 
 
@@ -92,10 +100,20 @@ def model_problems(config: Any, skill: str, *, returns: Any, names: Names,
     model_id = str(effective["id"])
     _tried(problems, lambda: context_edit.settings(effective, model_id, skill))
     ids = [model_id]
-    if effective["agent"] == DEFAULT_PROVIDER:
+    if effective["agent"] in (DEFAULT_PROVIDER, OPENAI_PROVIDER, ANTHROPIC_PROVIDER):
+        openai = effective["agent"] == OPENAI_PROVIDER
         _tried(problems, lambda: bedrock_config.attempts(effective, skill))
-        _tried(problems, lambda: bedrock_config.inference(effective, skill))
-        _tried(problems, lambda: models.cache_mode(effective.get("cache"), model_id, skill))
+        _tried(problems, lambda: bedrock_config.inference(effective, skill, 2 if openai else 1))
+        if effective["agent"] != DEFAULT_PROVIDER:
+            from agentapps.agent import anthropic_provider, openai_provider
+
+            where = openai_provider if openai else anthropic_provider
+            _tried(problems, lambda: where.endpoint(effective, skill))
+            _tried(problems, lambda: openai_provider.read_timeout(effective, skill))
+            if openai:
+                _tried(problems, lambda: openai_provider.api_of(effective, skill))
+        if not openai:
+            _tried(problems, lambda: models.cache_mode(effective.get("cache"), model_id, skill))
         try:
             ids = bedrock_config.model_ids(effective, skill)
         except ConfigError as exc:

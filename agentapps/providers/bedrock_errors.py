@@ -144,13 +144,14 @@ def backoff_delay(attempt: int, base: float, cap: float) -> float:
 
 
 def pause(
-    delay: float, sleep: Callable[[float], None], cancelled: Callable[[], bool] | None
-) -> None:
+    delay: float, sleep: Callable[[float], None], cancelled: Callable[[], bool] | None,
+    service: str = "Bedrock",
+) -> None:  # fmt: skip
     """Sleep in short slices so an interrupt during backoff is noticed promptly."""
     left = delay
     while True:
         if cancelled is not None and cancelled():
-            raise RunInterruptedError("Interrupted while waiting to retry Bedrock.")
+            raise RunInterruptedError(f"Interrupted while waiting to retry {service}.")
         if left <= 0:
             return
         step = min(left, 0.25)

@@ -4,11 +4,12 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "2f8f3b0927a8"
+STAMP = "ba8b4e873979"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
     "agentapps.agent": False,
+    "agentapps.agent.anthropic_provider": True,
     "agentapps.agent.bedrock_config": False,
     "agentapps.agent.code": True,
     "agentapps.agent.config": False,
@@ -17,6 +18,7 @@ WAITS = {
     "agentapps.agent.converse": True,
     "agentapps.agent.discovery": False,
     "agentapps.agent.models": False,
+    "agentapps.agent.openai_provider": True,
     "agentapps.agent.persistent": True,
     "agentapps.agent.prompt": False,
     "agentapps.agent.runner": True,
@@ -29,7 +31,7 @@ WAITS = {
     "agentapps.agent.system_prompt": False,
     "agentapps.agent.trace": True,
     "agentapps.agent.usage": False,
-    "agentapps.agent.validate": False,
+    "agentapps.agent.validate": True,
     "agentapps.approvals": False,
     "agentapps.boot": True,
     "agentapps.callbacks": False,
@@ -169,8 +171,15 @@ WAITS = {
     "agentapps.process.sandbox": False,
     "agentapps.process.shell": True,
     "agentapps.providers": False,
+    "agentapps.providers.anthropic_errors": True,
+    "agentapps.providers.anthropic_messages": True,
     "agentapps.providers.bedrock": False,
     "agentapps.providers.bedrock_errors": False,
+    "agentapps.providers.endpoint": False,
+    "agentapps.providers.openai_chat": True,
+    "agentapps.providers.openai_errors": True,
+    "agentapps.providers.openai_responses": True,
+    "agentapps.providers.stream_thread": False,
     "agentapps.runlog": False,
     "agentapps.runlog.batch": True,
     "agentapps.runlog.query": False,

@@ -1,6 +1,7 @@
 """agent: the policy layer — discover skills, build the prompt, run agent code, enforce limits.
 
-The LLM loop itself belongs to a provider skill (`model.agent`, default `agent-bedrock`). When
+The LLM loop itself belongs to a provider skill (`model.provider`: `bedrock`, the default,
+`openai`, `anthropic`, `scripted`, or a provider skill's name). When
 called by agent-execute, the served markdown skill is `ctx.envelope.parent.target`; its
 `locals.agent` gets the trace. Logic lives in `agentapps.agent`.
 """

@@ -27,5 +27,5 @@ frontmatter = {
 def run(ctx, args):
     if ctx.envelope.target is not ctx:
         return  # activated as middleware by a metadata key of this name: nothing to do
-    raise UsageError("'agent-provider' only declares the provider contract; select a provider such as "
-                     "'agent-bedrock' or 'agent-scripted' with model.agent.")
+    raise UsageError("'agent-provider' only declares the provider contract; select a provider with "
+                     "model.provider: bedrock, openai, anthropic or scripted.")

@@ -20,9 +20,13 @@ REFUSED = [
                  id="maxTurns"),
     pytest.param("  model:\n    id: m\n    maxTokens: 0\n", 7, "model.maxTokens must be a number >= 1, not 0",
                  id="maxTokens-nested-key-line"),
-    pytest.param("  model:\n    agent: agent-nope\n", 6,
-                 "Skill 't' model.agent names 'agent-nope', which is not a skill on the search path. "
-                 "Providers: agent-bedrock, agent-scripted.", id="unknown-provider"),
+    pytest.param("  model:\n    agent: agent-xyzzy\n", 6,
+                 "Skill 't' model.agent names 'agent-xyzzy', which is not a skill on the search path. "
+                 "Providers: agent-anthropic, agent-bedrock, agent-openai, agent-scripted.", id="unknown-provider"),
+    pytest.param("  model:\n    provider: gemini\n", 6,
+                 "Skill 't' model.provider names 'gemini', which is not a skill on the search path. "
+                 "Providers: bedrock, openai, anthropic, scripted, or a provider skill (agent-anthropic, "
+                 "agent-bedrock, agent-openai, agent-scripted).", id="unknown-provider-short-name"),
     pytest.param("  model:\n    guard: no-such-guard\n", 6,
                  "model.guard names 'no-such-guard', which is not a skill on the search path", id="unknown-guard"),
     pytest.param("  model:\n    temperature: 3\n", 6, "model.temperature must be a number from 0 to 1, not 3",

@@ -1,0 +1,159 @@
+"""OpenAI retry policy and error wording: what to retry, when a fallback model takes over, what
+one line to say (with the exit code of its class). The `openai` SDK is imported only here and in
+`agentapps.providers.openai_chat`, and only when an OpenAI model call is made."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from agentapps.errors import (
+    AgentAppsError,
+    ConfigError,
+    DeniedError,
+    LimitError,
+    ProviderError,
+)
+from agentapps.providers.bedrock_errors import IncompleteStreamError
+
+RETRYABLE_STATUS = frozenset({408, 409, 429})  # and every 5xx
+_TOO_LONG = re.compile(r"context[_ ]length|context window|maximum context|too many tokens|prompt is too long",
+                       re.IGNORECASE)
+_KEY_SHAPE = re.compile(r"\b(?:sk-[A-Za-z0-9_-]{8,}|sk-ant-[A-Za-z0-9_-]{8,})")
+
+
+def scrub(text: str, key_env: str = "OPENAI_API_KEY", limit: int = 300) -> str:
+    """One line, no key, bounded length: safe to show and to log."""
+    for name in {key_env, "OPENAI_API_KEY"}:
+        value = os.environ.get(name)
+        if value and len(value) >= 4:
+            text = text.replace(value, "***")
+    text = _KEY_SHAPE.sub("***", " ".join(text.split()))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def status_of(exc: BaseException) -> int | None:
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def error_code(exc: BaseException) -> str:
+    """The `code` (else `type`) of the error body, e.g. `insufficient_quota`, `model_not_found`."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            return str(inner.get("code") or inner.get("type") or "")
+    return ""
+
+
+def said(exc: BaseException, key_env: str = "OPENAI_API_KEY") -> str:
+    """What the server said: the error body's message, else the exception's text."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str) and inner["message"]:
+            return scrub(inner["message"], key_env)
+    return scrub(str(exc), key_env) or type(exc).__name__
+
+
+def _is_transport_failure(exc: BaseException) -> bool:
+    """The connection could not be made, broke or stalled (before or while streaming)."""
+    import openai
+
+    if isinstance(exc, (openai.APIConnectionError, IncompleteStreamError)):
+        return True
+    # a read that breaks mid-stream raises the SDK's HTTP library's own error (httpx or httpx2)
+    return any(c.__name__ == "TransportError" and c.__module__.split(".")[0] in ("httpx", "httpx2")
+               for c in type(exc).__mro__)
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Rate limits (not an exhausted quota), 408/409, 5xx and broken connections; never 4xx else."""
+    status = status_of(exc)
+    if status is not None:
+        if error_code(exc) == "insufficient_quota":
+            return False
+        return status in RETRYABLE_STATUS or status >= 500
+    if error_code(exc) in ("server_error", "rate_limit_exceeded", "overloaded_error"):
+        return True  # an error event inside the stream
+    return _is_transport_failure(exc)
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """The server's `Retry-After` (seconds), when it sent one."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    value = headers.get("retry-after") if headers is not None else None
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def fallback_reason(exc: BaseException) -> str | None:
+    """Why the next of `model.fallback` should take over after `exc` (already retried), or None."""
+    status, code = status_of(exc), error_code(exc)
+    if status == 429 and code != "insufficient_quota":
+        return "throttled"
+    if status in (502, 503, 529):
+        return "unavailable"
+    if status == 404:
+        return "not found"
+    if status == 403:
+        return "no access"
+    return None
+
+
+def explain_error(exc: BaseException, *, model_id: str, base_url: str, key_env: str = "OPENAI_API_KEY",
+                  retries: int = 0) -> AgentAppsError:
+    """Turn an `openai` SDK failure into one actionable line with the right exit code."""
+    if isinstance(exc, AgentAppsError):
+        return exc
+    model = f"model '{model_id}' at {base_url}"
+    message = said(exc, key_env)
+    status, code = status_of(exc), error_code(exc)
+    tried = f" (retried {retries} time{'' if retries == 1 else 's'})" if retries else ""
+    if status == 401:
+        return ConfigError(f"The OpenAI API at {base_url} rejected the API key for {model_id!r} (401): set "
+                           f"{key_env} to a valid key, or model.baseUrl / OPENAI_BASE_URL to the server "
+                           f"it belongs to (the server said: {message})")
+    if status == 403:
+        return DeniedError(f"The OpenAI API refused {model} (403): the key may not use this model or "
+                           f"project (the server said: {message})")
+    if status == 404:
+        return ConfigError(f"The OpenAI API has no {model} (404): check model.id and model.baseUrl / "
+                           f"OPENAI_BASE_URL (the server said: {message})")
+    if code == "context_length_exceeded" or (status in (400, 413) and _TOO_LONG.search(message)):
+        return LimitError(f"The request is longer than the context window of {model} (the server said: "
+                          f"{message}); set model.contextEdit: true to clear old tool results and "
+                          "summarize old turns, or narrow the task.")
+    if code == "insufficient_quota":
+        return ProviderError(f"The OpenAI account behind {key_env} has no quota left for {model}: check its "
+                             f"plan and billing (the server said: {message})")
+    if status == 429:
+        return ProviderError(f"The OpenAI API kept rate-limiting {model}{tried}: wait and run again, or set "
+                             f"model.fallback (the server said: {message})")
+    if status is not None and is_retryable(exc):
+        return ProviderError(f"The OpenAI API failed for {model}{tried}: HTTP {status}: {message}; try "
+                             "again later.")
+    if status is not None:
+        return ProviderError(f"The OpenAI API refused the request for {model}: HTTP {status}: {message}")
+    if _is_transport_failure(exc):
+        import openai
+
+        if isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError):
+            return ProviderError(f"Could not connect to {base_url} for {model_id!r}{tried}: is the server "
+                                 "running? Check model.baseUrl / OPENAI_BASE_URL and the network.")
+        return ProviderError(f"The connection to {base_url} broke while streaming from {model_id!r}{tried}: "
+                             f"{type(exc).__name__}: {message}; try again later.")
+    if is_retryable(exc):
+        return ProviderError(f"The OpenAI API failed while streaming {model}{tried}: {message}")
+    return ProviderError(f"The OpenAI call failed for {model}: {type(exc).__name__}: {message}")
+
+
+def describe(exc: Any, key_env: str = "OPENAI_API_KEY") -> str:
+    """A short text of a failure that will be retried (the `retry` event's `error`)."""
+    status = status_of(exc)
+    return f"HTTP {status}: {said(exc, key_env)}" if status else said(exc, key_env)
