@@ -5,6 +5,7 @@ quick start's skill, the bundled offline demo and an example project."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -83,6 +84,35 @@ def test_the_sdist_builds_the_same_wheel_with_complete_metadata(tmp_path):
     from agentapps.version import __version__
 
     assert f"Version: {__version__}\n" in metadata and first.name == f"agentapps-{__version__}-py3-none-any.whl"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tool", ["uv", "pipx"])
+def test_the_wheel_installs_as_a_tool_with_uv_and_pipx(tmp_path, tool):
+    """`uv tool install` and `pipx install` of the built wheel (dependencies from the package index,
+    as a user gets them), then the quick start's skill from the tool's own command, outside the checkout."""
+    dist = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(REPO)],
+                   check=True, capture_output=True, text=True, timeout=300)
+    wheel = next(dist.glob("agentapps-*.whl"))
+    bin_dir, home = tmp_path / "bin", tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home), "UV_TOOL_DIR": str(tmp_path / "tools"), "UV_TOOL_BIN_DIR": str(bin_dir),
+           "UV_CACHE_DIR": str(tmp_path / "cache"), "PIPX_HOME": str(tmp_path / "pipx"), "PIPX_BIN_DIR": str(bin_dir)}
+    here = Path(sys.executable).parent  # uv and pipx come with the test extra
+    argv = ([str(here / "uv"), "tool", "install", "--python", sys.executable, f"{wheel}[openai]"] if tool == "uv"
+            else [str(here / "pipx"), "install", "--python", sys.executable, f"{wheel}[openai]"])
+    installed = subprocess.run(argv, check=False, env=env, capture_output=True, text=True, timeout=600)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    clean = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(home), "NO_COLOR": "1"}
+    ran = subprocess.run(["agentapps", "run", "hello", "--name", "Ada"], check=False, cwd=outside, env=clean,
+                         capture_output=True, text=True, timeout=120)
+    assert (ran.returncode, ran.stdout) == (0, "Hello, Ada!\n"), ran.stderr
+    # the extra came along: the OpenAI provider finds its SDK (a missing one is a one-line error naming it)
+    python = next((tmp_path / ("tools" if tool == "uv" else "pipx/venvs")).glob("agentapps/bin/python"))
+    assert subprocess.run([str(python), "-c", "import openai"], check=False, timeout=120).returncode == 0
 
 
 def _build_sdist(tmp_path: Path) -> Path:
