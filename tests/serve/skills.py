@@ -62,6 +62,10 @@ def run(ctx, args):
 STORY_TURNS = [{"text": "Looking.", "code": ["return 6 * 7"], "delay": 0.05}, {"text": "Found it.", "delay": 0.05}]
 RISKY_TURNS = [{"text": "Greeting Bob.", "code": ["return await ctx.manager.invoke('greet', {name: 'Bob'})"]},
                {"text": "Done."}]
+# asks twice, so a repeated first decision meets a stream that is still open (not a race with its end)
+TWICE_TURNS = [{"text": "Greeting two.", "code": ["await ctx.manager.invoke('greet', {name: 'Bob'});"
+                                                  " return await ctx.manager.invoke('greet', {name: 'Ann'})"]},
+               {"text": "Done."}]
 
 
 def agent_skill(project: Any, name: str, turns: list[dict[str, Any]], meta: dict[str, Any] | None = None,
@@ -80,3 +84,4 @@ def write_all(project: Any) -> None:
         project.write(f"{name}.skill.py", source)
     agent_skill(project, "story", STORY_TURNS)
     agent_skill(project, "risky", RISKY_TURNS, {"trust": "greet"}, allowed="greet")
+    agent_skill(project, "twice", TWICE_TURNS, {"trust": "greet"}, allowed="greet")

@@ -60,12 +60,12 @@ class Stream:
         assert self.started.wait(10)
         return str(self.events[0][1]["streamId"])
 
-    def wait_for(self, name: str, timeout: float = 10) -> dict[str, Any]:
+    def wait_for(self, name: str, timeout: float = 10, nth: int = 1) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            for found, data in self.events:
-                if found == name:
-                    return data  # type: ignore[no-any-return]
+            found = [data for event, data in self.events if event == name]
+            if len(found) >= nth:
+                return found[nth - 1]  # type: ignore[no-any-return]
             time.sleep(0.02)
         raise AssertionError(f"no {name} event; got {[n for n, _ in self.events]}")
 
@@ -207,9 +207,9 @@ def test_chat_streams_agent_events_in_order_then_the_result(served):
 
 
 def test_an_approval_from_a_second_client_resumes_the_stream(served, module_project):
-    stream = Stream(served, "risky")
+    stream = Stream(served, "twice")
     pending = stream.wait_for("approval-pending")
-    assert pending["call"] == "greet" and pending["caller"] == "risky" and pending["args"] == {"name": "Bob"}
+    assert pending["call"] == "greet" and pending["caller"] == "twice" and pending["args"] == {"name": "Bob"}
     decision = {"streamId": stream.id, "approvalId": pending["approvalId"], "decision": "approve"}
     with served.client(BOB) as bob:  # not the owner
         refused = bob.post("/approve", json=decision)
@@ -218,12 +218,18 @@ def test_an_approval_from_a_second_client_resumes_the_stream(served, module_proj
     with served.client(ALICE) as alice:  # the owner, on another connection
         assert alice.post("/approve", json={**decision, "decision": "always"}).status_code == 400  # this call only
         assert alice.post("/approve", json=decision).status_code == 200
+        second = stream.wait_for("approval-pending", nth=2)  # the stream is open, waiting on its next call
+        assert second["args"] == {"name": "Ann"} and second["approvalId"] != pending["approvalId"]
         again = alice.post("/approve", json=decision)
         assert again.status_code == 409 and "decided, timed out, or never asked" in again.json()["error"]["message"]
-    got = dict(stream.finish())
-    assert got["approval-decided"]["decision"] == "approve"
-    assert got["result"]["ok"] and got["result"]["result"] == "Done."
-    assert "tool-error" not in got
+        assert alice.post("/approve", json={**decision, "approvalId": second["approvalId"]}).status_code == 200
+    got = stream.finish()
+    assert [data["decision"] for name, data in got if name == "approval-decided"] == ["approve", "approve"]
+    result = dict(got)["result"]
+    assert result["ok"] and result["result"] == "Done."
+    assert "tool-error" not in dict(got)
+    with served.client(ALICE) as alice:  # once the stream has ended, there is nothing left to decide on
+        assert alice.post("/approve", json=decision).status_code == 404
     assert not (module_project.home / ".local" / "state").exists()  # a client's approval is remembered for no one
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.serve.conftest import REDIS_URL, Served, make_project, redis_or_skip, start
-from tests.serve.skills import CHATTY, GREET, RISKY_TURNS, SLOW, agent_skill
+from tests.serve.skills import CHATTY, GREET, SLOW, TWICE_TURNS, agent_skill
 from tests.serve.test_api import ALICE, BOB, Stream
 
 TICK = """
@@ -56,7 +56,7 @@ def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served,
     project.write("slow.skill.py", SLOW)
     project.write("chatty.skill.py", CHATTY.replace('"session": "args.sessionId"',
                                                     '"session": {"key": "args.sessionId", "store": "file"}'))
-    agent_skill(project, "risky", RISKY_TURNS, {"trust": "greet"}, allowed="greet")
+    agent_skill(project, "twice", TWICE_TURNS, {"trust": "greet"}, allowed="greet")
     first, second = _pair(project, space)
     yield first, second
     first.stop()
@@ -67,16 +67,19 @@ def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served,
 
 def test_an_approval_posted_to_one_replica_resumes_a_stream_held_by_another(replicas):
     holder, other = replicas
-    stream = Stream(holder, "risky")
+    stream = Stream(holder, "twice")
     pending = stream.wait_for("approval-pending")
     decision = {"streamId": stream.id, "approvalId": pending["approvalId"], "decision": "approve"}
     with other.client(BOB) as bob:
         assert bob.post("/approve", json=decision).status_code == 403  # the owner is known there too
     with other.client(ALICE) as alice:
         assert alice.post("/approve", json=decision).status_code == 200
+        second = stream.wait_for("approval-pending", nth=2)  # still open: the repeat cannot race the stream's end
         assert alice.post("/approve", json=decision).status_code == 409  # the first decision wins
-    got = dict(stream.finish())
-    assert got["approval-decided"]["decision"] == "approve" and got["result"]["result"] == "Done."
+        assert alice.post("/approve", json={**decision, "approvalId": second["approvalId"]}).status_code == 200
+    got = stream.finish()
+    assert [data["decision"] for name, data in got if name == "approval-decided"] == ["approve", "approve"]
+    assert dict(got)["result"]["result"] == "Done."
 
 
 def test_a_cancel_posted_to_one_replica_stops_a_stream_held_by_another(replicas):
