@@ -8,41 +8,41 @@ variable holding the key, default ANTHROPIC_API_KEY), `temperature` (0 to 1), `m
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentapps.agent.converse import Backend, run_streaming
 from agentapps.agent.models import cache_mode
-from agentapps.agent.openai_provider import read_timeout
+from agentapps.agent.openai_provider import Bound, project_urls, read_timeout
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context
     from agentapps.providers.endpoint import Endpoint
 
 
-def endpoint(config: Mapping[str, Any], skill: str) -> Endpoint:
+def endpoint(config: Mapping[str, Any], skill: str, trusted: Collection[str] = ()) -> Endpoint:
     from agentapps.providers.anthropic_messages import endpoint_of
 
-    return endpoint_of(dict(config), skill)
+    return endpoint_of(dict(config), skill, trusted)
 
 
 def _client(ctx: Context, config: Mapping[str, Any], skill: str, attempts: int) -> Any:
     from agentapps.providers.anthropic_messages import make_client
 
-    where, timeout = endpoint(config, skill), read_timeout(config, skill)
+    where, timeout = endpoint(config, skill, project_urls(ctx)), read_timeout(config, skill)
     cache = ctx.globals.cache_for("anthropic.clients")
     key = (where, timeout)
     if key not in cache:
-        cache[key] = make_client(where, read_timeout=timeout)
+        cache[key] = Bound(make_client(where, read_timeout=timeout), where)
     return cache[key]
 
 
-def _turn(client: Any, config: Mapping[str, Any], skill: str, *, model_id: str, cache: bool = True,
+def _turn(client: Bound, config: Mapping[str, Any], skill: str, *, model_id: str, cache: bool = True,
           **kw: Any) -> Any:  # fmt: skip
     from agentapps.providers.anthropic_messages import stream_turn
 
     mode = cache_mode(config.get("cache"), model_id, skill) if cache else None
-    return stream_turn(client, endpoint=endpoint(config, skill), model_id=model_id, cache=mode, **kw)
+    return stream_turn(client.sdk, endpoint=client.endpoint, model_id=model_id, cache=mode, **kw)
 
 
 def _fallback(exc: BaseException) -> str | None:

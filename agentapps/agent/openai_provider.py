@@ -10,8 +10,8 @@ settings every provider shares (limits, budgets, `pricing`, `contextEdit`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agentapps.agent.converse import Backend, run_streaming
 from agentapps.errors import ConfigError
@@ -24,10 +24,26 @@ DEFAULT_READ_TIMEOUT = 600.0
 APIS = ("chat", "responses")
 
 
-def endpoint(config: Mapping[str, Any], skill: str) -> Endpoint:
+def endpoint(config: Mapping[str, Any], skill: str, trusted: Collection[str] = ()) -> Endpoint:
     from agentapps.providers.openai_chat import endpoint_of
 
-    return endpoint_of(dict(config), skill)
+    return endpoint_of(dict(config), skill, trusted)
+
+
+class Bound(NamedTuple):
+    """An SDK client and the endpoint it was made for (whether it carries the key included)."""
+
+    sdk: Any
+    endpoint: Endpoint
+
+
+def project_urls(ctx: Context) -> tuple[str, ...]:
+    """The `model.baseUrl` the project set in its main skill (after `--local`): besides the vendor's
+    URL and its variable, the one place a key is sent to. A skill's own `baseUrl` is not."""
+    main = ctx.globals.config.main_tool
+    model = main.metadata.get("model") if main is not None else None
+    url = model.get("baseUrl") if isinstance(model, Mapping) else None
+    return (url,) if isinstance(url, str) else ()
 
 
 def read_timeout(config: Mapping[str, Any], skill: str) -> float:
@@ -50,23 +66,23 @@ def api_of(config: Mapping[str, Any], skill: str) -> str:
 def _client(ctx: Context, config: Mapping[str, Any], skill: str, attempts: int) -> Any:
     from agentapps.providers.openai_chat import make_client
 
-    where, timeout = endpoint(config, skill), read_timeout(config, skill)
+    where, timeout = endpoint(config, skill, project_urls(ctx)), read_timeout(config, skill)
     cache = ctx.globals.cache_for("openai.clients")
     key = (where, timeout)
     if key not in cache:
-        cache[key] = make_client(where, read_timeout=timeout)
+        cache[key] = Bound(make_client(where, read_timeout=timeout), where)
     return cache[key]
 
 
-def _turn(client: Any, config: Mapping[str, Any], skill: str, *, cache: bool = True, **kw: Any) -> Any:
+def _turn(client: Bound, config: Mapping[str, Any], skill: str, *, cache: bool = True, **kw: Any) -> Any:
     # OpenAI caches by itself: `cache` has nothing to place
     if api_of(config, skill) == "responses":
         from agentapps.providers import openai_responses
 
-        return openai_responses.stream_turn(client, endpoint=endpoint(config, skill), **kw)
+        return openai_responses.stream_turn(client.sdk, endpoint=client.endpoint, **kw)
     from agentapps.providers import openai_chat
 
-    return openai_chat.stream_turn(client, endpoint=endpoint(config, skill), **kw)
+    return openai_chat.stream_turn(client.sdk, endpoint=client.endpoint, **kw)
 
 
 def _fallback(exc: BaseException) -> str | None:

@@ -100,7 +100,7 @@ def fallback_reason(exc: BaseException) -> str | None:
 
 
 def explain_error(exc: BaseException, *, model_id: str, base_url: str, key_env: str = "ANTHROPIC_API_KEY",
-                  retries: int = 0) -> AgentAppsError:
+                  retries: int = 0, unsent: str = "") -> AgentAppsError:
     """Turn an `anthropic` SDK failure into one actionable line with the right exit code."""
     if isinstance(exc, AgentAppsError):
         return exc
@@ -109,7 +109,7 @@ def explain_error(exc: BaseException, *, model_id: str, base_url: str, key_env: 
     tried = f" (retried {retries} time{'' if retries == 1 else 's'})" if retries else ""
     if status == 401:
         return ConfigError(f"The Anthropic API at {base_url} rejected the API key for {model_id!r} (401): set "
-                           f"{key_env} to a valid key (the server said: {message})")
+                           f"{key_env} to a valid key (the server said: {message}).{unsent}")
     if status == 403:
         return DeniedError(f"The Anthropic API refused {model} (403): the key may not use this model "
                            f"(the server said: {message})")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from functools import partial
 from typing import Any
 
@@ -36,11 +36,11 @@ EPHEMERAL = {"type": "ephemeral"}
 OnRetry = Callable[[int, float, str], None]
 
 
-def endpoint_of(config: dict[str, Any], skill: str) -> Endpoint:
+def endpoint_of(config: dict[str, Any], skill: str, trusted: Collection[str] = ()) -> Endpoint:
     """`model.baseUrl`, else ANTHROPIC_BASE_URL, else Anthropic; the key from `model.apiKeyEnv`
-    (default ANTHROPIC_API_KEY)."""
+    (default ANTHROPIC_API_KEY), sent only to a URL the project chose (`trusted`, see Endpoint)."""
     return Endpoint.from_config(config, skill, default_url=ANTHROPIC_URL, url_env="ANTHROPIC_BASE_URL",
-                                key_env="ANTHROPIC_API_KEY")
+                                key_env="ANTHROPIC_API_KEY", trusted=trusted)
 
 
 def make_client(endpoint: Endpoint, *, read_timeout: float = 600) -> Any:
@@ -51,10 +51,14 @@ def make_client(endpoint: Endpoint, *, read_timeout: float = 600) -> Any:
     except ImportError:
         raise UsageError("The anthropic provider needs the Anthropic SDK: pip install "
                          "'agentapps[anthropic]'.") from None
-    if endpoint.key is None:
-        raise ConfigError(f"No Anthropic API key: set {endpoint.key_env} (`export {endpoint.key_env}=sk-ant-...`).",
+    if endpoint.key is None and endpoint.official:
+        raise ConfigError(f"No Anthropic API key: set {endpoint.key_env} (`export {endpoint.key_env}=sk-ant-...`), "
+                          "or point model.baseUrl / ANTHROPIC_BASE_URL at a gateway that needs none.",
                           setting=("model", "apiKeyEnv"))
-    return anthropic.Anthropic(api_key=endpoint.key, base_url=endpoint.base_url, max_retries=0,
+    # no key (a gateway that needs none, or a key withheld from a skill's own URL): an explicit empty
+    # key, so the SDK reads no credential of its own from the environment, and each request omits
+    # the header (stream_turn)
+    return anthropic.Anthropic(api_key=endpoint.key or "", base_url=endpoint.base_url, max_retries=0,
                                timeout=read_timeout, default_headers={"User-Agent": "agentapps"})
 
 
@@ -187,6 +191,10 @@ def stream_turn(
     side effect; `on_retry` tells the caller to discard text it already showed."""
     request = build_request(model_id=model_id, system=system, messages=messages, tools=tools,
                             inference=inference, cache=cache)
+    if endpoint.key is None:
+        import anthropic
+
+        request["extra_headers"] = {"Authorization": anthropic.Omit(), "X-Api-Key": anthropic.Omit()}
     attempt = 0
     while True:
         assembler = _TurnAssembler(on_text)
@@ -197,7 +205,8 @@ def stream_turn(
             exc = failed.error
             if not is_retryable(exc) or attempt >= max_stream_retries:
                 raise explain_error(exc, model_id=model_id, base_url=endpoint.base_url,
-                                    key_env=endpoint.key_env, retries=attempt) from exc
+                                    key_env=endpoint.key_env, retries=attempt,
+                                    unsent=endpoint.unsent_key("ANTHROPIC_BASE_URL")) from exc
             asked = retry_after(exc)
             delay = min(asked, backoff_cap) if asked is not None else backoff_delay(attempt, backoff_base,
                                                                                      backoff_cap)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
@@ -38,11 +38,11 @@ STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "
 OnRetry = Callable[[int, float, str], None]
 
 
-def endpoint_of(config: dict[str, Any], skill: str) -> Endpoint:
+def endpoint_of(config: dict[str, Any], skill: str, trusted: Collection[str] = ()) -> Endpoint:
     """`model.baseUrl`, else OPENAI_BASE_URL, else OpenAI; the key from `model.apiKeyEnv`
-    (default OPENAI_API_KEY)."""
+    (default OPENAI_API_KEY), sent only to a URL the project chose (`trusted`, see Endpoint)."""
     return Endpoint.from_config(config, skill, default_url=OPENAI_URL, url_env="OPENAI_BASE_URL",
-                                key_env="OPENAI_API_KEY")
+                                key_env="OPENAI_API_KEY", trusted=trusted)
 
 
 def make_client(endpoint: Endpoint, *, read_timeout: float = 600) -> Any:
@@ -220,7 +220,8 @@ def stream_turn(
             exc = failed.error
             if not is_retryable(exc) or attempt >= max_stream_retries:
                 raise explain_error(exc, model_id=model_id, base_url=endpoint.base_url,
-                                    key_env=endpoint.key_env, retries=attempt) from exc
+                                    key_env=endpoint.key_env, retries=attempt,
+                                    unsent=endpoint.unsent_key("OPENAI_BASE_URL")) from exc
             asked = retry_after(exc)
             delay = min(asked, backoff_cap) if asked is not None else backoff_delay(attempt, backoff_base,
                                                                                      backoff_cap)

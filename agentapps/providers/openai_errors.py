@@ -107,7 +107,7 @@ def fallback_reason(exc: BaseException) -> str | None:
 
 
 def explain_error(exc: BaseException, *, model_id: str, base_url: str, key_env: str = "OPENAI_API_KEY",
-                  retries: int = 0) -> AgentAppsError:
+                  retries: int = 0, unsent: str = "") -> AgentAppsError:
     """Turn an `openai` SDK failure into one actionable line with the right exit code."""
     if isinstance(exc, AgentAppsError):
         return exc
@@ -118,7 +118,7 @@ def explain_error(exc: BaseException, *, model_id: str, base_url: str, key_env: 
     if status == 401:
         return ConfigError(f"The OpenAI API at {base_url} rejected the API key for {model_id!r} (401): set "
                            f"{key_env} to a valid key, or model.baseUrl / OPENAI_BASE_URL to the server "
-                           f"it belongs to (the server said: {message})")
+                           f"it belongs to (the server said: {message}).{unsent}")
     if status == 403:
         return DeniedError(f"The OpenAI API refused {model} (403): the key may not use this model or "
                            f"project (the server said: {message})")

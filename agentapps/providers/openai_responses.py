@@ -184,7 +184,8 @@ def stream_turn(
             exc = failed.error
             if not is_retryable(exc) or attempt >= max_stream_retries:
                 raise explain_error(exc, model_id=model_id, base_url=endpoint.base_url,
-                                    key_env=endpoint.key_env, retries=attempt) from exc
+                                    key_env=endpoint.key_env, retries=attempt,
+                                    unsent=endpoint.unsent_key("OPENAI_BASE_URL")) from exc
             asked = retry_after(exc)
             delay = min(asked, backoff_cap) if asked is not None else backoff_delay(attempt, backoff_base,
                                                                                      backoff_cap)

@@ -181,3 +181,23 @@ def test_check_refuses_a_temperature_above_1_on_anthropic(agentic, anthropic):
     anthropic([], model="{provider: anthropic, temperature: 1.5}")
     result = agentic.project.cli("check")
     assert "model.temperature must be a number from 0 to 1" in result.stdout + result.stderr
+
+
+def test_a_gateway_that_needs_no_key_is_reached_without_one(agentic, anthropic):
+    fake, env = anthropic([Reply(text="Gateway.")])
+    fake.key = None
+    result = agentic.run("ask", ANTHROPIC_BASE_URL=env["ANTHROPIC_BASE_URL"], ANTHROPIC_API_KEY="",
+                         ANTHROPIC_AUTH_TOKEN="")
+    assert result.returncode == 0, result.stderr
+    headers = fake.requests[0].headers
+    assert result.stdout == "Gateway.\n" and "x-api-key" not in headers and "authorization" not in headers
+
+
+def test_a_skill_that_names_its_own_server_gets_no_key(agentic, anthropic):
+    fake, env = anthropic([Reply(text="never")])
+    anthropic([], model=f"{{provider: anthropic, id: {SONNET}, baseUrl: '{env['ANTHROPIC_BASE_URL']}'}}")
+    result = agentic.run("ask", ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL="")
+    assert result.returncode == 2 and len(fake.requests) == 1
+    headers = fake.requests[0].headers
+    assert "x-api-key" not in headers and "authorization" not in headers
+    assert "ANTHROPIC_API_KEY was not sent" in result.stderr and KEY not in result.stderr

@@ -312,3 +312,27 @@ def test_model_api_is_chat_or_responses(agentic, openai):
     openai([], model="{provider: openai, api: completions}")
     result = agentic.project.cli("check")
     assert 'model.api must be "chat" (Chat Completions) or "responses"' in result.stdout + result.stderr
+
+
+def test_the_key_goes_only_to_a_base_url_the_project_chose(agentic, openai):
+    # a skill file (a copied folder, an installed package) that names its own server must not
+    # receive the user's key: its calls go there without one, and the error says why
+    fake, env = openai([Reply(text="never")])
+    url = env["OPENAI_BASE_URL"]
+    openai([], model=f"{{provider: openai, id: gpt-4.1, baseUrl: '{url}'}}")
+    result = agentic.run("ask", OPENAI_API_KEY=KEY, OPENAI_BASE_URL="")
+    assert result.returncode == 2 and len(fake.requests) == 1
+    assert "authorization" not in fake.requests[0].headers
+    (line,) = [ln for ln in result.stderr.splitlines() if ln.startswith("error:")]
+    assert "OPENAI_API_KEY was not sent" in line and "main skill" in line and KEY not in result.stderr
+    # the same URL chosen by the project (its main skill, or --local) carries the key
+    fake.script = [Reply(text="Main."), Reply(text="Local.")]
+    agentic.project.write("main.skill.md", f"---\nname: main\nmetadata:\n  role: main\n  model:\n"
+                          f"    baseUrl: '{url}'\n---\n")
+    result = agentic.run("ask", OPENAI_API_KEY=KEY, OPENAI_BASE_URL="")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Main.\n" and fake.requests[-1].headers["authorization"] == f"Bearer {KEY}"
+    agentic.project.write("main.skill.md", "---\nname: main\nmetadata:\n  role: main\n---\n")
+    result = agentic.run("--local", f"model.baseUrl={url}", "ask", OPENAI_API_KEY=KEY, OPENAI_BASE_URL="")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Local.\n" and fake.requests[-1].headers["authorization"] == f"Bearer {KEY}"

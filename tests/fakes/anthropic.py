@@ -6,8 +6,9 @@ them: `message_start` (with the input usage), per block `content_block_start`, d
 (`text_delta`, or `input_json_delta` with the tool input in fragments) and `content_block_stop`,
 `message_delta` (stop reason, output usage), `message_stop`; a `ping` on the way. Errors are
 Anthropic's JSON error bodies with their HTTP status; `stream_error` sends an `error` event
-mid-stream instead. Requests without the fake's key (in `x-api-key`, or `Authorization: Bearer`) get 401. A request without
-`tools` (a context-editing summary call) is answered with `fake.summary`.
+mid-stream instead. Requests without the fake's key (in `x-api-key`, or `Authorization: Bearer`)
+get 401 (`key=None`: a gateway that needs none). A request without `tools` (a context-editing
+summary call) is answered with `fake.summary`.
 """
 
 from __future__ import annotations
@@ -108,7 +109,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.split("?", 1)[0] != "/v1/messages":
             self._error(404, f"Unknown path {self.path}")
             return
-        if fake.key not in (record.headers.get("x-api-key"), record.headers.get("authorization", "")[7:]):
+        if fake.key is not None and fake.key not in (record.headers.get("x-api-key"),
+                                                     record.headers.get("authorization", "")[7:]):
             fake.record(record)
             self._error(401, "invalid x-api-key")
             return
@@ -159,7 +161,7 @@ class _Handler(BaseHTTPRequestHandler):
 class FakeAnthropic:
     """A scripted Messages API on 127.0.0.1; `base_url` is the server root (the SDK adds /v1)."""
 
-    def __init__(self, script: list[Reply], *, key: str = "sk-ant-test-fake-key-0123") -> None:
+    def __init__(self, script: list[Reply], *, key: str | None = "sk-ant-test-fake-key-0123") -> None:
         self.script = list(script)
         self.key = key
         self.summary = "SUMMARY: the earlier turns counted words."
