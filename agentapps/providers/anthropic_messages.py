@@ -18,12 +18,13 @@ from functools import partial
 from typing import Any
 
 from agentapps.errors import ConfigError, ProviderError, UsageError
-from agentapps.providers.anthropic_errors import describe, explain_error, is_retryable, retry_after
+from agentapps.providers.anthropic_errors import describe, explain_error, is_retryable
 from agentapps.providers.bedrock import TurnResult
 from agentapps.providers.bedrock_errors import (
     IncompleteStreamError,
 )
 from agentapps.providers.endpoint import Endpoint
+from agentapps.providers.http_errors import retry_after
 from agentapps.providers.stream_thread import OnRetry, Vendor, read_stream, retried
 
 __all__ = ["ANTHROPIC_URL", "build_request", "endpoint_of", "make_client", "stream_turn"]

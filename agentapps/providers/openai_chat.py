@@ -24,7 +24,8 @@ from agentapps.providers.bedrock_errors import (
     IncompleteStreamError,
 )
 from agentapps.providers.endpoint import Endpoint
-from agentapps.providers.openai_errors import describe, explain_error, is_retryable, retry_after
+from agentapps.providers.http_errors import retry_after
+from agentapps.providers.openai_errors import describe, explain_error, is_retryable
 from agentapps.providers.stream_thread import OnRetry, Vendor, read_stream, retried
 
 __all__ = ["OPENAI_URL", "build_request", "endpoint_of", "make_client", "stream_turn"]

@@ -23,7 +23,8 @@ from agentapps.providers.bedrock_errors import (
     StreamFailed,
 )
 from agentapps.providers.endpoint import Endpoint
-from agentapps.providers.openai_errors import describe, explain_error, is_retryable, retry_after
+from agentapps.providers.http_errors import retry_after
+from agentapps.providers.openai_errors import describe, explain_error, is_retryable
 from agentapps.providers.stream_thread import OnRetry, Vendor, read_stream, retried
 
 __all__ = ["ResponseStreamError", "build_request", "input_items", "stream_turn"]

@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "ba8b4e873979"
+STAMP = "89dcd1ab320b"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -176,6 +176,7 @@ WAITS = {
     "agentapps.providers.bedrock": False,
     "agentapps.providers.bedrock_errors": False,
     "agentapps.providers.endpoint": False,
+    "agentapps.providers.http_errors": False,
     "agentapps.providers.openai_chat": True,
     "agentapps.providers.openai_errors": True,
     "agentapps.providers.openai_responses": True,
