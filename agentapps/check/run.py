@@ -71,6 +71,8 @@ def check(cwd: Path, paths: Sequence[Path] = (), *, strict: bool = False) -> Rep
     cwd = cwd.resolve()
     scope = build_scope(cwd, paths)
     report = check_scope(scope)
+    if not paths:  # checking the project: what the user's own folders change in it
+        report.findings += roots.user_shadowing(scope)
     folders = [index.entry.directory for index in scope.roots if index.entry.kind == "project"]
     held = {folder: 0 for folder in folders}
     for folder in folders:
