@@ -148,8 +148,8 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
     trace = Trace(g, info.trace, name=name, topic=topic if isinstance(topic, str) else None,
                   root_context_id=ctx.nonlocals.get("rootContextId"), depth=depth)
     enclosing = parent.get("spend")
-    spend = Spend(skill, enclosing if isinstance(enclosing, Spend)
-                  else process_spend(g), limits.max_tokens, limits.max_cost)
+    spend = Spend(skill, enclosing if isinstance(enclosing, Spend) else process_spend(g), limits.max_tokens,
+                  limits.max_cost, limits.max_turns, limits.max_steps)
     run = AgentRun(skill, limits, args.get("returns"), trace, g.cache_for("schema"),
                    recorder_for(g, g.config.overrides.get("record")), spend, config, config["id"])
     ctx.nonlocals["agent"] = {"events": topic, "contextId": served.id, "depth": depth,
