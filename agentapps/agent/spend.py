@@ -52,6 +52,7 @@ class Spend:
     max_steps: float = math.inf
     models: dict[str, ModelSpend] = field(default_factory=dict)
     turns: int = 0  # model turns of this run and its sub-agents
+    recorded_cost: float = 0.0  # of the process level: what the run log already holds (a REPL's earlier turns)
     steps: int = 0  # invoke calls of this run and its sub-agents
 
     def chain(self) -> list[Spend]:
@@ -68,6 +69,11 @@ class Spend:
             u.add(spent.usage, report)
             if spent.cost is not None:
                 spent.cost = None if price is None else spent.cost + u.cost(report, price)
+
+    def unrecorded(self) -> float:
+        """Dollars spent at the process level (this run) that the run log does not hold yet."""
+        top = self.chain()[-1]
+        return max(0.0, (top.cost or 0.0) - top.recorded_cost)
 
     def over_turns(self) -> Spend | None:
         """The first level (this run, then its starters) whose `maxTurns` one more turn would pass."""

@@ -15,6 +15,7 @@ from typing import Any
 from agentapps.agent import usage as u
 from agentapps.agent.config import Limits
 from agentapps.agent.context_edit import window_of
+from agentapps.agent.period_budget import PeriodBudget
 from agentapps.agent.script import Recorder
 from agentapps.agent.spend import Spend, next_turn
 from agentapps.agent.trace import Trace
@@ -51,6 +52,7 @@ class AgentRun:
     spend: Spend | None = None
     config: dict[str, Any] = field(default_factory=dict)  # the run's `model` config
     model: str = ""  # the model the provider is using now (it changes on fallback)
+    periods: PeriodBudget | None = None  # the project's daily/monthly caps (model.budget)
     turn: int = 0
     steps: int = 0
     usage: dict[str, int] = field(default_factory=u.empty)
@@ -205,11 +207,15 @@ class AgentRun:
         if self.spend is None:
             return
         price = u.price_for(self.model, self.config.get("pricing"), self.skill)
-        if price is None and any(level.max_cost < float("inf") for level in self.spend.chain()):
+        capped = self.periods is not None and bool(self.periods.caps)
+        if price is None and (capped or any(level.max_cost < float("inf") for level in self.spend.chain())):
             raise u.unpriced(self.model, self.skill)
+        turn = next_turn(self.turns_usage, context_tokens)
         try:
-            self.spend.admit(next_turn(self.turns_usage, context_tokens), price, skill=self.skill,
-                             number=self.turn + 1)
+            self.spend.admit(turn, price, skill=self.skill, number=self.turn + 1)
+            if self.periods is not None and capped and price is not None:
+                self.periods.admit(self.spend.unrecorded(), u.cost(turn, price), skill=self.skill,
+                                   number=self.turn + 1)
         except LimitError:
             self.stop_reason = "budget"
             raise

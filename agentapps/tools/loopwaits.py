@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "89dcd1ab320b"
+STAMP = "630f94ad4e89"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -19,6 +19,7 @@ WAITS = {
     "agentapps.agent.discovery": False,
     "agentapps.agent.models": False,
     "agentapps.agent.openai_provider": True,
+    "agentapps.agent.period_budget": False,
     "agentapps.agent.persistent": True,
     "agentapps.agent.prompt": False,
     "agentapps.agent.runner": True,
