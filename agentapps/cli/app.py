@@ -121,10 +121,12 @@ def test(targets: list[str] = typer.Argument(
          record: bool = typer.Option(False, "--record", help="Record each case's model turns again from the "
                                      "live model (the skill's, or --model)."),
          model: str = typer.Option(None, "--model", help="With --record: the model to record from."),
-         as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> int:
+         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+         quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only failing cases and the summary.")) -> int:
     from agentapps.cli.testing import test_command
 
-    return test_command(targets or [], jobs=jobs, junit=junit, record=record, model=model, as_json=as_json)
+    return test_command(targets or [], jobs=jobs, junit=junit, record=record, model=model, as_json=as_json,
+                        quiet=quiet)
 
 
 @app.command(help=COMMANDS["init"])

@@ -12,10 +12,10 @@ from agentapps.errors import SkillError, UsageError
 
 
 def test_command(targets: list[str], *, jobs: int, junit: Path | None, record: bool, model: str | None,
-                 as_json: bool) -> int:
+                 as_json: bool, quiet: bool = False) -> int:
     from agentapps.boot import bootstrap
-    from agentapps.cli.supervise import run_supervised
     from agentapps.cli.streams import redacted_output
+    from agentapps.cli.supervise import run_supervised
     from agentapps.context.manager import invoke_root
     from agentapps.lifecycle.served import register_secrets
     from agentapps.skilltest import report as reports
@@ -41,7 +41,8 @@ def test_command(targets: list[str], *, jobs: int, junit: Path | None, record: b
         else:
             out = render.out()
             for case in report["cases"]:
-                out.write(reports.case_line(case))
+                if not quiet or case["status"] != "passed":
+                    out.write(reports.case_line(case))
             out.write(reports.summary_line(report))
     return reports.exit_code(report)
 

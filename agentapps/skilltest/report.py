@@ -16,7 +16,7 @@ def summary(results: Sequence[CaseResult]) -> dict[str, Any]:
     failed = sum(1 for r in results if not r.passed)
     return {"cases": len(results), "passed": len(results) - failed, "failed": failed, "ok": failed == 0,
             "skills": len({(r.skill, r.tests_file) for r in results}),
-            "duration_ms": round(sum(r.duration_ms for r in results), 1)}
+            "duration_ms": round(max((r.duration_ms for r in results), default=0.0), 1)}
 
 
 def to_dict(results: Sequence[CaseResult]) -> dict[str, Any]:
@@ -71,7 +71,8 @@ def junit(report: dict[str, Any]) -> bytes:
                 failure = ET.SubElement(node, "failure", message=_clean(case["reason"] or "failed"), type="failure")
                 failure.text = _clean("\n".join(x for x in (case["reason"], case.get("diff")) if x))
     ET.indent(top)
-    return ET.tostring(top, encoding="utf-8", xml_declaration=True) + b"\n"
+    body: bytes = ET.tostring(top, encoding="utf-8", xml_declaration=True)
+    return body + b"\n"
 
 
 def _seconds(ms: float) -> str:

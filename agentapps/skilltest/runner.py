@@ -14,6 +14,7 @@ import signal
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentapps.errors import AgentAppsError, ConfigError, LimitError, UsageError
@@ -126,8 +127,11 @@ async def _judged(root: Context, tool: ToolDef, case: Case) -> tuple[str | None,
     error: BaseException | None = None
     record: dict[str, Any] | None = None
     result: Any = None
+    args = dict(case.args)
     try:
-        raw = await _limited(invoke_root(root, tool, dict(case.args)), g, case.timeout)
+        if case.stdin is not None:
+            args["input"] = _read_stdin(case.stdin)
+        raw = await _limited(invoke_root(root, tool, args), g, case.timeout)
         result, _ = json_result(raw, tool.name)
         result = g.internals.redactor.redact_data(result)
     except Exception as exc:  # noqa: BLE001 - any failure is an outcome the case may expect
@@ -143,26 +147,35 @@ async def _judged(root: Context, tool: ToolDef, case: Case) -> tuple[str | None,
         return found
     problem = expect.schema_problem(case, result, g.cache_for("schema"), tool.name)
     if problem is None and case.predicate is not None:
-        problem = await _predicate(root, case, result)
+        problem = await _predicate(root, case, result, args)
     return problem, None
 
 
-async def _predicate(root: Context, case: Case, result: Any) -> str | None:
+async def _predicate(root: Context, case: Case, result: Any, args: dict[str, Any]) -> str | None:
     from agentapps.context.manager import invoke_root
 
     assert case.predicate is not None
     try:
-        verdict = await invoke_root(root, case.predicate, {"result": result, "args": dict(case.args)})
+        verdict = await invoke_root(root, case.predicate, {"result": result, "args": args})
     except AgentAppsError as exc:
         return f"predicate '{case.predicate}' could not judge the result: {exc}"
     return expect.predicate_verdict(verdict, case.predicate)
+
+
+def _read_stdin(path: Path) -> str:
+    try:
+        return path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"Cannot read the case's stdin file: {exc}.", file=path) from None
 
 
 def _missing_script(exc: BaseException, case: Case) -> str | None:
     """A case whose skill ran an agent with no recorded turns to play: say how to record them."""
     if isinstance(exc, ConfigError) and case.script is not None and exc.file == str(case.script) \
             and not case.script.exists():
-        return (f"no recorded model turns at {case.script}: record them with "
+        shown = case.script.relative_to(case.file.parent) if case.script.is_relative_to(case.file.parent) \
+            else case.script
+        return (f"no recorded model turns at {shown} (beside the tests file): record them with "
                 "'agentapps test --record' (needs a model), or write them by hand")
     return None
 

@@ -6,6 +6,7 @@ ConfigError naming the file and line; and the hash that says whether a recorded 
       - name: outlines the incident report
         args: {path: incident-report.md}
         script: summarize.turns.json          # recorded model turns (default: <stem>.<case>.turns.json)
+        stdin: notes.md                       # this file's text is the `input` arg, as piped stdin is
         timeout: 60                           # seconds (default 60)
         expect:
           result: {...}                       # the exact result (JSON equality), and/or
@@ -34,7 +35,7 @@ TESTS_SUFFIX = ".tests.yaml"
 SCRIPT_SUFFIX = ".turns.json"
 DEFAULT_TIMEOUT = 60.0
 MAX_TESTS_BYTES = 4 * 1024 * 1024
-CASE_KEYS = frozenset({"name", "args", "script", "timeout", "expect"})
+CASE_KEYS = frozenset({"name", "args", "script", "stdin", "timeout", "expect"})
 EXPECT_KEYS = frozenset({"result", "schema", "predicate", "exit", "error"})
 # error kinds that are not classes of agentapps.errors: a bug, and a run that was stopped
 OTHER_KINDS = frozenset({"InternalError", "Interrupted"})
@@ -50,6 +51,7 @@ class Case:
     line: int
     args: dict[str, Any] = field(default_factory=dict)
     script: Path | None = None
+    stdin: Path | None = None  # its text is the `input` arg
     timeout: float = DEFAULT_TIMEOUT
     result: Any = ABSENT
     schema: dict[str, Any] | None = None
@@ -74,7 +76,7 @@ def _stem(name: str) -> str:
     for suffix in SKILL_SUFFIXES:
         if name.endswith(suffix):
             return name[: -len(suffix)]
-    return name[:-3] if name.endswith(".md") else name
+    return name.removesuffix(".md")
 
 
 def _slug(name: str) -> str:
@@ -178,6 +180,12 @@ def _case(raw: Any, file: Path, line: int, node: Any) -> Case:
         raise bad("`script` must be a path to a recorded script, relative to the tests file", "script")
     stem = file.name[: -len(TESTS_SUFFIX)]
     script_path = file.parent / (script or f"{stem}.{_slug(name)}{SCRIPT_SUFFIX}")
+    stdin = raw.get("stdin")
+    if stdin is not None:
+        if not isinstance(stdin, str) or not (file.parent / stdin).is_file():
+            raise bad("`stdin` must name a file beside the tests file (its text becomes the `input` arg)", "stdin")
+        if "input" in args:
+            raise bad("has both `stdin` and an `input` arg; keep one", "stdin")
     timeout = raw.get("timeout", DEFAULT_TIMEOUT)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
         raise bad("`timeout` must be a positive number of seconds", "timeout")
@@ -204,7 +212,8 @@ def _case(raw: Any, file: Path, line: int, node: Any) -> Case:
                   "`predicate`, or `exit`", "expect", "exit")
     if exit_ in ("ok", 0) and error is not None:
         raise bad("`expect.error` needs a failing `exit` (an error kind or an exit code)", "expect", "error")
-    return Case(name, file, line, dict(args), script_path, float(timeout), expect.get("result", ABSENT),
+    return Case(name, file, line, dict(args), script_path, file.parent / stdin if stdin else None,
+                float(timeout), expect.get("result", ABSENT),
                 schema, predicate, exit_, error)
 
 
