@@ -8,10 +8,6 @@ from agentapps.check.scope import Site
 from agentapps.errors import ConfigError
 from agentapps.tools.testfile import load_cases, prompt_hash, recorded_hash, tests_file_for
 
-CODE_BAD = "bad-tests"
-CODE_STALE = "stale-tests"
-
-
 def tests(site: Site) -> list[Finding]:
     tool = site.tool
     if tool.path is None or not tests_file_for(tool.path).is_file():
@@ -20,7 +16,7 @@ def tests(site: Site) -> list[Finding]:
     try:
         cases = load_cases(tests_file)
     except ConfigError as exc:
-        return [Finding(site.scope.shown(tests_file), exc.line or 1, "error", CODE_BAD, exc.message)]
+        return [Finding(site.scope.shown(tests_file), exc.line or 1, "error", "bad-tests", exc.message)]
     current = prompt_hash(tool)
     stale: dict[str, list[str]] = {}  # script -> the cases that play it
     for case in cases:
@@ -31,7 +27,7 @@ def tests(site: Site) -> list[Finding]:
             stale.setdefault(site.scope.shown(case.script), []).append(case.name)
     line = tool.body_line if tool.kind == "markdown" else 1
     what = "prompt" if tool.kind == "markdown" else "code"
-    return [site.at_line(line, "warning", CODE_STALE,
+    return [site.at_line(line, "warning", "stale-tests",
                          f"Skill '{tool.name}' {what} changed since {script} was recorded for its "
                          f"test{'s' if len(names) > 1 else ''} {', '.join(repr(n) for n in names)}; record "
                          f"again with 'agentapps test --record {tool.name}' (or update the script by hand).")

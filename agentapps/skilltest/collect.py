@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentapps.errors import UsageError
+from agentapps.errors import ConfigError, UsageError
 from agentapps.tools.index import SKIPPED_DIRS
 from agentapps.tools.names import is_skill_file, ref_kind
 from agentapps.tools.testfile import TESTS_SUFFIX, Case, load_cases, skill_file_for, tests_file_for
@@ -35,13 +35,19 @@ def collect(cwd: Path, targets: Sequence[str], lookup: object | None = None) -> 
     for target in targets:
         files += _files_of(cwd, target, lookup)
     suites: list[Suite] = []
+    cwd = cwd.resolve()
     for tests_file in dict.fromkeys(f.resolve() for f in files):
         skill = skill_file_for(tests_file)
         if skill is None:
             stem = tests_file.name[: -len(TESTS_SUFFIX)]
             raise UsageError(f"{tests_file}: no skill file beside it ({stem}.skill.md or {stem}.skill.py); "
                              "a tests file is named after the skill it tests.")
-        suites.append(Suite(skill, tests_file, tuple(load_cases(tests_file))))
+        try:
+            cases = load_cases(tests_file)
+        except ConfigError as exc:  # shown as `check` shows files: from the working directory
+            exc.file = str(tests_file.relative_to(cwd)) if tests_file.is_relative_to(cwd) else exc.file
+            raise
+        suites.append(Suite(skill, tests_file, tuple(cases)))
     return suites
 
 
