@@ -8,6 +8,7 @@ from agentapps.check.scope import Site
 from agentapps.errors import ConfigError
 from agentapps.tools.testfile import load_cases, prompt_hash, recorded_hash, tests_file_for
 
+
 def tests(site: Site) -> list[Finding]:
     tool = site.tool
     if tool.path is None or not tests_file_for(tool.path).is_file():

@@ -43,6 +43,8 @@ def case_line(case: dict[str, Any]) -> str:
 
 def summary_line(report: dict[str, Any]) -> str:
     s = report["summary"]
+    if not s["cases"]:
+        return "no test cases: write <skill>.tests.yaml beside a skill (docs/toolchain.md)\n"
     cases = "1 case" if s["cases"] == 1 else f"{s['cases']} cases"
     skills = "1 skill" if s["skills"] == 1 else f"{s['skills']} skills"
     return f"{cases} of {skills}: {s['passed']} passed, {s['failed']} failed\n"

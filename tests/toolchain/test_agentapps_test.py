@@ -129,7 +129,7 @@ def test_a_markdown_skill_plays_its_recorded_turns(project):
     args: {who: Bob}
     expect: {result: "Hello, Bob!"}
 """)
-    done, report = run_json(project)
+    _, report = run_json(project)
     assert [c["status"] for c in report["cases"]] == ["passed", "failed"]
     assert report["cases"][1]["reason"].startswith(
         "no recorded model turns at greet.has-no-recording.turns.json (beside the tests file): record them with "
@@ -147,7 +147,7 @@ def run(ctx, args):
 ''')
     project.write("note.txt", "hello\n")
     cases(project, "echo", "  - name: shouts\n    stdin: note.txt\n    expect: {result: \"HELLO\\n\"}\n")
-    done, report = run_json(project)
+    _, report = run_json(project)
     assert report["summary"]["ok"] is True, report
 
 
@@ -182,7 +182,7 @@ def test_cases_run_at_once_up_to_jobs(project, jobs, statuses):
     timeout: 0.5
     expect: {result: met}
 """)
-    done, report = run_json(project, "-j", jobs)
+    _, report = run_json(project, "-j", jobs)
     assert [c["status"] for c in report["cases"]] == statuses, report
     if jobs == "1":  # one at a time: the first waits alone until its timeout
         assert "took longer than its timeout of 0.5 s" in report["cases"][0]["reason"]
@@ -236,6 +236,21 @@ def test_usage_errors_exit_2(project, argv, message):
     assert message in done.stderr and done.stderr.count("\n") == 1
 
 
+def test_a_project_without_tests_says_how_to_write_them(project):
+    done = project.cli("test")
+    assert (done.returncode, done.stdout) == (0, "no test cases: write <skill>.tests.yaml beside a skill "
+                                                 "(docs/toolchain.md)\n")
+
+
+def test_skill_test_runs_as_an_ordinary_skill(project):
+    project.write("add.skill.py", ADD)
+    cases(project, "add", "  - name: adds\n    args: {a: 2, b: 3}\n    expect: {result: {sum: 5}}\n")
+    done = project.cli("run", "skill-test", "--targets", "add", "--jobs", "1")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert [(c["skill"], c["case"], c["status"]) for c in report["cases"]] == [("add", "adds", "passed")]
+
+
 def test_with_no_target_every_tests_file_of_the_project_runs(project):
     project.write("math/add.skill.py", ADD)
     cases(project, "math/add", "  - name: adds\n    args: {a: 1, b: 1}\n    expect: {result: {sum: 2}}\n")
@@ -245,7 +260,7 @@ def test_with_no_target_every_tests_file_of_the_project_runs(project):
                   "cases:\n  - name: greets\n    args: {who: Al}\n    script: greet.turns.json\n"
                   "    expect: {result: 'Hello, Al!'}\n")
     project.write(".hidden/x.tests.yaml", "not: read")  # other dot-folders are skipped
-    done, report = run_json(project)
+    _, report = run_json(project)
     assert sorted(c["file"] for c in report["cases"]) == [".agent-apps/skills/greet.tests.yaml", "math/add.tests.yaml"]
     assert report["summary"]["ok"] is True, report
 
