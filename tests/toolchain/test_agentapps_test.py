@@ -238,8 +238,8 @@ def test_usage_errors_exit_2(project, argv, message):
 
 def test_a_project_without_tests_says_how_to_write_them(project):
     done = project.cli("test")
-    assert (done.returncode, done.stdout) == (0, "no test cases: write <skill>.tests.yaml beside a skill "
-                                                 "(docs/toolchain.md)\n")
+    expected = "no test cases: write <skill>.tests.yaml beside a skill (docs/toolchain.md)\n"
+    assert (done.returncode, done.stdout) == (0, expected)
 
 
 def test_skill_test_runs_as_an_ordinary_skill(project):
