@@ -55,10 +55,22 @@ async def run_suites(suites: Sequence[Suite], *, jobs: int = 4, record: bool = F
     if record:
         _refuse_without_model(suites, model)
     gate = asyncio.Semaphore(max(1, jobs))
+    # recording, the first case of a script records it and the others that play it replay it after
+    recorders: dict[Path | None, tuple[Case, asyncio.Event]] = {}
+    for case in (c for s in suites for c in s.cases):
+        recorders.setdefault(case.script, (case, asyncio.Event()))
 
     async def one(suite: Suite, case: Case) -> CaseResult:
-        async with gate:
-            return await run_case(suite, case, record=record, model=model)
+        first, done = recorders[case.script]
+        records = record and first is case
+        if record and not records:
+            await done.wait()
+        try:
+            async with gate:
+                return await run_case(suite, case, record=records, model=model)
+        finally:
+            if records:
+                done.set()
 
     tasks = [asyncio.ensure_future(one(s, c)) for s in suites for c in s.cases]
     try:
@@ -73,11 +85,14 @@ async def run_case(suite: Suite, case: Case, *, record: bool = False, model: str
 
     ASK.set(None)  # nobody answers a trust question in a test: the guarded call is denied
     started = time.perf_counter()
-    out = CaseResult(name_from_file(suite.skill_file.name, suite.skill_file.parent.name), case.name, str(case.file), case.line, False)
+    name = name_from_file(suite.skill_file.name, suite.skill_file.parent.name)
+    out = CaseResult(name, case.name, str(case.file), case.line, False)
     try:
         root, tool = _prepare(suite, case, record, model)
-    except AgentAppsError as exc:
-        out.reason = f"the skill cannot be run: {exc}"
+    except Exception as exc:  # noqa: BLE001 - one case that cannot start must not stop the others
+        from agentapps.lifecycle import failure
+
+        out.reason = f"the skill cannot be run: {failure.record(exc)['message']}"
         return out
     g = root.globals
     out.skill = tool.name

@@ -303,6 +303,17 @@ def test_record_writes_the_turns_and_the_prompt_hash_and_check_reports_them_stal
     assert project.cli("check", "--strict").returncode == 2
 
 
+def test_record_writes_a_shared_script_once_and_the_other_cases_replay_it(project):
+    project.write("greet.skill.md", LIVE_GREET)
+    project.write("live.turns.json", GREET_TURNS)
+    cases(project, "greet", "".join(f"  - name: {name}\n    args: {{who: Ada}}\n    script: shared.turns.json\n"
+                                    "    expect: {result: 'Hello, Ada!'}\n" for name in ("one", "two", "three")))
+    done = project.cli("test", "--record", "-j", "3")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("[recorded shared.turns.json]") == 1
+    assert "PASS greet: one" in done.stdout and "[recorded" in done.stdout.splitlines()[0]
+
+
 def test_a_script_written_by_hand_is_never_called_stale(project):
     project.write("greet.skill.md", GREET)
     project.write("greet.turns.json", GREET_TURNS)
