@@ -17,6 +17,7 @@
     list_tools(lookup, ...)         the skills on the search path, as `skill-list` shows them
     describe(tool, meta, ...)       one skill's description, as `skill-describe` shows it
     blocking(fn, *args)             call a blocking function (a terminal prompt) without stalling a loop
+    run_skill_tests(g, targets, ...)  run skills' test cases (`skill-test`), the report as data
 
 Names are imported on first use: importing this module imports nothing else.
 """
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from agentapps.core.paths import MISSING, path_get
     from agentapps.directives.template import as_text
     from agentapps.secrets import refuse_secret_name
+    from agentapps.skilltest.api import run_skill_tests
     from agentapps.tools.catalog import describe, list_tools
     from agentapps.tools.names import ref_kind
     from agentapps.tools.views import checked_view
@@ -56,10 +58,11 @@ _EXPORTS = {
     "list_tools": "agentapps.tools.catalog",
     "describe": "agentapps.tools.catalog",
     "blocking": "agentapps.core.driver",
+    "run_skill_tests": "agentapps.skilltest.api",
 }
 
 __all__ = ["MISSING", "as_text", "blocking", "caller_skill", "checked_view", "describe", "list_tools", "params_of",
            "path_get", "project_relative", "ref_kind", "refuse_options", "refuse_secret_name",
-           "resolve_in_project", "returns_of"]
+           "resolve_in_project", "returns_of", "run_skill_tests"]
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

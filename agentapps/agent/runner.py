@@ -241,7 +241,9 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
         trace.record("complete", announce=False, **totals)
         trace.announce("agent-complete", totals)
         if run.recorder is not None:
-            run.recorder.info = {"skill": skill, "model": config["id"], "provider": config["agent"]}
+            # merged: what its maker put there stays (`agentapps test --record`: the prompt hash)
+            run.recorder.info = {**run.recorder.info, "skill": skill, "model": config["id"],
+                                 "provider": config["agent"]}
             run.recorder.write()
 
 

@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "630f94ad4e89"
+STAMP = "49275ad9ee73"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -62,6 +62,7 @@ WAITS = {
     "agentapps.check.schemas": True,
     "agentapps.check.scope": True,
     "agentapps.check.settings": True,
+    "agentapps.check.tests": True,
     "agentapps.cli": True,
     "agentapps.cli.app": True,
     "agentapps.cli.app_invoke": True,
@@ -85,6 +86,7 @@ WAITS = {
     "agentapps.cli.streams": False,
     "agentapps.cli.supervise": True,
     "agentapps.cli.task": False,
+    "agentapps.cli.testing": True,
     "agentapps.cli.watchdog": False,
     "agentapps.cli.worker": True,
     "agentapps.context": False,
@@ -220,7 +222,13 @@ WAITS = {
     "agentapps.serve.schedule": True,
     "agentapps.serve.state": True,
     "agentapps.serve.threads": True,
-    "agentapps.skill": False,
+    "agentapps.skill": True,
+    "agentapps.skilltest": False,
+    "agentapps.skilltest.api": True,
+    "agentapps.skilltest.collect": True,
+    "agentapps.skilltest.expect": False,
+    "agentapps.skilltest.report": True,
+    "agentapps.skilltest.runner": True,
     "agentapps.stores": False,
     "agentapps.stores.config": True,
     "agentapps.stores.filestate": True,
@@ -256,6 +264,7 @@ WAITS = {
     "agentapps.tools.shellwords": False,
     "agentapps.tools.skilldirs": False,
     "agentapps.tools.task": False,
+    "agentapps.tools.testfile": False,
     "agentapps.tools.views": False,
     "agentapps.trust": False,
     "agentapps.types": False,
