@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from agentapps.cascade.local import Override
 
 DATA_DIR = ".agent-apps"
+COMPILED_DIR = f"{DATA_DIR}/compiled"  # `agentapps compile` writes here; first on the search path
 NO_PROJECT_DEPTH = 1
 
 
@@ -161,6 +162,8 @@ def _line_of(tool: ToolDef | None, keys: list[str | int]) -> int | None:
 def search_path(cwd: Path, project: Path | None, main: ToolDef | None) -> list[PathEntry]:
     bundled = bundled_skills_dir()
     entries: list[PathEntry] = []
+    if project is not None:  # `agentapps compile`'s output shadows its markdown source, wherever that is
+        entries.append(PathEntry(project / COMPILED_DIR, "compiled", max_depth=0))
     for item in (os.environ.get("AGENTAPPS_PATH") or "").split(os.pathsep):
         if item.strip():
             try:

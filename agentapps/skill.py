@@ -18,6 +18,7 @@
     describe(tool, meta, ...)       one skill's description, as `skill-describe` shows it
     blocking(fn, *args)             call a blocking function (a terminal prompt) without stalling a loop
     run_skill_tests(g, targets, ...)  run skills' test cases (`skill-test`), the report as data
+    compile_skills(ctx, refs)       compile markdown skills into code skills (`skill-compile`)
 
 Names are imported on first use: importing this module imports nothing else.
 """
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from agentapps.directives.template import as_text
     from agentapps.secrets import refuse_secret_name
     from agentapps.skilltest.api import run_skill_tests
+    from agentapps.skilltest.compile import compile_skills
     from agentapps.tools.catalog import describe, list_tools
     from agentapps.tools.names import ref_kind
     from agentapps.tools.views import checked_view
@@ -59,9 +61,11 @@ _EXPORTS = {
     "describe": "agentapps.tools.catalog",
     "blocking": "agentapps.core.driver",
     "run_skill_tests": "agentapps.skilltest.api",
+    "compile_skills": "agentapps.skilltest.compile",
 }
 
-__all__ = ["MISSING", "as_text", "blocking", "caller_skill", "checked_view", "describe", "list_tools", "params_of",
+__all__ = ["MISSING", "as_text", "blocking", "caller_skill", "checked_view", "compile_skills", "describe", "list_tools",
+           "params_of",
            "path_get", "project_relative", "ref_kind", "refuse_options", "refuse_secret_name",
            "resolve_in_project", "returns_of", "run_skill_tests"]
 

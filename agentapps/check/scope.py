@@ -17,7 +17,7 @@ from agentapps.tools.names import is_skill_file, name_from_file
 from agentapps.tools.skilldirs import PROJECT_FOLDER_KINDS
 from agentapps.types import PathEntry, ToolDef
 
-PROJECT_KINDS = ("project-skills", "project", *sorted(PROJECT_FOLDER_KINDS))  # .agents/.claude/.github skills
+PROJECT_KINDS = ("compiled", "project-skills", "project", *sorted(PROJECT_FOLDER_KINDS))  # .agents/.claude/.github skills
 
 
 @dataclass

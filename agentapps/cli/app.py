@@ -129,6 +129,17 @@ def test(targets: list[str] = typer.Argument(
                         quiet=quiet)
 
 
+@app.command("compile", help=COMMANDS["compile"])
+def compile_(names: list[str] = typer.Argument(..., help="Markdown skills to compile (names or files)."),
+             model: str = typer.Option(None, "--model", metavar="ID", help="The model that writes the code."),
+             replay: Path = typer.Option(None, "--replay", metavar="FILE",
+                                         help="Play the compiling agent's model turns from FILE (offline)."),
+             as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> int:
+    from agentapps.cli.compiling import compile_command
+
+    return compile_command(names, model=model, replay=replay, as_json=as_json)
+
+
 @app.command(help=COMMANDS["init"])
 def init(directory: Path = typer.Argument(Path("."), help="Project folder (default: here).")) -> None:
     from agentapps.scaffold import init_project

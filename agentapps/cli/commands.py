@@ -13,6 +13,7 @@ COMMANDS: dict[str, str] = {
     "which": "Show which file a skill name resolves to, and every definition it shadows.",
     "check": "Validate skills without running them; exit 2 when there are errors.",
     "test": "Run skills' test cases (<skill>.tests.yaml) offline; exit 1 when one fails (--junit FILE for CI).",
+    "compile": "Compile markdown skills into code skills that shadow them, kept only when their tests pass.",
     "init": "Create a main skill, an example skill and .agent-apps/ (never overwrites a file).",
     "sessions": "Inspect the file session store (.agent-apps/sessions/).",
     "runs": "Read the run log: one record per 'agentapps run', with cost and tokens.",

@@ -16,11 +16,13 @@ from agentapps.tools.testfile import TESTS_SUFFIX, Case, load_cases, skill_file_
 
 @dataclass(frozen=True)
 class Suite:
-    """The cases of one skill file."""
+    """The cases of one skill file. `stand_in`: another skill file the cases run instead (a
+    compile's candidate), registered under the skill's name so that it shadows the skill."""
 
     skill_file: Path
     tests_file: Path
     cases: tuple[Case, ...]
+    stand_in: Path | None = None
 
 
 def collect(cwd: Path, targets: Sequence[str], lookup: object | None = None) -> list[Suite]:

@@ -115,7 +115,13 @@ def _prepare(suite: Suite, case: Case, record: bool, model: str | None) -> tuple
     root = bootstrap(suite.skill_file.parent)
     g = root.globals
     register_secrets(g)
-    tool = resolve(g, str(suite.skill_file))
+    if suite.stand_in is not None:  # the candidate answers to the skill's name, in this case only
+        from agentapps.tools.loader import load_file
+
+        tool = load_file(suite.stand_in, root=suite.stand_in.parent, root_kind="compiled")
+        g.lookup.register(tool)
+    else:
+        tool = resolve(g, str(suite.skill_file))
     script = str(case.script)
     if model:
         g.config.overrides["model"] = model
