@@ -95,7 +95,8 @@ def which(name: str = typer.Argument(..., help="Skill name (or a path, which sha
         return
     for i, row in enumerate(rows):
         label = "" if i == 0 else "shadowed: "
-        sys.stdout.write(f"{label}{row['path']}  ({row['source']})\n")
+        origin = f", compiled from {row['compiledFrom']}" if row.get("compiledFrom") else ""
+        sys.stdout.write(f"{label}{row['path']}  ({row['source']}{origin})\n")
 
 
 @app.command(help=COMMANDS["check"])

@@ -12,6 +12,7 @@ from agentapps.errors import ConfigError, UsageError
 from agentapps.tools.index import SKIPPED_DIRS
 from agentapps.tools.names import is_skill_file, ref_kind
 from agentapps.tools.testfile import TESTS_SUFFIX, Case, load_cases, skill_file_for, tests_file_for
+from agentapps.types import ToolDef
 
 
 @dataclass(frozen=True)
@@ -29,13 +30,14 @@ def collect(cwd: Path, targets: Sequence[str], lookup: object | None = None) -> 
     """The suites `targets` name, in order, each once. A bad tests file is a ConfigError (its file
     and line); a target that names no tests is a UsageError."""
     files: list[Path] = []
+    stand_ins: dict[Path, Path] = {}  # tests file -> the compiled skill that shadows its skill
     if not targets:
         from agentapps.boot import find_project
 
         project, _ = find_project(cwd)
         files += _scan(project or cwd)
     for target in targets:
-        files += _files_of(cwd, target, lookup)
+        files += _files_of(cwd, target, lookup, stand_ins)
     suites: list[Suite] = []
     cwd = cwd.resolve()
     for tests_file in dict.fromkeys(f.resolve() for f in files):
@@ -49,14 +51,14 @@ def collect(cwd: Path, targets: Sequence[str], lookup: object | None = None) -> 
         except ConfigError as exc:  # shown as `check` shows files: from the working directory
             exc.file = str(tests_file.relative_to(cwd)) if tests_file.is_relative_to(cwd) else exc.file
             raise
-        suites.append(Suite(skill, tests_file, tuple(cases)))
+        suites.append(Suite(skill, tests_file, tuple(cases), stand_in=stand_ins.get(tests_file)))
     return suites
 
 
-def _files_of(cwd: Path, target: str, lookup: object | None) -> list[Path]:
+def _files_of(cwd: Path, target: str, lookup: object | None, stand_ins: dict[Path, Path]) -> list[Path]:
     path = cwd / target
     if ref_kind(target) == "name" and not path.exists():
-        return [_tests_of_name(target, lookup)]
+        return [_tests_of_name(target, lookup, stand_ins)]
     if path.is_dir():
         found = _scan(path)
         if not found:
@@ -74,16 +76,31 @@ def _files_of(cwd: Path, target: str, lookup: object | None) -> list[Path]:
     raise UsageError(f"No such skill, file or folder: '{target}'.")
 
 
-def _tests_of_name(name: str, lookup: object | None) -> Path:
+def _tests_of_name(name: str, lookup: object | None, stand_ins: dict[Path, Path]) -> Path:
     if lookup is None:
         raise UsageError(f"No such file or folder: '{name}'.")
     tool = lookup.resolve(name)  # type: ignore[attr-defined]  # SkillNotFoundError suggests close names
     if tool.path is None:
         raise UsageError(f"Skill '{name}' is not a file, so it has no tests file.")
+    source = compiled_source(tool)
+    if source is not None:  # a compiled skill wins: run its source's cases against it
+        tests = tests_file_for(source)
+        stand_ins[tests.resolve()] = tool.path
+        if tests.is_file():
+            return tests
     tests = tests_file_for(tool.path)
     if not tests.is_file():
         raise UsageError(f"Skill '{name}' has no tests: write {tests.name} beside {tool.path} (docs/toolchain.md).")
     return tests
+
+
+def compiled_source(tool: ToolDef) -> Path | None:
+    """The markdown source of a skill `agentapps compile` wrote (`metadata.compiled-from`, relative
+    to the project holding `.agent-apps/compiled/`), or None."""
+    origin = tool.metadata.get("compiled-from")
+    if tool.root_kind != "compiled" or tool.root is None or not isinstance(origin, str):
+        return None
+    return tool.root.parent.parent / origin
 
 
 def _scan(folder: Path) -> list[Path]:

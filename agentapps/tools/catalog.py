@@ -25,6 +25,8 @@ def summary(tool: ToolDef) -> dict[str, Any]:
         "path": str(tool.path) if tool.path else tool.uri,
         "tags": list(tool.tags),
         "hidden": tool.hidden or tool.metadata.get("role") == "middleware",  # (as index_cache.summary_of)
+        **({"compiledFrom": tool.metadata["compiled-from"]} if tool.root_kind == "compiled"
+           and isinstance(tool.metadata.get("compiled-from"), str) else {}),
     }
 
 
