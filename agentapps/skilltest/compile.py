@@ -70,8 +70,11 @@ def _plan(g: Globals, ref: str) -> Plan:
     from agentapps.tools.index import Broken
     from agentapps.tools.names import ref_kind
 
-    if ref_kind(ref) == "name":
-        found = [t for t in g.lookup.candidates(ref, force_check=True) if t.root_kind != "compiled"]
+    project = _project(g)
+    compiled = project / COMPILED_DIR
+    if ref_kind(ref) == "name":  # the source: the first definition outside the compiled folder
+        found = [t for t in g.lookup.candidates(ref, force_check=True)
+                 if t.path is None or t.path.parent != compiled]
         if not found:
             raise g.lookup.not_found(ref)
         if isinstance(found[0], Broken):
@@ -88,8 +91,7 @@ def _plan(g: Globals, ref: str) -> Plan:
     if not tests.is_file():
         raise UsageError(f"Skill '{tool.name}' has no tests: write {tests.name} beside {tool.path}; a compile "
                          "is kept only when the skill's cases pass (docs/toolchain.md).", skill=tool.name)
-    project = _project(g)
-    target = project / COMPILED_DIR / f"{tool.name}.skill.py"
+    target = compiled / f"{tool.name}.skill.py"
     if target.exists() and cand.marker_of(target) is None:
         raise UsageError(f"{target} has no '@generated source-hash:' marker: it was written by hand, and a "
                          f"compile of '{tool.name}' never overwrites it (move it away to compile).",

@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "49275ad9ee73"
+STAMP = "099b6f1d495a"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -68,6 +68,7 @@ WAITS = {
     "agentapps.cli.app_invoke": True,
     "agentapps.cli.boundary": False,
     "agentapps.cli.commands": False,
+    "agentapps.cli.compiling": True,
     "agentapps.cli.completion": True,
     "agentapps.cli.help": False,
     "agentapps.cli.inputs": False,
@@ -225,7 +226,10 @@ WAITS = {
     "agentapps.skill": True,
     "agentapps.skilltest": False,
     "agentapps.skilltest.api": True,
+    "agentapps.skilltest.candidate": False,
     "agentapps.skilltest.collect": True,
+    "agentapps.skilltest.compile": True,
+    "agentapps.skilltest.compile_prompt": False,
     "agentapps.skilltest.expect": False,
     "agentapps.skilltest.report": True,
     "agentapps.skilltest.runner": True,
