@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from agentapps.boot import find_project
-from agentapps.check import allowed, body, inherit, keys, mcp, roots, schemas, settings, tests
+from agentapps.check import allowed, body, compiled, inherit, keys, mcp, roots, schemas, settings, tests
 from agentapps.check.findings import Finding, Nested, Report
 from agentapps.check.nested import nested_projects
 from agentapps.check.scope import Scope, Site, build_scope
@@ -34,7 +34,7 @@ def _check_skill(site: Site, memos: _Memos) -> list[Finding]:
     found += mcp.declarations(site)
     found += roots.shadowing(site)
     found += settings.merge_strategies(site) + settings.schedule(site)
-    found += tests.tests(site)
+    found += tests.tests(site) + compiled.stale_compiled(site)
     chain = inherit.inherit(site)
     found += chain
     cascaded = None if chain else inherit.cascaded(site)

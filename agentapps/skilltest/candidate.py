@@ -1,4 +1,4 @@
-"""A compiled skill file: its `@generated source-hash:` marker, the checks a model's candidate code
+"""A compiled skill file: the checks a model's candidate code
 must pass before it is run, and the file the toolchain assembles around that code.
 
 The model writes only the code. The frontmatter comes from the source skill (plus
@@ -10,27 +10,9 @@ from __future__ import annotations
 
 import ast
 import copy
-import hashlib
-from pathlib import Path
 from typing import Any
 
-MARKER = "# @generated source-hash: "
-
-
-def source_hash(path: Path) -> str:
-    """SHA-256 (hex) of a skill file's bytes."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def marker_of(path: Path) -> str | None:
-    """The source hash a compiled file's first line carries; None when it has no marker (a file
-    written by hand, which a compile never overwrites)."""
-    try:
-        with path.open("rb") as handle:
-            first = handle.readline(512).decode("utf-8", "replace").rstrip("\r\n")
-    except OSError:
-        return None
-    return first[len(MARKER):].strip() if first.startswith(MARKER) else None
+from agentapps.tools.compiled import MARKER
 
 
 def code_problem(code: str) -> str | None:
@@ -57,12 +39,16 @@ def code_problem(code: str) -> str | None:
 def compiled_frontmatter(frontmatter: dict[str, Any], compiled_from: str) -> dict[str, Any]:
     """The source's frontmatter with `metadata.compiled-from`. The compiled code may call the
     `agent` skill (where judgement is needed), which is hidden and so must be named in
-    `allowed-tools`; everything else the source's `allowed-tools` say stands."""
+    `allowed-tools` (no `allowed-tools` becomes `* agent`: a bare `*` admits what no list admits,
+    every visible skill but the skill itself); everything else the source's `allowed-tools` say
+    stands."""
     out = copy.deepcopy(frontmatter)
     meta = out.setdefault("metadata", {})
     meta["compiled-from"] = compiled_from
     allowed = out.get("allowed-tools")
-    if isinstance(allowed, str) and "agent" not in allowed.split():
+    if allowed is None:
+        out["allowed-tools"] = "* agent"
+    elif isinstance(allowed, str) and "agent" not in allowed.split():
         out["allowed-tools"] = f"{allowed} agent".strip()
     return out
 

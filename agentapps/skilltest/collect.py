@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentapps.errors import ConfigError, UsageError
+from agentapps.tools.compiled import compiled_source
 from agentapps.tools.index import SKIPPED_DIRS
 from agentapps.tools.names import is_skill_file, ref_kind
 from agentapps.tools.testfile import TESTS_SUFFIX, Case, load_cases, skill_file_for, tests_file_for
-from agentapps.types import ToolDef
 
 
 @dataclass(frozen=True)
@@ -92,15 +92,6 @@ def _tests_of_name(name: str, lookup: object | None, stand_ins: dict[Path, Path]
     if not tests.is_file():
         raise UsageError(f"Skill '{name}' has no tests: write {tests.name} beside {tool.path} (docs/toolchain.md).")
     return tests
-
-
-def compiled_source(tool: ToolDef) -> Path | None:
-    """The markdown source of a skill `agentapps compile` wrote (`metadata.compiled-from`, relative
-    to the project holding `.agent-apps/compiled/`), or None."""
-    origin = tool.metadata.get("compiled-from")
-    if tool.root_kind != "compiled" or tool.root is None or not isinstance(origin, str):
-        return None
-    return tool.root.parent.parent / origin
 
 
 def _scan(folder: Path) -> list[Path]:

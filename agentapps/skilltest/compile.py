@@ -25,6 +25,7 @@ from agentapps.errors import UsageError
 from agentapps.skilltest import candidate as cand
 from agentapps.skilltest.collect import Suite
 from agentapps.skilltest.compile_prompt import CODE_RETURNS, attempt_message, compile_prompt
+from agentapps.tools.compiled import marker_of, source_hash
 from agentapps.tools.testfile import Case, load_cases, tests_file_for
 
 if TYPE_CHECKING:
@@ -92,11 +93,11 @@ def _plan(g: Globals, ref: str) -> Plan:
         raise UsageError(f"Skill '{tool.name}' has no tests: write {tests.name} beside {tool.path}; a compile "
                          "is kept only when the skill's cases pass (docs/toolchain.md).", skill=tool.name)
     target = compiled / f"{tool.name}.skill.py"
-    if target.exists() and cand.marker_of(target) is None:
+    if target.exists() and marker_of(target) is None:
         raise UsageError(f"{target} has no '@generated source-hash:' marker: it was written by hand, and a "
                          f"compile of '{tool.name}' never overwrites it (move it away to compile).",
                          skill=tool.name, file=target)
-    return Plan(tool, tool.path, tests, tuple(load_cases(tests)), target, cand.source_hash(tool.path),
+    return Plan(tool, tool.path, tests, tuple(load_cases(tests)), target, source_hash(tool.path),
                 _shown(tool.path, project), _shown(target, project))
 
 
@@ -107,7 +108,7 @@ def _shown(path: Path, project: Path) -> str:
 async def _compile(ctx: Context, plan: Plan) -> dict[str, Any]:
     out: dict[str, Any] = {"name": plan.tool.name, "source": plan.shown_source, "file": plan.shown_target,
                            "attempts": 0, "reasons": []}
-    if cand.marker_of(plan.target) == plan.digest:
+    if marker_of(plan.target) == plan.digest:
         return {**out, "status": "skipped"}
     os.makedirs(plan.target.parent, mode=0o700, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".compile-", dir=plan.target.parent))  # dot-folder: never indexed

@@ -163,3 +163,16 @@ async def run(ctx, args):
     approved = project.cli("run", "--replay", turns(project, RIGHT), "--approve", "skill-compile", "rebuild", CI="1")
     assert approved.returncode == 0, approved.stderr
     assert json.loads(approved.stdout)["results"][0]["status"] == "compiled"
+
+
+def test_check_warns_while_a_compiled_skill_shadows_a_changed_or_missing_source(project):
+    source = summarize(project)
+    assert project.cli("compile", "summarize", "--replay", turns(project, RIGHT)).returncode == 0
+    assert "stale-compiled" not in project.cli("check").stdout
+    source.write_text(source.read_text() + "- Keep each bullet to one line.\n")
+    changed = project.cli("check").stdout
+    assert (f"{COMPILED}:1: warning: Compiled skill 'summarize' still shadows its source, but summarize.skill.md "
+            "changed since it was compiled; compile again with 'agentapps compile summarize'") in changed
+    source.unlink()
+    gone = project.cli("check").stdout
+    assert "but its source summarize.skill.md no longer exists" in gone
