@@ -7,7 +7,18 @@ from dataclasses import replace
 from pathlib import Path
 
 from agentapps.boot import find_project
-from agentapps.check import allowed, body, compiled, inherit, keys, mcp, roots, schemas, settings, tests
+from agentapps.check import (
+    allowed,
+    body,
+    compiled,
+    inherit,
+    keys,
+    mcp,
+    roots,
+    schemas,
+    settings,
+    tests,
+)
 from agentapps.check.findings import Finding, Nested, Report
 from agentapps.check.nested import nested_projects
 from agentapps.check.scope import Scope, Site, build_scope

@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "099b6f1d495a"
+STAMP = "13066955aa5e"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -52,6 +52,7 @@ WAITS = {
     "agentapps.check": False,
     "agentapps.check.allowed": True,
     "agentapps.check.body": True,
+    "agentapps.check.compiled": True,
     "agentapps.check.findings": False,
     "agentapps.check.inherit": True,
     "agentapps.check.keys": True,
@@ -249,6 +250,7 @@ WAITS = {
     "agentapps.tools": False,
     "agentapps.tools.bytecode": False,
     "agentapps.tools.catalog": False,
+    "agentapps.tools.compiled": False,
     "agentapps.tools.compound": False,
     "agentapps.tools.foreign": False,
     "agentapps.tools.frontmatter": False,
