@@ -7,7 +7,8 @@ bytes; otherwise up to three attempts, each an `agent` call (the source's model 
 `--model`/`--replay` and `model.provider` select it as for any run) whose code is checked, written
 to a temporary folder, and run against the source's cases in place of the source (`skill-test`'s
 runner). Failures go back to the agent. Only a passing candidate is written, atomically, through
-the trust gate for skill code; the temporary folder always goes. A compiled file without the
+the trust gate for skill code (asked before the first attempt, since the candidates run while
+tested); the temporary folder always goes. A compiled file without the
 marker was written by hand and is never replaced.
 """
 
@@ -110,7 +111,10 @@ async def _compile(ctx: Context, plan: Plan) -> dict[str, Any]:
                            "attempts": 0, "reasons": []}
     if marker_of(plan.target) == plan.digest:
         return {**out, "status": "skipped"}
+    # before any model-written code runs (the candidates run while tested) or is written
+    await _approved(ctx, plan)
     os.makedirs(plan.target.parent, mode=0o700, exist_ok=True)
+    _clean_scratch(plan.target.parent)
     scratch = Path(tempfile.mkdtemp(prefix=".compile-", dir=plan.target.parent))  # dot-folder: never indexed
     frontmatter = cand.compiled_frontmatter(plan.tool.frontmatter, plan.shown_source)
     try:
@@ -162,14 +166,32 @@ async def _tested(plan: Plan, folder: Path, text: str) -> list[str]:
             for r in results if not r.passed]
 
 
-async def _write(ctx: Context, plan: Plan, text: str) -> None:
-    """The compiled file, atomically, after the trust gate for skill code (a compile started from
-    the command line is the user's own action; one started by another skill must be approved)."""
-    from agentapps.core.atomic import write_atomic
-    from agentapps.errors import StoreWriteError
+async def _approved(ctx: Context, plan: Plan) -> None:
+    """The trust gate for skill code: a compile started from the command line is the user's own
+    action; one started by another skill must be approved (`--approve skill-compile`, a yes on
+    the terminal), else DeniedError before any candidate exists."""
     from agentapps.files.guard import approve_code_write
 
-    await approve_code_write(ctx, plan.shown_target, {"compiledFrom": plan.shown_source, "bytes": len(text)})
+    await approve_code_write(ctx, plan.shown_target, {"compiledFrom": plan.shown_source})
+
+
+def _clean_scratch(folder: Path, older_than: float = 3600.0) -> None:
+    """Temporary folders a killed compile left (never a live one's: only those an hour old)."""
+    import time
+
+    for entry in folder.glob(".compile-*"):
+        try:
+            if entry.is_dir() and time.time() - entry.stat().st_mtime > older_than:
+                shutil.rmtree(entry, ignore_errors=True)
+        except OSError:
+            continue
+
+
+async def _write(ctx: Context, plan: Plan, text: str) -> None:
+    """The compiled file, atomically (approved before the first attempt)."""
+    from agentapps.core.atomic import write_atomic
+    from agentapps.errors import StoreWriteError
+
     try:
         write_atomic(plan.target, text.encode("utf-8"), mode=0o600)
     except OSError as exc:
