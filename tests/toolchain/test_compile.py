@@ -57,8 +57,17 @@ def leftovers(project) -> list[str]:
     return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
 
 
+def compile_requests(project) -> list[dict]:
+    """What the compiling agent's model was sent, one entry per turn (the main skill's
+    `model.requests` log reaches it through the source skill's model settings)."""
+    lines = (project.root / "requests.jsonl").read_text().splitlines()
+    return [r for r in map(json.loads, lines) if r["skill"] == "skill-compile"]
+
+
 def test_a_wrong_first_attempt_is_fed_back_and_the_second_compiles_and_shadows_the_source(project):
     source = summarize(project)
+    project.write("main.skill.md", "---\nname: main\nmetadata:\n  role: main\n"
+                                   "  model: {requests: requests.jsonl}\n---\nThe project.\n")
     done, report = compile_json(project, "summarize", "--replay", turns(project, WRONG, RIGHT))
     assert done.returncode == 0
     [result] = report["results"]
@@ -70,6 +79,14 @@ def test_a_wrong_first_attempt_is_fed_back_and_the_second_compiles_and_shadows_t
     assert text.splitlines()[0] == "# @generated source-hash: " + hashlib.sha256(source.read_bytes()).hexdigest()
     assert "return await ctx.manager.invoke(\"agent\"" in text
     assert leftovers(project) == ["summarize.skill.py"]  # the attempts' temporary files are gone
+    first, second = compile_requests(project)
+    assert "Read the file :arg[path] with the `file-read` skill" in first["system"]  # the source prompt
+    assert "name: refuses a misspelt flag" in first["system"]  # and its test cases
+    assert first["input"] == ["Write the code skill for this markdown skill (attempt 1 of 3)."]
+    [feedback] = second["input"]
+    assert feedback.startswith("Attempt 2 of 3. Your previous code failed:\n- summarizes the incident report: "
+                               "the result differs from the expected one")
+    assert WRONG.strip() in feedback  # the code that failed
 
     which = project.cli("which", "summarize")
     first, second = which.stdout.splitlines()
