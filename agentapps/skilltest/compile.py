@@ -95,7 +95,7 @@ def _plan(g: Globals, ref: str) -> Plan:
                          "is kept only when the skill's cases pass (docs/toolchain.md).", skill=tool.name)
     target = compiled / f"{tool.name}.skill.py"
     if target.exists() and marker_of(target) is None:
-        raise UsageError(f"{target} has no '@generated source-hash:' marker: it was written by hand, and a "
+        raise UsageError(f"This file has no '@generated source-hash:' marker, so it was written by hand: a "
                          f"compile of '{tool.name}' never overwrites it (move it away to compile).",
                          skill=tool.name, file=target)
     return Plan(tool, tool.path, tests, tuple(load_cases(tests)), target, source_hash(tool.path),

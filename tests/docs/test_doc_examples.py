@@ -185,6 +185,8 @@ SCENARIOS = [
     ({"skills/summarize.tests.yaml": "cases:\n  - name: summarizes\n    args: {path: notes.md}\n"
       "    script: summarize.turns.json\n    expect:\n      schema: {type: object}\n"
       "  - name: refuses a bad flag\n    expected: {exit: ArgsError}\n"}, ["test", "summarize"], {}, 2),
+    ({".agent-apps/compiled/summarize.skill.py": 'frontmatter = {"name": "summarize"}\n\ndef run(ctx, args):\n'
+      "    return 1\n"}, ["compile", "summarize"], {}, 2),
 ]
 
 
