@@ -17,6 +17,7 @@
     list_tools(lookup, ...)         the skills on the search path, as `skill-list` shows them
     describe(tool, meta, ...)       one skill's description, as `skill-describe` shows it
     blocking(fn, *args)             call a blocking function (a terminal prompt) without stalling a loop
+    hub_operation(ctx, op, args)    a hub operation (add-source, install, add, remove, update, list, search)
 
 Names are imported on first use: importing this module imports nothing else.
 """
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from agentapps.core.driver import blocking
     from agentapps.core.paths import MISSING, path_get
     from agentapps.directives.template import as_text
+    from agentapps.hub.calls import hub_operation
     from agentapps.secrets import refuse_secret_name
     from agentapps.tools.catalog import describe, list_tools
     from agentapps.tools.names import ref_kind
@@ -56,9 +58,11 @@ _EXPORTS = {
     "list_tools": "agentapps.tools.catalog",
     "describe": "agentapps.tools.catalog",
     "blocking": "agentapps.core.driver",
+    "hub_operation": "agentapps.hub.calls",
 }
 
-__all__ = ["MISSING", "as_text", "blocking", "caller_skill", "checked_view", "describe", "list_tools", "params_of",
+__all__ = ["MISSING", "as_text", "blocking", "caller_skill", "checked_view", "describe", "hub_operation", "list_tools",
+           "params_of",
            "path_get", "project_relative", "ref_kind", "refuse_options", "refuse_secret_name",
            "resolve_in_project", "returns_of"]
 

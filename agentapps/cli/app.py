@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from agentapps.cli import render, repl_command, runs, serve, sessions
+from agentapps.cli import hub, render, repl_command, runs, serve, sessions
 from agentapps.cli.app_invoke import invoke_command_skill
 from agentapps.cli.commands import COMMANDS, SUMMARY
 
@@ -26,6 +26,7 @@ sessions.register(app)
 runs.register(app)
 serve.register(app)
 repl_command.register(app)
+hub.register(app)
 
 
 @app.command(help=COMMANDS["describe"])

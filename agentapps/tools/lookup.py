@@ -12,6 +12,7 @@ from agentapps.errors import SkillLoadError, SkillNotFoundError
 from agentapps.tools.index import Broken, RootIndex
 from agentapps.tools.loader import RUN_STARTED, load_file, refuse_if_written_after
 from agentapps.tools.names import did_you_mean, is_skill_file, name_from_file, ref_kind
+from agentapps.tools.packages import verify_tool
 from agentapps.types import PathEntry, ToolDef, ToolProvider
 
 
@@ -127,6 +128,7 @@ class Lookup:
             return cached
         tool = self._from_roots(Path(real)) or load_file(Path(real))
         refuse_if_written_after(tool)
+        verify_tool(tool)
         self._by_path[real] = tool
         return tool
 
@@ -171,6 +173,7 @@ class Lookup:
                 pass
         winner = self._find(name)
         refuse_if_written_after(winner)
+        verify_tool(winner)  # an installed package's skill: the package is what the lock pins
         self._memo[name] = (winner, self._generation(), now)
         return winner
 
