@@ -107,3 +107,9 @@ class Repository:
         dest.mkdir(parents=True)
         with tarfile.open(fileobj=io.BytesIO(data)) as archive:
             archive.extractall(dest, filter="data")
+        # git archive dates every file at its commit's second: two commits in one second would
+        # give a changed skill the modification time a loaded one had (code is cached by path and
+        # time), so files are dated when they are written here
+        for root, _, files in os.walk(dest):
+            for name in files:
+                os.utime(os.path.join(root, name))

@@ -9,21 +9,26 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from agentapps.errors import IntegrityError, PackageError
+from agentapps.errors import IntegrityError, PackageError, SkillLoadError
 from agentapps.hub.git import Repository
 from agentapps.hub.sources import parse_source
-from agentapps.tools.names import is_skill_file
+from agentapps.tools.loader import load_file
+from agentapps.tools.names import is_skill_file, name_from_file
 from agentapps.tools.packages import PACKAGES_DIR, file_digests, integrity_of, remember
 
 REQUIREMENTS = "requirements.txt"
 
 
 def skills_in(folder: Path) -> list[str]:
-    """The skill names a package folder holds (a folder NAME/SKILL.md, or NAME.skill.md/.py)."""
+    """The names of the skills a package folder holds (NAME/SKILL.md folders, NAME.skill.md or
+    .skill.py files), as their frontmatter names them; a file that does not load by its file name."""
     names: set[str] = set()
     for path in folder.rglob("*"):
         if path.is_file() and is_skill_file(path.name):
-            names.add(path.parent.name if path.name == "SKILL.md" else path.name.split(".skill.", 1)[0])
+            try:
+                names.add(load_file(path).name)
+            except SkillLoadError:
+                names.add(name_from_file(path.name, path.parent.name))
     return sorted(names)
 
 
