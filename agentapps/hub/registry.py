@@ -140,9 +140,10 @@ class Registries:
                            "search'.")
 
     def everything(self) -> list[Release]:
-        """The newest release of every package, first registry winning."""
+        """The newest release of every package (a pre-release only when there is nothing else),
+        first registry winning."""
         seen: dict[str, Release] = {}
         for url in self.urls:
             for name, releases in self.index(url).items():
-                seen.setdefault(name, releases[0])
+                seen.setdefault(name, next((r for r in releases if not r.version.pre), releases[0]))
         return list(seen.values())
