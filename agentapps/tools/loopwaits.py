@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "ba8b4e873979"
+STAMP = "d1c5e078117a"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -68,6 +68,7 @@ WAITS = {
     "agentapps.cli.commands": False,
     "agentapps.cli.completion": True,
     "agentapps.cli.help": False,
+    "agentapps.cli.hub": True,
     "agentapps.cli.inputs": False,
     "agentapps.cli.listing": True,
     "agentapps.cli.options": False,
@@ -132,6 +133,17 @@ WAITS = {
     "agentapps.files.skillfolder": False,
     "agentapps.files.text": False,
     "agentapps.gateway": True,
+    "agentapps.hub": False,
+    "agentapps.hub.calls": False,
+    "agentapps.hub.git": False,
+    "agentapps.hub.install": False,
+    "agentapps.hub.lock": False,
+    "agentapps.hub.ops": False,
+    "agentapps.hub.pydeps": False,
+    "agentapps.hub.registry": False,
+    "agentapps.hub.resolve": False,
+    "agentapps.hub.semver": False,
+    "agentapps.hub.sources": False,
     "agentapps.io": True,
     "agentapps.lifecycle": False,
     "agentapps.lifecycle.failure": False,
@@ -247,6 +259,7 @@ WAITS = {
     "agentapps.tools.loopwaits": False,
     "agentapps.tools.mcpnames": False,
     "agentapps.tools.names": False,
+    "agentapps.tools.packages": False,
     "agentapps.tools.patterns": False,
     "agentapps.tools.policy": False,
     "agentapps.tools.shellparse": False,
