@@ -11,14 +11,12 @@ Verifying rehashes a package only when it may have changed: the last verified st
 `.agent-apps/cache/hub/NAME.json` with a stat fingerprint of every file (size, modification and
 change time, inode). The change time cannot be set back from user space, so a file written since
 then changes the fingerprint and the package is hashed again. A run that uses no package skill
-pays nothing.
+pays nothing: every search path has this module, so it imports nothing beyond `os` until a
+package is verified.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -57,6 +55,8 @@ def package_files(folder: Path) -> list[tuple[str, os.stat_result]]:
 
 def file_digests(folder: Path) -> dict[str, str]:
     """{relative path: hex SHA-512 of its bytes}, in sorted path order."""
+    import hashlib
+
     digests: dict[str, str] = {}
     for rel, _ in package_files(folder):
         digest = hashlib.sha512()
@@ -68,6 +68,9 @@ def file_digests(folder: Path) -> dict[str, str]:
 
 
 def integrity_of(digests: dict[str, str]) -> str:
+    import base64
+    import hashlib
+
     outer = hashlib.sha512()
     for rel in sorted(digests):
         outer.update(f"{rel}\0{digests[rel]}\n".encode())
@@ -76,6 +79,8 @@ def integrity_of(digests: dict[str, str]) -> str:
 
 def fingerprint(folder: Path) -> str:
     """A cheap summary of the folder's files as they are on disk now (no file is read)."""
+    import hashlib
+
     summary = hashlib.sha256()
     for rel, info in package_files(folder):
         summary.update(f"{rel}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ctime_ns}\0{info.st_ino}\n".encode())
@@ -84,6 +89,8 @@ def fingerprint(folder: Path) -> str:
 
 def read_lock(project: Path) -> dict[str, Any]:
     """The lock file's `packages` table ({} when there is no lock file)."""
+    import json
+
     path = project / LOCK_FILE
     try:
         text = path.read_text(encoding="utf-8")
@@ -103,6 +110,8 @@ def read_lock(project: Path) -> dict[str, Any]:
 
 def remember(project: Path, name: str, integrity: str, digests: dict[str, str], folder: Path) -> None:
     """Keep the verified state of a package, so the next run need not hash it again."""
+    import json
+
     cache = project / CACHE_DIR
     try:
         cache.mkdir(parents=True, exist_ok=True)
@@ -115,6 +124,8 @@ def remember(project: Path, name: str, integrity: str, digests: dict[str, str], 
 
 
 def _remembered(project: Path, name: str) -> dict[str, Any]:
+    import json
+
     try:
         data = json.loads((project / CACHE_DIR / f"{name}.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
