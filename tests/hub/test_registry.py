@@ -179,8 +179,8 @@ def test_registries_also_come_from_the_environment(project, registry):
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["hub", "add", "nope"], "Unknown package 'nope': no configured registry lists it."),
-    (["hub", "add", "csv-tools@^9"], "No version of 'csv-tools' satisfies ^9 (by (requested)); the registry has "
-                                     "2.1.0-beta.1, 2.0.0, 1.4.0, 1.0.0."),
+    (["hub", "add", "csv-tools@^9"], ("No version of 'csv-tools' satisfies ^9 (by (requested)); the registry has "
+                                     "2.1.0-beta.1, 2.0.0, 1.4.0, 1.0.0.")),
     (["hub", "add", "csv-tools@^abc"], "'^abc' is not a version range"),
     (["hub", "add", "broken"], "Unknown package 'ghost' (needed by 'broken@1.0.0')"),
     (["hub", "add", "Bad@1"], "Invalid package name 'Bad'"),
