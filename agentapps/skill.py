@@ -18,6 +18,7 @@
     describe(tool, meta, ...)       one skill's description, as `skill-describe` shows it
     blocking(fn, *args)             call a blocking function (a terminal prompt) without stalling a loop
     hub_operation(ctx, op, args)    a hub operation (add-source, install, add, remove, update, list, search)
+    run_skill_tests(g, targets, ...)  run skills' test cases (`skill-test`), the report as data
 
 Names are imported on first use: importing this module imports nothing else.
 """
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from agentapps.directives.template import as_text
     from agentapps.hub.calls import hub_operation
     from agentapps.secrets import refuse_secret_name
+    from agentapps.skilltest.api import run_skill_tests
     from agentapps.tools.catalog import describe, list_tools
     from agentapps.tools.names import ref_kind
     from agentapps.tools.views import checked_view
@@ -59,11 +61,12 @@ _EXPORTS = {
     "describe": "agentapps.tools.catalog",
     "blocking": "agentapps.core.driver",
     "hub_operation": "agentapps.hub.calls",
+    "run_skill_tests": "agentapps.skilltest.api",
 }
 
 __all__ = ["MISSING", "as_text", "blocking", "caller_skill", "checked_view", "describe", "hub_operation", "list_tools",
            "params_of",
            "path_get", "project_relative", "ref_kind", "refuse_options", "refuse_secret_name",
-           "resolve_in_project", "returns_of"]
+           "resolve_in_project", "returns_of", "run_skill_tests"]
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

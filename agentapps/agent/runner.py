@@ -18,6 +18,7 @@ from agentapps.agent.code import BridgeError, run_code
 from agentapps.agent.config import Limits, confine, effective_config, provider_of
 from agentapps.agent.context_edit import ask_context_full
 from agentapps.agent.discovery import discover
+from agentapps.agent.period_budget import period_budget
 from agentapps.agent.persistent import await_input, interruptible
 from agentapps.agent.prompt import render_system_prompt, user_message
 from agentapps.agent.scope import (
@@ -148,10 +149,13 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
     trace = Trace(g, info.trace, name=name, topic=topic if isinstance(topic, str) else None,
                   root_context_id=ctx.nonlocals.get("rootContextId"), depth=depth)
     enclosing = parent.get("spend")
-    spend = Spend(skill, enclosing if isinstance(enclosing, Spend)
-                  else process_spend(g), limits.max_tokens, limits.max_cost)
+    spend = Spend(skill, enclosing if isinstance(enclosing, Spend) else process_spend(g), limits.max_tokens,
+                  limits.max_cost, limits.max_turns, limits.max_steps)
+    main = g.config.main_tool
+    periods = period_budget(config, main.metadata.get("model") if main is not None else None, skill,
+                            g.config.log_dir)
     run = AgentRun(skill, limits, args.get("returns"), trace, g.cache_for("schema"),
-                   recorder_for(g, g.config.overrides.get("record")), spend, config, config["id"])
+                   recorder_for(g, g.config.overrides.get("record")), spend, config, config["id"], periods)
     ctx.nonlocals["agent"] = {"events": topic, "contextId": served.id, "depth": depth,
                               "ancestorContextId": parent.get("contextId"), "config": config,
                               "spend": spend}
@@ -237,7 +241,9 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
         trace.record("complete", announce=False, **totals)
         trace.announce("agent-complete", totals)
         if run.recorder is not None:
-            run.recorder.info = {"skill": skill, "model": config["id"], "provider": config["agent"]}
+            # merged: what its maker put there stays (`agentapps test --record`: the prompt hash)
+            run.recorder.info = {**run.recorder.info, "skill": skill, "model": config["id"],
+                                 "provider": config["agent"]}
             run.recorder.write()
 
 

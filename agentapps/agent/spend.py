@@ -2,7 +2,9 @@
 
 Spending is kept per model (tokens and dollars) at three levels: each agent run, every agent run
 that encloses it (a sub-agent's turns count for its starter too), and the whole process (what
-`--max-cost` caps and `--json` reports). Before a turn the agent asks `admit()` with an estimate
+`--max-cost` caps and `--json` reports). Turns and invoke steps are counted the same way, so
+`maxTurns` and `maxSteps`, like `maxTokens` and `maxCost`, bound an agent and every sub-agent it
+starts together: a sub-agent spends its starter's budget. Before a turn the agent asks `admit()` with an estimate
 of that turn; if any level's budget would be passed, the run stops with exit 4 and says what was
 spent. The estimate of the next turn (`next_turn`):
 
@@ -46,7 +48,12 @@ class Spend:
     parent: Spend | None = None
     max_tokens: float = math.inf
     max_cost: float = math.inf
+    max_turns: float = math.inf
+    max_steps: float = math.inf
     models: dict[str, ModelSpend] = field(default_factory=dict)
+    turns: int = 0  # model turns of this run and its sub-agents
+    recorded_cost: float = 0.0  # of the process level: what the run log already holds (a REPL's earlier turns)
+    steps: int = 0  # invoke calls of this run and its sub-agents
 
     def chain(self) -> list[Spend]:
         out: list[Spend] = []
@@ -62,6 +69,27 @@ class Spend:
             u.add(spent.usage, report)
             if spent.cost is not None:
                 spent.cost = None if price is None else spent.cost + u.cost(report, price)
+
+    def unrecorded(self) -> float:
+        """Dollars spent at the process level (this run) that the run log does not hold yet."""
+        top = self.chain()[-1]
+        return max(0.0, (top.cost or 0.0) - top.recorded_cost)
+
+    def over_turns(self) -> Spend | None:
+        """The first level (this run, then its starters) whose `maxTurns` one more turn would pass."""
+        return next((level for level in self.chain() if level.turns + 1 > level.max_turns), None)
+
+    def over_steps(self) -> Spend | None:
+        """The first level whose `maxSteps` one more invoke call would pass."""
+        return next((level for level in self.chain() if level.steps + 1 > level.max_steps), None)
+
+    def take_turn(self) -> None:
+        for level in self.chain():
+            level.turns += 1
+
+    def take_step(self) -> None:
+        for level in self.chain():
+            level.steps += 1
 
     @property
     def usage(self) -> dict[str, int]:

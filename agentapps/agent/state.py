@@ -15,6 +15,7 @@ from typing import Any
 from agentapps.agent import usage as u
 from agentapps.agent.config import Limits
 from agentapps.agent.context_edit import window_of
+from agentapps.agent.period_budget import PeriodBudget
 from agentapps.agent.script import Recorder
 from agentapps.agent.spend import Spend, next_turn
 from agentapps.agent.trace import Trace
@@ -51,6 +52,7 @@ class AgentRun:
     spend: Spend | None = None
     config: dict[str, Any] = field(default_factory=dict)  # the run's `model` config
     model: str = ""  # the model the provider is using now (it changes on fallback)
+    periods: PeriodBudget | None = None  # the project's daily/monthly caps (model.budget)
     turn: int = 0
     steps: int = 0
     usage: dict[str, int] = field(default_factory=u.empty)
@@ -59,6 +61,7 @@ class AgentRun:
     result: Any = None
     returns_failures: int = 0
     steps_exhausted: bool = False
+    steps_owner: str | None = None  # whose maxSteps ran out, when it is a starter's (shared budget)
     stop_reason: str | None = None
     next_called: bool = False  # middleware mode: agent code ran `target.manager.next()`
     buffer: TurnBuffer = field(default_factory=TurnBuffer)
@@ -84,10 +87,19 @@ class AgentRun:
             raise LimitError(
                 f"The agent for '{self.skill}' used all {self.turn} turns (model.maxTurns) "
                 "without finishing; raise maxTurns or narrow the task.", skill=self.skill)
+        starter = self.spend.over_turns() if self.spend is not None else None
+        if starter is not None:  # the turns of the agents it started count too, and it spends its starter's
+            self.stop_reason = "max_turns"
+            raise LimitError(
+                f"The agent for '{self.skill}' stopped before turn {self.turn + 1}: model.maxTurns of "
+                f"'{starter.owner}' is {starter.max_turns:g}, and it and the agents it started have used "
+                "all of them; raise it or narrow the task.", skill=self.skill)
         model = fields.get("model")
         self.model = model if isinstance(model, str) and model else self.model
         self._admit(fields.get("contextTokens"))
         self.turn += 1
+        if self.spend is not None:
+            self.spend.take_turn()
         self.buffer = TurnBuffer(self.recorder.reserve() if self.recorder else None)
         self.trace.record("turn-start", **{"turnNumber": self.turn, **fields})
 
@@ -195,11 +207,15 @@ class AgentRun:
         if self.spend is None:
             return
         price = u.price_for(self.model, self.config.get("pricing"), self.skill)
-        if price is None and any(level.max_cost < float("inf") for level in self.spend.chain()):
+        capped = self.periods is not None and bool(self.periods.caps)
+        if price is None and (capped or any(level.max_cost < float("inf") for level in self.spend.chain())):
             raise u.unpriced(self.model, self.skill)
+        turn = next_turn(self.turns_usage, context_tokens)
         try:
-            self.spend.admit(next_turn(self.turns_usage, context_tokens), price, skill=self.skill,
-                             number=self.turn + 1)
+            self.spend.admit(turn, price, skill=self.skill, number=self.turn + 1)
+            if self.periods is not None and capped and price is not None:
+                self.periods.admit(self.spend.unrecorded(), u.cost(turn, price), skill=self.skill,
+                                   number=self.turn + 1)
         except LimitError:
             self.stop_reason = "budget"
             raise
@@ -207,6 +223,11 @@ class AgentRun:
     def _directive(self, text: str) -> dict[str, Any]:
         if self.steps_exhausted:
             self.stop_reason = "max_steps"
+            if self.steps_owner is not None:
+                raise LimitError(
+                    f"The agent for '{self.skill}' ran out of invoke calls: model.maxSteps of "
+                    f"'{self.steps_owner}' counts the calls of every agent it starts, and all are used; "
+                    "raise it or narrow the task.", skill=self.skill)
             raise LimitError(
                 f"The agent for '{self.skill}' used all {self.limits.max_steps:g} invoke calls "
                 "(model.maxSteps) without finishing; raise maxSteps or narrow the task.",
@@ -247,7 +268,14 @@ class AgentRun:
             self.steps_exhausted = True
             return (f"maxSteps reached: all {self.limits.max_steps:g} invoke calls of this run "
                     "are used up, so this code did not run.")
+        starter = self.spend.over_steps() if self.spend is not None else None
+        if starter is not None:  # counting the calls of the agents it started, and its starter's
+            self.steps_exhausted, self.steps_owner = True, starter.owner
+            return (f"maxSteps reached: the {starter.max_steps:g} invoke calls that '{starter.owner}' allows "
+                    "itself and the agents it starts together are used up, so this code did not run.")
         self.steps += 1
+        if self.spend is not None:
+            self.spend.take_step()
         return None
 
     def accept_finish(self, value: Any) -> str | None:

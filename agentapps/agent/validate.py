@@ -20,6 +20,7 @@ from agentapps.agent.config import (
     model_settings,
     persistent_problem,
 )
+from agentapps.agent.period_budget import caps_of
 from agentapps.errors import AgentAppsError, ConfigError, SkillNotFoundError
 from agentapps.tools.names import did_you_mean, ref_kind
 
@@ -99,6 +100,7 @@ def model_problems(config: Any, skill: str, *, returns: Any, names: Names,
     problems += _named(effective, skill, names)
     model_id = str(effective["id"])
     _tried(problems, lambda: context_edit.settings(effective, model_id, skill))
+    _tried(problems, lambda: caps_of(effective.get("budget"), skill))
     ids = [model_id]
     if effective["agent"] in (DEFAULT_PROVIDER, OPENAI_PROVIDER, ANTHROPIC_PROVIDER):
         openai = effective["agent"] == OPENAI_PROVIDER
@@ -134,5 +136,5 @@ def _priced(config: Mapping[str, Any], model_id: str, skill: str) -> None:
     from agentapps.agent.usage import price_for, unpriced
 
     budget = limit(config, "maxCost", skill)
-    if budget < math.inf and price_for(model_id, config.get("pricing"), skill) is None:
+    if (budget < math.inf or caps_of(config.get("budget"), skill)) and price_for(model_id, config.get("pricing"), skill) is None:
         raise unpriced(model_id, skill)

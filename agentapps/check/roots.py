@@ -1,4 +1,5 @@
-"""Rules about files within a root: load errors, two skills with one name, shadowing a bundled skill."""
+"""Rules about files within a root: load errors, two skills with one name, shadowing a bundled skill
+(from the checked roots, or from the user's own skill folders, which every project sees)."""
 
 from __future__ import annotations
 
@@ -58,4 +59,28 @@ def shadowing(site: Site) -> list[Finding]:
             continue  # checking the bundled folder itself (or a checkout of it, when installed)
         message = f"Skill '{tool.name}' shadows bundled skill '{tool.name}' ({item.path})."
         found.append(site.at(["name"], "warning", "shadows-bundled", message))
+    return found
+
+
+USER_KINDS = ("user", "user-agents", "user-claude")  # ~/.agent-apps/skills, ~/.agents/skills, ~/.claude/skills
+
+
+def user_shadowing(scope: Scope) -> list[Finding]:
+    """A skill in the user's own folders with the name of a bundled one replaces it in every
+    project (an Agent Skills collection in ~/.claude/skills with a `shell` or `file-read`): say so
+    when the project is checked, at the user's file."""
+    found: list[Finding] = []
+    for index in scope.lookup.indexes:
+        if index.entry.kind not in USER_KINDS:
+            continue
+        index.ensure(force_check=False, interval=0.0)
+        for name, items in index.by_name.items():
+            for item in items:
+                if item.path is None or not any(b.path is not None and not _same_file(b.path, item.path)
+                                                for b in scope.bundled_named(name)):
+                    continue
+                message = (f"Skill '{name}' in your user folder shadows bundled skill '{name}' in every project "
+                           f"(the bundled one is never used); rename it if that is not meant.")
+                found.append(Finding(scope.shown(item.path), 1, "warning", "user-shadows-bundled", message))
+                break
     return found

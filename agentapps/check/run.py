@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from agentapps.boot import find_project
-from agentapps.check import allowed, body, inherit, keys, mcp, roots, schemas, settings
+from agentapps.check import allowed, body, inherit, keys, mcp, roots, schemas, settings, tests
 from agentapps.check.findings import Finding, Nested, Report
 from agentapps.check.nested import nested_projects
 from agentapps.check.scope import Scope, Site, build_scope
@@ -34,6 +34,7 @@ def _check_skill(site: Site, memos: _Memos) -> list[Finding]:
     found += mcp.declarations(site)
     found += roots.shadowing(site)
     found += settings.merge_strategies(site) + settings.schedule(site)
+    found += tests.tests(site)
     chain = inherit.inherit(site)
     found += chain
     cascaded = None if chain else inherit.cascaded(site)
@@ -71,6 +72,8 @@ def check(cwd: Path, paths: Sequence[Path] = (), *, strict: bool = False) -> Rep
     cwd = cwd.resolve()
     scope = build_scope(cwd, paths)
     report = check_scope(scope)
+    if not paths:  # checking the project: what the user's own folders change in it
+        report.findings += roots.user_shadowing(scope)
     folders = [index.entry.directory for index in scope.roots if index.entry.kind == "project"]
     held = {folder: 0 for folder in folders}
     for folder in folders:

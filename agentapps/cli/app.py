@@ -114,6 +114,22 @@ def check(paths: list[Path] = typer.Argument(
     return report.exit_code
 
 
+@app.command("test", help=COMMANDS["test"])
+def test(targets: list[str] = typer.Argument(
+             None, help="Skill names, skill or tests files, folders; default: every tests file of the project."),
+         jobs: int = typer.Option(4, "--jobs", "-j", metavar="N", help="Cases run at once."),
+         junit: Path = typer.Option(None, "--junit", metavar="FILE", help="Also write the results as JUnit XML to FILE."),
+         record: bool = typer.Option(False, "--record", help="Record each case's model turns again from the "
+                                     "live model (the skill's, or --model)."),
+         model: str = typer.Option(None, "--model", metavar="ID", help="With --record: the model to record from."),
+         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+         quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only failing cases and the summary.")) -> int:
+    from agentapps.cli.testing import test_command
+
+    return test_command(targets or [], jobs=jobs, junit=junit, record=record, model=model, as_json=as_json,
+                        quiet=quiet)
+
+
 @app.command(help=COMMANDS["init"])
 def init(directory: Path = typer.Argument(Path("."), help="Project folder (default: here).")) -> None:
     from agentapps.scaffold import init_project

@@ -12,6 +12,7 @@ COMMANDS: dict[str, str] = {
     "describe": "Show a skill's interface, cascaded metadata and middleware chain.",
     "which": "Show which file a skill name resolves to, and every definition it shadows.",
     "check": "Validate skills without running them; exit 2 when there are errors.",
+    "test": "Run skills' test cases (<skill>.tests.yaml) offline; exit 1 when one fails (--junit FILE for CI).",
     "init": "Create a main skill, an example skill and .agent-apps/ (never overwrites a file).",
     "sessions": "Inspect the file session store (.agent-apps/sessions/).",
     "runs": "Read the run log: one record per 'agentapps run', with cost and tokens.",

@@ -158,6 +158,9 @@ class TurnLog:
             warn(f"the turn was not added to the run log: {type(exc).__name__}: {exc}")
             return
         self.spent = now
+        spend = self.g.internals.get(AGENT_SPEND)
+        if spend is not None:  # what a daily or monthly budget finds in the run log from now on
+            spend.recorded_cost = spend.cost or 0.0
         if live:
             spent["stop_reason"] = "interrupted" if code else "answered"
         from agentapps.lifecycle.failure import record

@@ -4,7 +4,6 @@ in `agentapps.providers.anthropic_messages`, and only when an Anthropic model ca
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
@@ -15,7 +14,7 @@ from agentapps.errors import (
     LimitError,
     ProviderError,
 )
-from agentapps.providers.bedrock_errors import IncompleteStreamError
+from agentapps.providers import http_errors
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})  # and every 5xx (529: overloaded)
 RETRYABLE_TYPES = frozenset({"rate_limit_error", "overloaded_error", "api_error", "timeout_error"})
@@ -25,12 +24,7 @@ _KEY_SHAPE = re.compile(r"\bsk-ant-[A-Za-z0-9_-]{8,}")
 
 def scrub(text: str, key_env: str = "ANTHROPIC_API_KEY", limit: int = 300) -> str:
     """One line, no key, bounded length: safe to show and to log."""
-    for name in {key_env, "ANTHROPIC_API_KEY"}:
-        value = os.environ.get(name)
-        if value and len(value) >= 4:
-            text = text.replace(value, "***")
-    text = _KEY_SHAPE.sub("***", " ".join(text.split()))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return http_errors.scrub(text, (key_env, "ANTHROPIC_API_KEY"), _KEY_SHAPE, limit)
 
 
 def status_of(exc: BaseException) -> int | None:
@@ -40,30 +34,18 @@ def status_of(exc: BaseException) -> int | None:
 
 def error_type(exc: BaseException) -> str:
     """The error body's `type`, e.g. `rate_limit_error`, `overloaded_error`, `not_found_error`."""
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict):
-            return str(inner.get("type") or "")
-    return ""
+    return http_errors.body_field(exc, "type")
 
 
 def said(exc: BaseException, key_env: str = "ANTHROPIC_API_KEY") -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str) and inner["message"]:
-            return scrub(inner["message"], key_env)
-    return scrub(str(exc), key_env) or type(exc).__name__
+    """What the server said: the error body's message, else the exception's text."""
+    return http_errors.said(exc, (key_env, "ANTHROPIC_API_KEY"), _KEY_SHAPE)
 
 
 def _is_transport_failure(exc: BaseException) -> bool:
     import anthropic
 
-    if isinstance(exc, (anthropic.APIConnectionError, IncompleteStreamError)):
-        return True
-    return any(c.__name__ == "TransportError" and c.__module__.split(".")[0] in ("httpx", "httpx2")
-               for c in type(exc).__mro__)
+    return http_errors.is_transport_failure(exc, anthropic.APIConnectionError)
 
 
 def is_retryable(exc: BaseException) -> bool:
@@ -74,16 +56,6 @@ def is_retryable(exc: BaseException) -> bool:
     if error_type(exc) in RETRYABLE_TYPES:
         return True  # an error event inside the stream
     return _is_transport_failure(exc)
-
-
-def retry_after(exc: BaseException) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    value = headers.get("retry-after") if headers is not None else None
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None
 
 
 def fallback_reason(exc: BaseException) -> str | None:

@@ -18,22 +18,19 @@ from functools import partial
 from typing import Any
 
 from agentapps.errors import ConfigError, ProviderError, UsageError
-from agentapps.providers.anthropic_errors import describe, explain_error, is_retryable, retry_after
+from agentapps.providers.anthropic_errors import describe, explain_error, is_retryable
 from agentapps.providers.bedrock import TurnResult
 from agentapps.providers.bedrock_errors import (
     IncompleteStreamError,
-    StreamFailed,
-    backoff_delay,
-    pause,
 )
 from agentapps.providers.endpoint import Endpoint
-from agentapps.providers.stream_thread import read_stream
+from agentapps.providers.http_errors import retry_after
+from agentapps.providers.stream_thread import OnRetry, Vendor, read_stream, retried
 
 __all__ = ["ANTHROPIC_URL", "build_request", "endpoint_of", "make_client", "stream_turn"]
 
 ANTHROPIC_URL = "https://api.anthropic.com"
 EPHEMERAL = {"type": "ephemeral"}
-OnRetry = Callable[[int, float, str], None]
 
 
 def endpoint_of(config: dict[str, Any], skill: str, trusted: Collection[str] = ()) -> Endpoint:
@@ -195,22 +192,17 @@ def stream_turn(
         import anthropic
 
         request["extra_headers"] = {"Authorization": anthropic.Omit(), "X-Api-Key": anthropic.Omit()}
-    attempt = 0
-    while True:
+
+    def attempt() -> TurnResult:
         assembler = _TurnAssembler(on_text)
-        try:
-            return read_stream(lambda: client.messages.create(**request), assembler.feed,
-                               partial(assembler.result, model_id), cancelled, service="Anthropic")
-        except StreamFailed as failed:
-            exc = failed.error
-            if not is_retryable(exc) or attempt >= max_stream_retries:
-                raise explain_error(exc, model_id=model_id, base_url=endpoint.base_url,
-                                    key_env=endpoint.key_env, retries=attempt,
-                                    unsent=endpoint.unsent_key("ANTHROPIC_BASE_URL")) from exc
-            asked = retry_after(exc)
-            delay = min(asked, backoff_cap) if asked is not None else backoff_delay(attempt, backoff_base,
-                                                                                     backoff_cap)
-            attempt += 1
-            if on_retry is not None:
-                on_retry(attempt, delay, describe(exc, endpoint.key_env))
-            pause(delay, sleep, cancelled, "Anthropic")
+        return read_stream(lambda: client.messages.create(**request), assembler.feed,
+                           partial(assembler.result, model_id), cancelled, service="Anthropic")
+
+    vendor = Vendor("Anthropic", is_retryable, retry_after,
+                    lambda exc, tries: explain_error(exc, model_id=model_id, base_url=endpoint.base_url,
+                                                     key_env=endpoint.key_env, retries=tries,
+                                                     unsent=endpoint.unsent_key("ANTHROPIC_BASE_URL")),
+                    lambda exc: describe(exc, endpoint.key_env))
+    return retried(attempt, vendor, cancelled=cancelled, on_retry=on_retry,
+                   max_stream_retries=max_stream_retries, backoff_base=backoff_base, backoff_cap=backoff_cap,
+                   sleep=sleep)

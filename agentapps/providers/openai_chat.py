@@ -22,20 +22,17 @@ from agentapps.errors import ConfigError, ProviderError, UsageError
 from agentapps.providers.bedrock import TurnResult
 from agentapps.providers.bedrock_errors import (
     IncompleteStreamError,
-    StreamFailed,
-    backoff_delay,
-    pause,
 )
 from agentapps.providers.endpoint import Endpoint
-from agentapps.providers.openai_errors import describe, explain_error, is_retryable, retry_after
-from agentapps.providers.stream_thread import read_stream
+from agentapps.providers.http_errors import retry_after
+from agentapps.providers.openai_errors import describe, explain_error, is_retryable
+from agentapps.providers.stream_thread import OnRetry, Vendor, read_stream, retried
 
 __all__ = ["OPENAI_URL", "build_request", "endpoint_of", "make_client", "stream_turn"]
 
 OPENAI_URL = "https://api.openai.com/v1"
 STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use",
                 "length": "max_tokens", "content_filter": "content_filtered"}
-OnRetry = Callable[[int, float, str], None]
 
 
 def endpoint_of(config: dict[str, Any], skill: str, trusted: Collection[str] = ()) -> Endpoint:
@@ -210,22 +207,17 @@ def stream_turn(
         import openai
 
         request["extra_headers"] = {"Authorization": openai.Omit()}  # no key: send no Authorization
-    attempt = 0
-    while True:
+
+    def attempt() -> TurnResult:
         assembler = _TurnAssembler(on_text)
-        try:
-            return read_stream(lambda: client.chat.completions.create(**request), assembler.feed,
-                               partial(assembler.result, model_id), cancelled, service="OpenAI")
-        except StreamFailed as failed:
-            exc = failed.error
-            if not is_retryable(exc) or attempt >= max_stream_retries:
-                raise explain_error(exc, model_id=model_id, base_url=endpoint.base_url,
-                                    key_env=endpoint.key_env, retries=attempt,
-                                    unsent=endpoint.unsent_key("OPENAI_BASE_URL")) from exc
-            asked = retry_after(exc)
-            delay = min(asked, backoff_cap) if asked is not None else backoff_delay(attempt, backoff_base,
-                                                                                     backoff_cap)
-            attempt += 1
-            if on_retry is not None:
-                on_retry(attempt, delay, describe(exc, endpoint.key_env))
-            pause(delay, sleep, cancelled, "OpenAI")
+        return read_stream(lambda: client.chat.completions.create(**request), assembler.feed,
+                           partial(assembler.result, model_id), cancelled, service="OpenAI")
+
+    vendor = Vendor("OpenAI", is_retryable, retry_after,
+                    lambda exc, tries: explain_error(exc, model_id=model_id, base_url=endpoint.base_url,
+                                                     key_env=endpoint.key_env, retries=tries,
+                                                     unsent=endpoint.unsent_key("OPENAI_BASE_URL")),
+                    lambda exc: describe(exc, endpoint.key_env))
+    return retried(attempt, vendor, cancelled=cancelled, on_retry=on_retry,
+                   max_stream_retries=max_stream_retries, backoff_base=backoff_base, backoff_cap=backoff_cap,
+                   sleep=sleep)

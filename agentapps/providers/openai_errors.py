@@ -4,7 +4,6 @@ one line to say (with the exit code of its class). The `openai` SDK is imported 
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
@@ -15,7 +14,7 @@ from agentapps.errors import (
     LimitError,
     ProviderError,
 )
-from agentapps.providers.bedrock_errors import IncompleteStreamError
+from agentapps.providers import http_errors
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})  # and every 5xx
 _TOO_LONG = re.compile(r"context[_ ]length|context window|maximum context|too many tokens|prompt is too long",
@@ -25,12 +24,7 @@ _KEY_SHAPE = re.compile(r"\b(?:sk-[A-Za-z0-9_-]{8,}|sk-ant-[A-Za-z0-9_-]{8,})")
 
 def scrub(text: str, key_env: str = "OPENAI_API_KEY", limit: int = 300) -> str:
     """One line, no key, bounded length: safe to show and to log."""
-    for name in {key_env, "OPENAI_API_KEY"}:
-        value = os.environ.get(name)
-        if value and len(value) >= 4:
-            text = text.replace(value, "***")
-    text = _KEY_SHAPE.sub("***", " ".join(text.split()))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return http_errors.scrub(text, (key_env, "OPENAI_API_KEY"), _KEY_SHAPE, limit)
 
 
 def status_of(exc: BaseException) -> int | None:
@@ -40,33 +34,18 @@ def status_of(exc: BaseException) -> int | None:
 
 def error_code(exc: BaseException) -> str:
     """The `code` (else `type`) of the error body, e.g. `insufficient_quota`, `model_not_found`."""
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict):
-            return str(inner.get("code") or inner.get("type") or "")
-    return ""
+    return http_errors.body_field(exc, "code", "type")
 
 
 def said(exc: BaseException, key_env: str = "OPENAI_API_KEY") -> str:
     """What the server said: the error body's message, else the exception's text."""
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str) and inner["message"]:
-            return scrub(inner["message"], key_env)
-    return scrub(str(exc), key_env) or type(exc).__name__
+    return http_errors.said(exc, (key_env, "OPENAI_API_KEY"), _KEY_SHAPE)
 
 
 def _is_transport_failure(exc: BaseException) -> bool:
-    """The connection could not be made, broke or stalled (before or while streaming)."""
     import openai
 
-    if isinstance(exc, (openai.APIConnectionError, IncompleteStreamError)):
-        return True
-    # a read that breaks mid-stream raises the SDK's HTTP library's own error (httpx or httpx2)
-    return any(c.__name__ == "TransportError" and c.__module__.split(".")[0] in ("httpx", "httpx2")
-               for c in type(exc).__mro__)
+    return http_errors.is_transport_failure(exc, openai.APIConnectionError)
 
 
 def is_retryable(exc: BaseException) -> bool:
@@ -79,17 +58,6 @@ def is_retryable(exc: BaseException) -> bool:
     if error_code(exc) in ("server_error", "rate_limit_exceeded", "overloaded_error"):
         return True  # an error event inside the stream
     return _is_transport_failure(exc)
-
-
-def retry_after(exc: BaseException) -> float | None:
-    """The server's `Retry-After` (seconds), when it sent one."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    value = headers.get("retry-after") if headers is not None else None
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None
 
 
 def fallback_reason(exc: BaseException) -> str | None:

@@ -83,3 +83,10 @@ def stats(path: Path, *, skill: str | None = None, after: float | None = None) -
                CASE WHEN MAX(m.model IS NOT NULL AND m.cost IS NULL) THEN NULL ELSE SUM(m.cost) END AS cost
         FROM runs r LEFT JOIN run_models m ON m.run_id = r.id{where}
         GROUP BY r.skill, m.model ORDER BY r.skill, m.model""", params)
+
+
+def cost_since(path: Path, after: float) -> float:
+    """Dollars the runs recorded since `after` (epoch seconds) cost; a run of an unpriced model
+    counts nothing."""
+    found = _rows(path, "SELECT COALESCE(SUM(cost), 0) AS spent FROM runs WHERE started_at >= ?", [after])
+    return float(found[0]["spent"]) if found else 0.0

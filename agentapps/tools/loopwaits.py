@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "d1c5e078117a"
+STAMP = "e73154bd6cca"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -19,6 +19,7 @@ WAITS = {
     "agentapps.agent.discovery": False,
     "agentapps.agent.models": False,
     "agentapps.agent.openai_provider": True,
+    "agentapps.agent.period_budget": False,
     "agentapps.agent.persistent": True,
     "agentapps.agent.prompt": False,
     "agentapps.agent.runner": True,
@@ -61,6 +62,7 @@ WAITS = {
     "agentapps.check.schemas": True,
     "agentapps.check.scope": True,
     "agentapps.check.settings": True,
+    "agentapps.check.tests": True,
     "agentapps.cli": True,
     "agentapps.cli.app": True,
     "agentapps.cli.app_invoke": True,
@@ -85,6 +87,7 @@ WAITS = {
     "agentapps.cli.streams": False,
     "agentapps.cli.supervise": True,
     "agentapps.cli.task": False,
+    "agentapps.cli.testing": True,
     "agentapps.cli.watchdog": False,
     "agentapps.cli.worker": True,
     "agentapps.context": False,
@@ -188,6 +191,7 @@ WAITS = {
     "agentapps.providers.bedrock": False,
     "agentapps.providers.bedrock_errors": False,
     "agentapps.providers.endpoint": False,
+    "agentapps.providers.http_errors": False,
     "agentapps.providers.openai_chat": True,
     "agentapps.providers.openai_errors": True,
     "agentapps.providers.openai_responses": True,
@@ -230,7 +234,13 @@ WAITS = {
     "agentapps.serve.schedule": True,
     "agentapps.serve.state": True,
     "agentapps.serve.threads": True,
-    "agentapps.skill": False,
+    "agentapps.skill": True,
+    "agentapps.skilltest": False,
+    "agentapps.skilltest.api": True,
+    "agentapps.skilltest.collect": True,
+    "agentapps.skilltest.expect": False,
+    "agentapps.skilltest.report": True,
+    "agentapps.skilltest.runner": True,
     "agentapps.stores": False,
     "agentapps.stores.config": True,
     "agentapps.stores.filestate": True,
@@ -267,6 +277,7 @@ WAITS = {
     "agentapps.tools.shellwords": False,
     "agentapps.tools.skilldirs": False,
     "agentapps.tools.task": False,
+    "agentapps.tools.testfile": False,
     "agentapps.tools.views": False,
     "agentapps.trust": False,
     "agentapps.types": False,

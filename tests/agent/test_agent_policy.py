@@ -166,10 +166,28 @@ def test_a_sub_agent_never_outlives_a_parent_running_on_default_limits(agentic):
     turns = [{"code": sub}] + [{"code": f"return {n}"} for n in range(31)] + [{"text": "sub done"}]
     agentic.skill("parent", turns + [{"text": "done"}], allowed="agent")
     result = agentic.run("parent")
-    assert result.returncode == 0, result.stderr
-    assert [r["skill"] for r in agentic.requests()].count("agent") == 30  # the parent's default
-    failed = [r for r in agentic.tool_results() if not r.get("ok", True)]
-    assert len(failed) == 1 and "LimitError" in failed[0]["error"] and "30 turns" in failed[0]["error"]
+    # the parent's 30 turns are shared: it took one, its sub-agent the other 29, so neither may go on
+    assert result.returncode == 4, result.stderr
+    assert [r["skill"] for r in agentic.requests()].count("agent") == 29
+    assert "agent: max_turns after 29 turn(s)" in result.stderr  # the sub-agent's own summary
+    assert "error: The agent for 'parent' stopped before turn 2: model.maxTurns of 'parent' is 30" in result.stderr
+
+
+def test_a_parent_and_its_sub_agents_share_max_steps(agentic):
+    # the defect this pins: a parent with maxSteps: 3 and one sub-agent made 6 steps and exited 0
+    agentic.code("wc", "1")
+    sub = "return await ctx.manager.invoke('agent', {prompt: 'x', userMessage: 'go'})"
+    calls = [{"code": f"return await ctx.manager.invoke('wc', {{n: {n}}})"} for n in range(3)]
+    # the script: the parent starts the sub-agent, which tries three calls; then the parent tries one
+    agentic.skill("parent", [{"code": sub}, *calls, {"code": "return await ctx.manager.invoke('wc', {n: 9})"},
+                             {"text": "done"}], allowed="agent wc", model={"maxSteps": 3})
+    result = agentic.run("parent")
+    assert result.returncode == 4, result.stderr
+    results = agentic.tool_results()
+    # the parent's first call started the sub-agent, which got the other two of the parent's three
+    assert results[:2] == [{"ok": True, "result": 1}] * 2 and len(results) == 3
+    assert "LimitError" in results[2]["error"] and "maxSteps of 'parent'" in results[2]["error"]  # the sub-agent's end
+    assert "error: The agent for 'parent' ran out of invoke calls: model.maxSteps of 'parent'" in result.stderr
 
 
 def test_the_bare_name_rule_binds_agent_codes_own_calls_not_the_skills_they_run(agentic):

@@ -155,3 +155,43 @@ def test_a_cost_budget_needs_a_price(agentic):
 def test_a_bad_max_cost_is_bad_input(agentic, value):
     result = agentic.run("--max-cost", value, "hello")
     assert result.returncode == 2 and "--max-cost" in result.stderr and "US dollars" in result.stderr
+
+
+def test_a_daily_budget_in_the_main_skill_stops_the_next_run_of_another_process(agentic):
+    # each code turn costs $0.0375; the project may spend $0.08 a day. The first process's run
+    # spends $0.0375 and ends; the second's first turn brings the day to $0.075, and its next turn
+    # (about $0.0375 more) would pass the cap, so it never starts
+    agentic.project.write("main.skill.md", "---\nname: main\nmetadata:\n  role: main\n  model:\n"
+                          "    budget: {daily: 0.08}\n---\n")
+    turn = {"code": "return 1", "usage": {"inputTokens": 10_000, "outputTokens": 500}}
+    agentic.skill("spender", [turn, {"text": "Done."}, turn, {"text": "never"}], model={"id": SONNET})
+    first = agentic.project.cli("run", "--json", "spender", real_process=True)
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["cost"] == pytest.approx(0.0375)
+    second = agentic.project.cli("run", "--json", "spender", real_process=True)
+    assert second.returncode == 4, second.stderr
+    assert json.loads(second.stdout)["stop_reason"] == "budget"
+    assert "stopped before turn 2: model.budget.daily is $0.08, $0.0750 was spent today" in second.stderr
+    assert len(agentic.requests()) == 3
+    runs = json.loads(agentic.project.cli("runs", "list", "--json").stdout)
+    assert sum(r["cost"] for r in runs["runs"] if r["skill"] == "spender") == pytest.approx(0.075)
+
+
+@pytest.mark.parametrize("budget, says", [
+    ("{hourly: 1}", "model.budget.hourly is not a period: use daily or monthly"),
+    ("{daily: -1}", "model.budget.daily must be a number of US dollars >= 0"),
+    ("5", "model.budget must be a mapping such as {daily: 5.00, monthly: 100}"),
+])
+def test_a_bad_budget_is_refused_by_run_and_check(agentic, budget, says):
+    agentic.skill("spender", [{"text": "Done."}], model={"id": SONNET})
+    agentic.project.write("main.skill.md", f"---\nname: main\nmetadata:\n  role: main\n  model:\n"
+                          f"    budget: {budget}\n---\n")
+    result = agentic.run("spender")
+    assert result.returncode == 2 and says in result.stderr
+    assert says in agentic.project.cli("check").stdout
+
+
+def test_a_budget_needs_the_run_log(agentic):
+    agentic.skill("spender", [{"text": "Done."}], model={"id": SONNET, "budget": {"monthly": 10}})
+    result = agentic.run("spender", AGENTAPPS_RUN_LOG="off")
+    assert result.returncode == 2 and "AGENTAPPS_RUN_LOG is off" in result.stderr

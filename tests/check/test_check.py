@@ -328,3 +328,20 @@ def test_an_identical_copy_of_a_bundled_skill_is_not_reported_as_shadowing(proje
     project.write("vendored/hello.skill.py", original + "\n# changed\n")
     changed = json.loads(project.cli("check", "--json").stdout)
     assert [f["code"] for f in changed["findings"]] == ["shadows-bundled"]
+
+
+def test_a_user_folder_skill_that_replaces_a_bundled_one_is_reported_at_the_users_file(project):
+    # the user's ~/.agents/skills reaches every project: a `file-read` there silently replaced the
+    # bundled file-read for every agent until check said so
+    folder = project.home / ".agents" / "skills" / "file-read"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: file-read\ndescription: My own reader.\n---\nRead it.\n")
+    (project.home / ".agents" / "skills" / "mine").mkdir()
+    (project.home / ".agents" / "skills" / "mine" / "SKILL.md").write_text("---\nname: mine\n---\nMine.\n")
+    project.write("ok.skill.md", md("ok"))
+    report = check(project.root)
+    assert report.skills == 1  # the user's skills are not the project's
+    (finding,) = report.findings
+    assert (finding.code, finding.severity, finding.line) == ("user-shadows-bundled", "warning", 1)
+    assert finding.path.endswith(".agents/skills/file-read/SKILL.md") and "in every project" in finding.message
+    assert check(project.root, [Path("ok.skill.md")]).findings == []  # checking named files: only them

@@ -182,6 +182,9 @@ SCENARIOS = [
     ({}, ["run", "greet", "--nmae", "Ada"], {}, 2),
     ({"skills/summarize.skill.md": readme_summarize(), "notes.md": "# Notes\n", "run.json": json.dumps(TEXT_ENDING)},
      ["run", "--replay", "run.json", "summarize", "--path", "notes.md"], {}, 1),
+    ({"skills/summarize.tests.yaml": "cases:\n  - name: summarizes\n    args: {path: notes.md}\n"
+      "    script: summarize.turns.json\n    expect:\n      schema: {type: object}\n"
+      "  - name: refuses a bad flag\n    expected: {exit: ArgsError}\n"}, ["test", "summarize"], {}, 2),
 ]
 
 

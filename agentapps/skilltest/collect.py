@@ -1,0 +1,96 @@
+"""Which tests files a `skill-test` call names: skills by name, skill or tests files, folders
+(scanned), or, with no target, every tests file of the project."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentapps.errors import ConfigError, UsageError
+from agentapps.tools.index import SKIPPED_DIRS
+from agentapps.tools.names import is_skill_file, ref_kind
+from agentapps.tools.testfile import TESTS_SUFFIX, Case, load_cases, skill_file_for, tests_file_for
+
+
+@dataclass(frozen=True)
+class Suite:
+    """The cases of one skill file."""
+
+    skill_file: Path
+    tests_file: Path
+    cases: tuple[Case, ...]
+
+
+def collect(cwd: Path, targets: Sequence[str], lookup: object | None = None) -> list[Suite]:
+    """The suites `targets` name, in order, each once. A bad tests file is a ConfigError (its file
+    and line); a target that names no tests is a UsageError."""
+    files: list[Path] = []
+    if not targets:
+        from agentapps.boot import find_project
+
+        project, _ = find_project(cwd)
+        files += _scan(project or cwd)
+    for target in targets:
+        files += _files_of(cwd, target, lookup)
+    suites: list[Suite] = []
+    cwd = cwd.resolve()
+    for tests_file in dict.fromkeys(f.resolve() for f in files):
+        skill = skill_file_for(tests_file)
+        if skill is None:
+            stem = tests_file.name[: -len(TESTS_SUFFIX)]
+            raise UsageError(f"{tests_file}: no skill file beside it ({stem}.skill.md or {stem}.skill.py); "
+                             "a tests file is named after the skill it tests.")
+        try:
+            cases = load_cases(tests_file)
+        except ConfigError as exc:  # shown as `check` shows files: from the working directory
+            exc.file = str(tests_file.relative_to(cwd)) if tests_file.is_relative_to(cwd) else exc.file
+            raise
+        suites.append(Suite(skill, tests_file, tuple(cases)))
+    return suites
+
+
+def _files_of(cwd: Path, target: str, lookup: object | None) -> list[Path]:
+    path = cwd / target
+    if ref_kind(target) == "name" and not path.exists():
+        return [_tests_of_name(target, lookup)]
+    if path.is_dir():
+        found = _scan(path)
+        if not found:
+            raise UsageError(f"'{target}' holds no tests files (*{TESTS_SUFFIX}).")
+        return found
+    if path.is_file() and path.name.endswith(TESTS_SUFFIX):
+        return [path]
+    if path.is_file() and is_skill_file(path.name):
+        tests = tests_file_for(path)
+        if not tests.is_file():
+            raise UsageError(f"Skill file {target} has no tests: write {tests.name} beside it (docs/toolchain.md).")
+        return [tests]
+    if path.exists():
+        raise UsageError(f"'{target}' is neither a skill, a skill file, a tests file nor a folder.")
+    raise UsageError(f"No such skill, file or folder: '{target}'.")
+
+
+def _tests_of_name(name: str, lookup: object | None) -> Path:
+    if lookup is None:
+        raise UsageError(f"No such file or folder: '{name}'.")
+    tool = lookup.resolve(name)  # type: ignore[attr-defined]  # SkillNotFoundError suggests close names
+    if tool.path is None:
+        raise UsageError(f"Skill '{name}' is not a file, so it has no tests file.")
+    tests = tests_file_for(tool.path)
+    if not tests.is_file():
+        raise UsageError(f"Skill '{name}' has no tests: write {tests.name} beside {tool.path} (docs/toolchain.md).")
+    return tests
+
+
+def _scan(folder: Path) -> list[Path]:
+    return sorted(_walk(folder))
+
+
+def _walk(folder: Path) -> Iterator[Path]:
+    for base, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if (d == ".agent-apps" or not d.startswith(".")) and d not in SKIPPED_DIRS]
+        for name in names:
+            if name.endswith(TESTS_SUFFIX):
+                yield Path(base) / name
