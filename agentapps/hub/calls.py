@@ -23,7 +23,7 @@ def hub_operation(ctx: Context, operation: str, args: dict[str, Any]) -> dict[st
     deps = bool(args.get("installDeps"))
     if operation == "add-source":
         return ops.add_source(project, args["source"], name=args.get("name"), path=args.get("path"),
-                              ref=args.get("ref"), install_deps=deps)
+                              ref=args.get("ref"), install_deps=deps, cwd=Path(config.cwd))
     if operation == "install":
         return ops.install(project, frozen=bool(args.get("frozen")), install_deps=deps)
     if operation == "add":

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from agentapps.hub.registry import Registries, Release, configured
 from agentapps.hub.resolve import resolve
 from agentapps.hub.semver import Range
 from agentapps.hub.sources import Source, check_name, package_name, parse_source
-from agentapps.tools.packages import PACKAGES_DIR, verify_installed
+from agentapps.tools.packages import LOCK_FILE, PACKAGES_DIR, verify_installed
 
 Answer = dict[str, Any]
 
@@ -54,9 +55,13 @@ def _entry(source: Source, commit: str, staged: Staged, **extra: Any) -> dict[st
 
 
 def add_source(project: Path, spec: str, *, name: str | None = None, path: str | None = None,
-               ref: str | None = None, install_deps: bool = False) -> Answer:
-    """`agentapps add SOURCE`: install the skills of a git repository, pinned to its commit."""
-    source = parse_source(spec, project, path=path, ref=ref)
+               ref: str | None = None, install_deps: bool = False, cwd: Path | None = None) -> Answer:
+    """`agentapps add SOURCE`: install the skills of a git repository, pinned to its commit. A
+    relative folder is taken from `cwd` and written in the lock file relative to the project."""
+    source = parse_source(spec, cwd or project, path=path, ref=ref)
+    written = os.path.expanduser(spec.partition("#")[0])
+    if Path(source.url).is_absolute() and not os.path.isabs(written):  # a relative local repository:
+        source = Source(os.path.relpath(source.url, project), source.url, source.path, source.ref)  # from the project
     repo = Repository(project, source.url)
     commit = repo.resolve(source.ref)
     if path is None and not source.path and repo.exists(commit, "skills"):
@@ -84,8 +89,10 @@ def install(project: Path, *, frozen: bool = False, install_deps: bool = False) 
     rows: list[dict[str, Any]] = []
     with lock.guard(project):
         packages = lock.load(project)
-        if frozen and not (project / "agentapps-lock.json").is_file():
-            raise IntegrityError("There is no agentapps-lock.json to install from (--frozen).")
+        if not (project / LOCK_FILE).is_file():
+            if frozen:
+                raise IntegrityError(f"There is no {LOCK_FILE} to install from (--frozen).")
+            return {"results": [], "text": f"Nothing to install: there is no {LOCK_FILE}."}
         changed = False
         for name, entry in packages.items():
             check_name(name)

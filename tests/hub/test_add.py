@@ -221,3 +221,23 @@ def test_a_local_folder_source_is_absolute_and_file_urls_pass_through(tmp_path):
     assert parse_source("file:///srv/r.git", tmp_path).url == "file:///srv/r.git"
     with pytest.raises(PackageError):
         parse_source("fd::3", tmp_path)
+
+
+def test_a_relative_folder_is_taken_from_where_add_runs_and_locked_from_the_project(project, tmp_path):
+    skills_repo(tmp_path / "shared")
+    (project.root / "sub").mkdir()
+    done = project.cli("add", "../../shared", "--name", "team", cwd=project.root / "sub")
+    assert done.returncode == 0, done.stderr
+    assert lock(project)["team"]["source"] == "../shared"
+    shutil.rmtree(project.root / ".agent-apps/packages")
+    assert project.cli("install", "--frozen").returncode == 0
+
+
+def test_install_without_a_lock_file_changes_nothing(project, repo):
+    project.cli("add", str(repo), "--name", "team")
+    (project.root / LOCK).unlink()
+    done = project.cli("install")
+    assert done.returncode == 0 and "Nothing to install" in done.stdout
+    assert (project.root / ".agent-apps/packages/team").is_dir()
+    frozen = project.cli("install", "--frozen")
+    assert frozen.returncode == 5 and "There is no agentapps-lock.json" in frozen.stderr
