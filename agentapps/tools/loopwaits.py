@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "49275ad9ee73"
+STAMP = "a74af3655e2b"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -72,12 +72,12 @@ WAITS = {
     "agentapps.cli.help": False,
     "agentapps.cli.inputs": False,
     "agentapps.cli.listing": True,
-    "agentapps.cli.options": False,
     "agentapps.cli.progress": False,
     "agentapps.cli.render": False,
     "agentapps.cli.repl": True,
     "agentapps.cli.repl_command": True,
     "agentapps.cli.run": True,
+    "agentapps.cli.run_options": False,
     "agentapps.cli.runs": True,
     "agentapps.cli.serve": True,
     "agentapps.cli.sessions": True,

@@ -60,11 +60,11 @@ def needs_real_process(argv: Sequence[str]) -> str | None:
     if words and words[0] in LONG_LIVED and not (words[0] == "worker" and _bounded_worker(words)):
         return f"'agentapps {words[0]}' runs until it is stopped"
     if words and words[0] == "run":
-        from agentapps.cli import options
+        from agentapps.cli import run_options
         from agentapps.errors import AgentAppsError
 
         try:
-            opts = options.parse(list(argv[list(argv).index("run") + 1:]))
+            opts = run_options.parse(list(argv[list(argv).index("run") + 1:]))
         except AgentAppsError:  # refused by the parser: nothing runs
             return None
         if opts is not None and opts.timeout is not None:
