@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "a74af3655e2b"
+STAMP = "52c326dd9d6d"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -237,6 +237,7 @@ WAITS = {
     "agentapps.stores.link": True,
     "agentapps.stores.redissessions": True,
     "agentapps.stores.redisstate": True,
+    "agentapps.stores.schedules": False,
     "agentapps.stores.session_settings": False,
     "agentapps.stores.sessions": True,
     "agentapps.stores.slots": False,

@@ -221,7 +221,10 @@ def _process_state(env: Mapping[str, str], cwd: Path, argv: Sequence[str]) -> It
         os.umask(saved_umask)
         sys.excepthook, sys.unraisablehook = saved_hooks[0], saved_hooks[1]
         threading.excepthook = saved_hooks[2]
-        sys.argv, sys.path[:], sys.meta_path[:] = saved_argv, saved_path, saved_meta
+        # a finder a library added while the run imported it (six's, for `six.moves`) stays, as the
+        # library stays in sys.modules; agentapps' own logging finder is put back as it was
+        added = [f for f in sys.meta_path if f not in saved_meta and not type(f).__module__.startswith("agentapps")]
+        sys.argv, sys.path[:], sys.meta_path[:] = saved_argv, saved_path, saved_meta + added
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
