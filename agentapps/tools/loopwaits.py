@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "e73154bd6cca"
+STAMP = "ebe196d87e5d"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -73,12 +73,12 @@ WAITS = {
     "agentapps.cli.hub": True,
     "agentapps.cli.inputs": False,
     "agentapps.cli.listing": True,
-    "agentapps.cli.options": False,
     "agentapps.cli.progress": False,
     "agentapps.cli.render": False,
     "agentapps.cli.repl": True,
     "agentapps.cli.repl_command": True,
     "agentapps.cli.run": True,
+    "agentapps.cli.run_options": False,
     "agentapps.cli.runs": True,
     "agentapps.cli.serve": True,
     "agentapps.cli.sessions": True,
@@ -249,6 +249,7 @@ WAITS = {
     "agentapps.stores.link": True,
     "agentapps.stores.redissessions": True,
     "agentapps.stores.redisstate": True,
+    "agentapps.stores.schedules": False,
     "agentapps.stores.session_settings": False,
     "agentapps.stores.sessions": True,
     "agentapps.stores.slots": False,
