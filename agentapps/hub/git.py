@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -18,6 +19,7 @@ from pathlib import Path
 from agentapps.errors import PackageError
 
 MIRRORS = Path(".agent-apps") / "cache" / "git"
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1 or SHA-256 object names, in full
 
 
 def _git(args: list[str], *, cwd: Path | None = None, what: str) -> bytes:
@@ -79,7 +81,10 @@ class Repository:
         return True
 
     def ensure(self, commit: str) -> None:
-        """Make sure the mirror has `commit` (fetching when it does not)."""
+        """Make sure the mirror has `commit` (fetching when it does not). A lock file names commits
+        in full: anything else (an option, a branch) is refused before git sees it."""
+        if not _COMMIT.fullmatch(commit):
+            raise PackageError(f"{commit[:80]!r} is not a full commit id.")
         if not self.has(commit):
             self.fetch()
             if not self.has(commit):

@@ -241,3 +241,15 @@ def test_install_without_a_lock_file_changes_nothing(project, repo):
     assert (project.root / ".agent-apps/packages/team").is_dir()
     frozen = project.cli("install", "--frozen")
     assert frozen.returncode == 5 and "There is no agentapps-lock.json" in frozen.stderr
+
+
+@pytest.mark.parametrize("commit_", ["--output=/tmp/x", "main", "abc123"])
+def test_a_lock_entry_must_name_a_full_commit(project, repo, commit_):
+    project.cli("add", str(repo), "--name", "team")
+    data = json.loads((project.root / LOCK).read_text())
+    data["packages"]["team"]["commit"] = commit_
+    (project.root / LOCK).write_text(json.dumps(data))
+    shutil.rmtree(project.root / ".agent-apps/packages/team")
+    done = project.cli("install", "--frozen")
+    assert done.returncode == 2 and "is not a full commit id" in done.stderr
+    assert not (project.root / ".agent-apps/packages/team").exists()
