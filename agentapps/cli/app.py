@@ -96,7 +96,8 @@ def which(name: str = typer.Argument(..., help="Skill name (or a path, which sha
         return
     for i, row in enumerate(rows):
         label = "" if i == 0 else "shadowed: "
-        sys.stdout.write(f"{label}{row['path']}  ({row['source']})\n")
+        source = f"{row['source']} {row['package']}" if row.get("package") else row["source"]
+        sys.stdout.write(f"{label}{row['path']}  ({source})\n")
 
 
 @app.command(help=COMMANDS["check"])

@@ -44,7 +44,7 @@ def test_an_installed_package_is_on_the_search_path_with_no_configuration(projec
     ran = project.cli("run", "stamp")
     assert (ran.returncode, ran.stdout.strip()) == (0, "v1")
     which = project.cli("which", "stamp")
-    assert ".agent-apps/packages/team/stamp/stamp.skill.py  (package)" in which.stdout
+    assert ".agent-apps/packages/team/stamp/stamp.skill.py  (package team)" in which.stdout
 
 
 def test_the_projects_own_skill_shadows_a_package_skill_and_a_package_shadows_a_bundled_one(project, repo):
@@ -54,7 +54,7 @@ def test_the_projects_own_skill_shadows_a_package_skill_and_a_package_shadows_a_
     project.write("stamp.skill.py", code_skill("stamp", "mine"))
     assert project.cli("run", "stamp").stdout.strip() == "mine"
     rows = project.cli("which", "stamp").stdout.splitlines()
-    assert rows[0].endswith("(project)") and rows[1].startswith("shadowed: ") and "(package)" in rows[1]
+    assert rows[0].endswith("(project)") and rows[1].startswith("shadowed: ") and "(package team)" in rows[1]
 
 
 def test_a_changed_package_is_refused_at_run_time_naming_the_package_and_file(project, repo):
