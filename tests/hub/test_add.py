@@ -253,3 +253,12 @@ def test_a_lock_entry_must_name_a_full_commit(project, repo, commit_):
     done = project.cli("install", "--frozen")
     assert done.returncode == 2 and "is not a full commit id" in done.stderr
     assert not (project.root / ".agent-apps/packages/team").exists()
+
+
+def test_a_changed_package_refuses_only_its_own_skills(project, repo):
+    project.cli("add", str(repo), "--name", "team")
+    (project.root / ".agent-apps/packages/team/stamp/stamp.skill.py").write_text(code_skill("stamp", "evil"))
+    project.write("mine.skill.py", code_skill("mine", "fine"))
+    assert project.cli("run", "mine").stdout.strip() == "fine"
+    assert project.cli("run", "hello", "--name", "Ada").returncode == 0
+    assert project.cli("run", "stamp").returncode == 5
