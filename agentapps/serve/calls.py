@@ -19,11 +19,11 @@ if TYPE_CHECKING:
 
 
 def meta_of(server: Server, tool: ToolDef) -> dict[str, Any]:
-    """The skill's cascaded metadata (its own, the project's main skill's, `$inherit`, `default`)."""
-    from agentapps.cascade.resolve import cascade
+    """The skill's cascaded metadata (its own, the project's main skill's, `$inherit`, `default`):
+    the pipeline's own, kept with the definition and checked as the pipeline checks it (read only)."""
+    from agentapps.context.plan import cascaded
 
-    g = server.g
-    return cascade(tool, g.lookup, g.config.main_tool, g.config.project).meta
+    return cascaded(tool, server.g).meta
 
 
 def offered(server: Server, name: Any) -> ToolDef:

@@ -144,7 +144,8 @@ class LiveRun:
         error: BaseException | None = None
         limit = self.server.options.timeout
         try:
-            raw = await asyncio.wait_for(served.invoke(self.run, self.skill, self.args), limit)
+            async with asyncio.timeout(limit):  # in this task: wait_for would start one more per run
+                raw = await served.invoke(self.run, self.skill, self.args)
             from agentapps.lifecycle.results import json_result
 
             result = json_result(raw, self.skill)[0]
