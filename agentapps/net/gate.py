@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import hmac
 import re
-from functools import lru_cache
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, ip_address
 from urllib.parse import urlsplit
 
