@@ -118,8 +118,18 @@ async def thread_for(server: Server, tool: ToolDef, meta: dict[str, Any], args: 
 
 
 async def admit(server: Server, who: str, run: LiveRun) -> LiveRun:
-    """Start `run` when `who` has room: at most `--concurrency` runs going, then up to `--queue`
-    requests waiting in turn for a slot (the first to wait is the first to start), then 429."""
+    """Start `run` in a task of its own when `who` has room (`reserve`); its end frees the slot."""
+    await reserve(server, who)
+    run.start()
+    assert run.task is not None
+    run.task.add_done_callback(lambda _: release(server, who))
+    return run
+
+
+async def reserve(server: Server, who: str) -> None:
+    """Take one of `who`'s slots: at most `--concurrency` runs going, then up to `--queue` requests
+    waiting in turn for a slot (the first to wait is the first to start), then 429. The run that
+    took it gives it back with `release`."""
     limit, bound = server.options.concurrency, server.options.queue
     waiting = server.waiting.setdefault(who, deque())
     if server.busy[who] >= limit or waiting:
@@ -135,18 +145,14 @@ async def admit(server: Server, who: str, run: LiveRun) -> LiveRun:
             if turn in waiting:
                 waiting.remove(turn)
             elif turn.done() and not turn.cancelled():
-                _release(server, who)  # the slot came as this request went away: the next one takes it
+                release(server, who)  # the slot came as this request went away: the next one takes it
             _forget_idle(server, who)
             raise
     else:
         server.busy[who] += 1
-    run.start()
-    assert run.task is not None
-    run.task.add_done_callback(lambda _: _release(server, who))
-    return run
 
 
-def _release(server: Server, who: str) -> None:
+def release(server: Server, who: str) -> None:
     """A run of `who` ended: its slot goes to the first request still waiting, or is freed."""
     waiting = server.waiting.get(who)
     while waiting:

@@ -49,6 +49,15 @@ class LiveRun:
         self.task = asyncio.ensure_future(self._execute())
         return self
 
+    async def run_here(self, stopping: str) -> None:
+        """The run in the calling task (a request that waits for its end; `cancel` cannot reach it).
+        A cancellation of that task (the server stopping) ends the run with `stopping` as its error;
+        once its outcome is made and recorded, the cancellation goes on."""
+        await self._execute(stopping)
+        here = asyncio.current_task()
+        if here is not None and here.cancelling():
+            raise asyncio.CancelledError
+
     # -- events -----------------------------------------------------------------------------------
 
     def emit(self, name: str, data: dict[str, Any]) -> None:
@@ -137,7 +146,7 @@ class LiveRun:
 
     # -- the run ----------------------------------------------------------------------------------
 
-    async def _execute(self) -> None:
+    async def _execute(self, stopping: str | None = None) -> None:
         reporter = served.REPORT.set(self.on_trace)
         asker = ASK.set(self.ask if self.streaming else None)
         result: Any = None
@@ -153,7 +162,7 @@ class LiveRun:
             error = LimitError(f"The run took longer than the server's limit of {limit:g} s and was stopped "
                                "(agentapps serve --timeout).", skill=self.skill)
         except asyncio.CancelledError:
-            error = InterruptedError_(self.run.g.signal.reason or "Cancelled.", signal_number=2)
+            error = InterruptedError_(stopping or self.run.g.signal.reason or "Cancelled.", signal_number=2)
         except Exception as exc:  # every failure is an outcome, never a crash
             if not isinstance(exc, AgentAppsError):
                 log.warning("skill %s failed unexpectedly", self.skill, exc_info=True)
