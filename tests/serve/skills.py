@@ -63,8 +63,8 @@ STORY_TURNS = [{"text": "Looking.", "code": ["return 6 * 7"], "delay": 0.05}, {"
 RISKY_TURNS = [{"text": "Greeting Bob.", "code": ["return await ctx.manager.invoke('greet', {name: 'Bob'})"]},
                {"text": "Done."}]
 # asks twice, so a repeated first decision meets a stream that is still open (not a race with its end)
-TWICE_TURNS = [{"text": "Greeting two.", "code": ["await ctx.manager.invoke('greet', {name: 'Bob'});"
-                                                  " return await ctx.manager.invoke('greet', {name: 'Ann'})"]},
+TWICE_TURNS = [{"text": "Greeting two.", "code": [("await ctx.manager.invoke('greet', {name: 'Bob'});"
+                                                  " return await ctx.manager.invoke('greet', {name: 'Ann'})")]},
                {"text": "Done."}]
 
 
