@@ -9,8 +9,14 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from agentapps.cascade.interface import params_of
+from agentapps.context.plan import cascaded
 from agentapps.errors import AgentAppsError, ArgsError, LimitError, SkillNotFoundError, UsageError
+from agentapps.schemas.validation import check_limits, validate
 from agentapps.serve.http import Refused
+from agentapps.stores.session_settings import settings
+from agentapps.tools.names import did_you_mean, unknown_args_hint
+from agentapps.trust import rules_of
 
 if TYPE_CHECKING:
     from agentapps.serve.runs import LiveRun
@@ -21,8 +27,6 @@ if TYPE_CHECKING:
 def meta_of(server: Server, tool: ToolDef) -> dict[str, Any]:
     """The skill's cascaded metadata (its own, the project's main skill's, `$inherit`, `default`):
     the pipeline's own, kept with the definition and checked as the pipeline checks it (read only)."""
-    from agentapps.context.plan import cascaded
-
     return cascaded(tool, server.g).meta
 
 
@@ -31,8 +35,6 @@ def offered(server: Server, name: Any) -> ToolDef:
         raise Refused(400, UsageError("'skill' must name a skill (GET /skills lists them)."))
     tool = server.tool(name)
     if tool is None:
-        from agentapps.tools.names import did_you_mean
-
         hint = did_you_mean(name[:64], server.exposure.offers)  # among the served ones only: nothing hidden leaks
         raise Refused(404, SkillNotFoundError(f"No skill '{name[:64]}' is served here (GET /skills lists them).{hint}"))
     return tool
@@ -40,10 +42,6 @@ def offered(server: Server, name: Any) -> ToolDef:
 
 def checked_args(server: Server, tool: ToolDef, args: Any) -> dict[str, Any]:
     """The args, refused (400) unless an object within the limits that the skill's `params` accept."""
-    from agentapps.cascade.interface import params_of
-    from agentapps.schemas.validation import check_limits, validate
-    from agentapps.tools.names import unknown_args_hint
-
     if args is None:
         args = {}
     if not isinstance(args, dict):
@@ -64,8 +62,6 @@ def checked_args(server: Server, tool: ToolDef, args: Any) -> dict[str, Any]:
 
 def needs_approval(server: Server, tool: ToolDef, meta: dict[str, Any]) -> bool:
     """Whether the skill's own or the project's trust rules could ask for an approval."""
-    from agentapps.trust import rules_of
-
     main = server.g.config.main_tool
     return bool(rules_of(meta, tool.name) or (main is not None and rules_of(main.metadata, main.name)))
 
@@ -73,8 +69,6 @@ def needs_approval(server: Server, tool: ToolDef, meta: dict[str, Any]) -> bool:
 def session_arg(tool: ToolDef, meta: dict[str, Any]) -> tuple[str, str | None] | None:
     """(arg name, store; None for the project's default) when the skill keeps a session keyed by one
     of its args: its threads."""
-    from agentapps.stores.session_settings import settings
-
     found = settings(meta.get("session"), skill=tool.name, file=tool.path)
     if found is None or not found.key.startswith("args.") or "." in found.key[5:]:
         return None

@@ -17,7 +17,10 @@ from typing import TYPE_CHECKING, Any
 from agentapps.errors import AgentAppsError, InterruptedError_, LimitError
 from agentapps.lifecycle import served
 from agentapps.lifecycle.outcome import outcome
+from agentapps.lifecycle.results import json_result
 from agentapps.lifecycle.streaming import StreamRedactor
+from agentapps.runlog import enabled, entry_for
+from agentapps.runlog.batch import batcher_for
 from agentapps.serve.events import stream_event
 from agentapps.trust import ASK
 
@@ -155,8 +158,6 @@ class LiveRun:
         try:
             async with asyncio.timeout(limit):  # in this task: wait_for would start one more per run
                 raw = await served.invoke(self.run, self.skill, self.args)
-            from agentapps.lifecycle.results import json_result
-
             result = json_result(raw, self.skill)[0]
         except TimeoutError:
             error = LimitError(f"The run took longer than the server's limit of {limit:g} s and was stopped "
@@ -188,9 +189,6 @@ class LiveRun:
 
     def _record(self, code: int) -> None:
         """The run-log record, written by the server's one batched writer (the answer never waits)."""
-        from agentapps.runlog import enabled, entry_for
-        from agentapps.runlog.batch import batcher_for
-
         if not enabled():
             return
         try:
