@@ -9,6 +9,7 @@ prints — redacted, and appended to the run log.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import secrets
 import time
@@ -37,9 +38,7 @@ class LiveRun:
                  thread: str | None = None, streaming: bool = False) -> None:
         self.server, self.skill, self.args, self.owner = server, skill, args, owner
         self.thread, self.streaming = thread, streaming
-        self.id = secrets.token_hex(12)
         self.loop = asyncio.get_running_loop()
-        self.events: asyncio.Queue[Event | None] = asyncio.Queue()
         self.pending: dict[str, asyncio.Future[str]] = {}
         self.decided: set[str] = set()  # approvals whose decision the client was already sent
         self.run = served.begin(server.g, server.exposure.policy)
@@ -47,6 +46,17 @@ class LiveRun:
         self.task: asyncio.Task[None] | None = None
         # streamed model text, redacted across deltas: a secret split between two is still caught
         self.text = StreamRedactor(server.g.internals.redactor)
+        if streaming:  # its queue made here, on the loop: events can come from worker threads
+            self.events = asyncio.Queue()
+
+    # made when first needed (a streamed run's queue at once): a run of /invocations needs neither
+    @functools.cached_property
+    def id(self) -> str:
+        return secrets.token_hex(12)
+
+    @functools.cached_property
+    def events(self) -> asyncio.Queue[Event | None]:
+        return asyncio.Queue()
 
     def start(self) -> LiveRun:
         self.task = asyncio.ensure_future(self._execute())
@@ -185,7 +195,8 @@ class LiveRun:
             except asyncio.CancelledError:
                 pass  # shutting down: the record is written by the shielded task if it can be
         self.emit("result" if error is None else "error", self.outcome)
-        self.events.put_nowait(None)
+        if self.streaming:
+            self.events.put_nowait(None)
 
     def _record(self, code: int) -> None:
         """The run-log record, written by the server's one batched writer (the answer never waits)."""
