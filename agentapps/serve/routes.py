@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from agentapps.serve.state import Server
 
 
+ANSWER_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
 def _server(request: Request) -> Server:
     return request.app.state.server  # type: ignore[no-any-return]
 
@@ -57,7 +60,8 @@ async def invocations(request: Request) -> Response:
         await run.run_here("The server is shutting down.")
     finally:
         release(server, who)
-    return JSONResponse(run.outcome, status_code=status_of(run.outcome))
+    # the bytes JSONResponse would send, from one encoder (it builds a new one per response)
+    return Response(ANSWER_JSON.encode(run.outcome).encode(), status_of(run.outcome), media_type="application/json")
 
 
 def sse(name: str, data: Any) -> bytes:
