@@ -55,6 +55,7 @@ class AgentRun:
     steps: int = 0
     usage: dict[str, int] = field(default_factory=u.empty)
     turns_usage: list[dict[str, int]] = field(default_factory=list)
+    turns_output: int = 0  # the sum of outputTokens over turns_usage
     finished: bool = False
     result: Any = None
     returns_failures: int = 0
@@ -146,6 +147,7 @@ class AgentRun:
         report = u.normalize(fields.get("usage"))
         model = self._spent(fields.get("model"), report)
         self.turns_usage.append(report)
+        self.turns_output += report["outputTokens"]
         self.trace.record("turn-end", **{"turnNumber": self.turn, **fields, "usage": report,
                                          "model": model, "result": text})
         if self.recorder is not None and self.buffer.slot is not None:
@@ -198,7 +200,7 @@ class AgentRun:
         if price is None and any(level.max_cost < float("inf") for level in self.spend.chain()):
             raise u.unpriced(self.model, self.skill)
         try:
-            self.spend.admit(next_turn(self.turns_usage, context_tokens), price, skill=self.skill,
+            self.spend.admit(next_turn(self.turns_usage, context_tokens, self.turns_output), price, skill=self.skill,
                              number=self.turn + 1)
         except LimitError:
             self.stop_reason = "budget"
