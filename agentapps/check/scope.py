@@ -12,7 +12,7 @@ from agentapps.errors import SkillLoadError, UsageError
 from agentapps.tools.index import Broken, RootIndex
 from agentapps.tools.loader import load_file
 from agentapps.tools.locate import Key, KeyLines
-from agentapps.tools.lookup import Lookup
+from agentapps.tools.lookup import EVERYTHING, Lookup
 from agentapps.tools.names import is_skill_file, name_from_file
 from agentapps.tools.skilldirs import PROJECT_FOLDER_KINDS
 from agentapps.types import PathEntry, ToolDef
@@ -51,7 +51,10 @@ class Scope:
         """The bundled definitions named `name` (the bundled index decoded once per check)."""
         if self._bundled_names is None:
             self._bundled_names = self.bundled.by_name
-        return self._bundled_names.get(name) or []
+        found = self._bundled_names.get(name) or []
+        if found and self.lookup.reads is not None:
+            self.lookup.reads.add(EVERYTHING)  # the bundled file's bytes decide (roots.shadowing)
+        return found
 
     def unlisted_servers(self) -> set[str]:
         """Declared MCP servers (sanitised names) whose tools are not known without starting them."""
@@ -60,6 +63,8 @@ class Scope:
 
     def tags(self) -> dict[str, set[str]]:
         """tag -> names of the winning skills carrying it."""
+        if self.lookup.reads is not None:
+            self.lookup.reads.add(EVERYTHING)  # every skill's tags: a finding made from them is never kept
         if self._tags is None:
             tools, _ = self.lookup.list_all()
             self._tags = {}
