@@ -184,12 +184,16 @@ def _row(f: Finding) -> list[Any]:
     return [f.path, f.line, f.severity, f.code, f.message]
 
 
-def open_cache(scope: Scope, paths: Iterable[Path]) -> CheckCache:
-    """The kept findings of this check (of this folder and these paths), or an empty cache that
-    keeps nothing when caching is off."""
+def kept_file(cwd: Path, paths: Iterable[Path] = ()) -> Path | None:
+    """Where the findings of a check from `cwd` of `paths` are kept (None: caching is off)."""
     from agentapps.tools.bytecode import cache_base
 
     base = cache_base()
-    key = json.dumps([str(scope.cwd), sorted(str(p) for p in paths)])
-    name = f"check-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
-    return CheckCache(scope, None if base is None else base / name)
+    key = json.dumps([str(cwd), sorted(str(p) for p in paths)])
+    return None if base is None else base / f"check-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
+
+
+def open_cache(scope: Scope, paths: Iterable[Path]) -> CheckCache:
+    """The kept findings of this check (of this folder and these paths), or a cache that keeps
+    nothing when caching is off."""
+    return CheckCache(scope, kept_file(scope.cwd, paths))
