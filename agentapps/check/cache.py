@@ -67,8 +67,11 @@ def _stat(path: Path | None) -> list[Any] | None:
 
 def world(scope: Scope) -> str:
     """A digest of everything every skill's findings may depend on (see the module doc)."""
+    indexes = [*scope.lookup.indexes, scope.bundled]
+    for index in indexes:  # a root not read yet would count as empty
+        index.ensure(force_check=False, interval=scope.lookup.check_interval)
     roots = [[str(i.entry.directory), i.entry.kind, sorted((p, e.name, e.kind) for p, e in i.files.items())]
-             for i in [*scope.lookup.indexes, scope.bundled]]
+             for i in indexes]
     data = [VERSION, __version__, _code_stamp(), str(scope.cwd), str(scope.project),
             sorted((k, v) for k, v in os.environ.items() if k.startswith(ENV_PREFIXES)),
             _stat(scope.main.path) if scope.main is not None else None, roots,
