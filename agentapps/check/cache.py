@@ -37,7 +37,7 @@ from agentapps.tools.lookup import EVERYTHING
 from agentapps.types import ToolDef
 from agentapps.version import __version__
 
-VERSION = 1
+VERSION = 2
 RACY_NS = 2_000_000_000  # a file written this recently may change again within its mtime's tick
 ENV_PREFIXES = ("AGENTAPPS_", "AGENT_APPS_")
 Sig = list[list[Any]]  # the files that win a name: [path, mtime, size] each
@@ -81,17 +81,23 @@ def world(scope: Scope) -> str:
 
 
 class CheckCache:
-    """The kept findings of one check's skills (path -> own stamp, dependencies, findings, settings)."""
+    """The kept findings of one check's skills. On disk: the world digest, the files that won each
+    depended-on name (`sigs`), the distinct dependency lists (`depsets`: most skills share one), and
+    per skill file `[mtime, size, depset, findings, settings adds]`."""
 
     def __init__(self, scope: Scope, file: Path | None) -> None:
         self.scope = scope
         self.file = file
         self.world = world(scope)
         self.old: dict[str, Any] = {}
-        self.new: dict[str, Any] = {}
         self.old_sigs: dict[str, Any] = {}  # the files that won each depended-on name then
-        self._same: dict[str, bool] = {}  # ... and whether they still do
-        self.stamps = {p: [e.mtime, e.size] for index in scope.roots for p, e in index.files.items()}
+        self.old_depsets: list[Any] = []
+        self.new: dict[str, tuple[int, int, tuple[str, ...], Any, Any]] = {}
+        self._same: dict[str, bool] = {}  # whether a name's files are those of `old_sigs`
+        self._depset_ok: dict[int, bool] = {}
+        self.entries: dict[str, Any] = {}  # path -> the index's Entry (mtime, size) of checked files
+        for index in scope.roots:
+            self.entries.update(index.files)
         self._sigs: dict[str, Sig] = {}
         # findings made from a file younger than RACY_NS are not kept: a second write within the
         # clock tick of the first, of the same size, would leave the same stamp
@@ -101,10 +107,10 @@ class CheckCache:
         self.hits = self.misses = 0
         if file is not None:
             with contextlib.suppress(OSError, ValueError):
-                data = json.loads(file.read_text(encoding="utf-8"))
-                if (isinstance(data, dict) and data.get("world") == self.world
-                        and isinstance(data.get("skills"), dict) and isinstance(data.get("sigs"), dict)):
-                    self.old, self.old_sigs = data["skills"], data["sigs"]
+                data = json.loads(file.read_bytes())
+                if (isinstance(data, dict) and data.get("world") == self.world and isinstance(data.get("skills"), dict)
+                        and isinstance(data.get("sigs"), dict) and isinstance(data.get("depsets"), list)):
+                    self.old, self.old_sigs, self.old_depsets = data["skills"], data["sigs"], data["depsets"]
 
     def sig(self, name: str) -> Sig:
         """The files that win `name` now: those of the first root that has it (none: [])."""
@@ -124,19 +130,25 @@ class CheckCache:
             self._same[name] = name in self.old_sigs and self.old_sigs[name] == self.sig(name)
         return self._same[name]
 
+    def _unchanged(self, depset: int) -> bool:
+        if depset not in self._depset_ok:
+            names = self.old_depsets[depset]
+            self._depset_ok[depset] = isinstance(names, list) and all(self.same(str(n)) for n in names)
+        return self._depset_ok[depset]
+
     def get(self, tool: ToolDef) -> tuple[list[Finding], Adds] | None:
         """The findings kept for `tool`, when nothing they depend on changed."""
         path = str(tool.path)
-        kept, stamp = self.old.get(path), self.stamps.get(path)
+        kept, entry = self.old.get(path), self.entries.get(path)
         try:
-            if stamp is None or kept is None or kept["own"] != stamp or not all(
-                    self.same(name) for name in kept["deps"]):
+            if (entry is None or kept is None or kept[0] != entry.mtime or kept[1] != entry.size
+                    or not self._unchanged(kept[2])):
                 return None
-            findings = [Finding(*f) for f in kept["findings"]]
-            adds = [(Finding(*f), skill, bool(own)) for f, skill, own in kept["adds"]]
-        except (KeyError, TypeError, ValueError, AttributeError):
+            findings = [Finding(*f) for f in kept[3]] if kept[3] else []
+            adds = [(Finding(*f), skill, bool(own)) for f, skill, own in kept[4]] if kept[4] else []
+        except (IndexError, KeyError, TypeError, ValueError, AttributeError):
             return None
-        self.new[path] = kept
+        self.new[path] = (entry.mtime, entry.size, tuple(self.old_depsets[kept[2]]), kept[3], kept[4])
         self.hits += 1
         return findings, adds
 
@@ -144,14 +156,14 @@ class CheckCache:
         """Keep what checking `tool` found, unless it read everything."""
         self.misses += 1
         path = str(tool.path)
-        stamp = self.stamps.get(path)
-        if stamp is None or EVERYTHING in reads or not self.keeps or stamp[0] >= self.racy_after:
+        entry = self.entries.get(path)
+        if entry is None or EVERYTHING in reads or not self.keeps or entry.mtime >= self.racy_after:
             return
-        deps = sorted(self._closure(reads))
+        deps = tuple(sorted(self._closure(reads)))
         if any(row[1] >= self.racy_after for name in deps for row in self.sig(name)):
             return
-        self.new[path] = {"own": stamp, "deps": deps, "findings": [_row(f) for f in findings],
-                          "adds": [[_row(f), skill, own] for f, skill, own in adds]}
+        self.new[path] = (entry.mtime, entry.size, deps, [_row(f) for f in findings],
+                          [[_row(f), skill, own] for f, skill, own in adds])
 
     def _closure(self, names: Iterable[str]) -> set[str]:
         """`names` and the `$inherit` parents of what they find, transitively: a memo of the check
@@ -171,12 +183,16 @@ class CheckCache:
     def save(self) -> None:
         if self.file is None or (self.misses == 0 and self.new.keys() == self.old.keys()):
             return
+        depsets: dict[tuple[str, ...], int] = {}
+        skills = {path: [mtime, size, depsets.setdefault(deps, len(depsets)), findings, adds]
+                  for path, (mtime, size, deps, findings, adds) in self.new.items()}
+        names = sorted({name for deps in depsets for name in deps})
+        data = {"world": self.world, "sigs": {name: self.sig(name) for name in names},
+                "depsets": [list(deps) for deps in depsets], "skills": skills}
         tmp = self.file.with_name(f"{self.file.name}.{os.getpid()}.tmp")
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
-            names = {name for kept in self.new.values() for name in kept["deps"]}
-            sigs = {name: self.sig(name) for name in sorted(names)}
-            tmp.write_text(json.dumps({"world": self.world, "sigs": sigs, "skills": self.new}), encoding="utf-8")
+            tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
             os.replace(tmp, self.file)
         except OSError:
             with contextlib.suppress(OSError):

@@ -35,6 +35,7 @@ class Scope:
     _names: set[str] | None = field(default=None, repr=False)
     _unlisted: set[str] | None = field(default=None, repr=False)
     _bundled_names: dict[str, list[ToolDef | Broken]] | None = field(default=None, repr=False)
+    _items: list[ToolDef | Broken] | None = field(default=None, repr=False)
 
     def names(self) -> set[str]:
         """Every skill name findable while checking (broken files included: they are named), and
@@ -81,14 +82,18 @@ class Scope:
         return str(p.relative_to(self.cwd)) if p.is_relative_to(self.cwd) else str(p)
 
     def items(self) -> list[ToolDef | Broken]:
-        """Every checked file once, in path order."""
+        """Every checked file once, in path order (read once per check: the roots do not change
+        while it runs)."""
+        if self._items is not None:
+            return self._items
         seen: dict[str, ToolDef | Broken] = {}
         for index in self.roots:
             for item in index.items():
                 seen.setdefault(str(item.path), item)
         for item in self.files:
             seen.setdefault(str(item.path), item)
-        return [seen[p] for p in sorted(seen)]
+        self._items = [seen[p] for p in sorted(seen)]
+        return self._items
 
 
 @dataclass
