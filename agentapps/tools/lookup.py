@@ -15,13 +15,15 @@ from agentapps.tools.names import did_you_mean, is_skill_file, name_from_file, r
 from agentapps.tools.packages import verify_tool
 from agentapps.types import PathEntry, ToolDef, ToolProvider
 
+EVERYTHING = "*"  # in Lookup.reads: every skill was read (a listing), not only some names
+
 
 class Lookup:
     """Everything findable from one search path plus the in-memory tools (checked first)."""
 
     FIELDS = ("roots", "memory", "providers", "check_interval", "_indexes", "_by_path", "_memo", "_listed",
               "_memory_version")
-    __slots__ = (*FIELDS, "_summarised")
+    __slots__ = (*FIELDS, "_summarised", "reads")
     roots: list[PathEntry]
     memory: dict[str, ToolDef]
     # register in-memory tools on demand, before the disk is searched (MCP servers' tools)
@@ -29,6 +31,9 @@ class Lookup:
     check_interval: float
     _indexes: list[RootIndex]
     _by_path: dict[str, ToolDef]
+    # when a set: every name asked for is added to it, and "*" when everything was read (a listing);
+    # `check` learns so which skills each skill's findings depend on (agentapps.check.cache)
+    reads: set[str] | None
     _memo: dict[str, tuple[ToolDef, int, float]]
     _listed: tuple[tuple[int, bool, int], list[ToolDef], list[SkillLoadError]] | None
     _memory_version: int
@@ -50,6 +55,7 @@ class Lookup:
         self._memo = {} if _memo is None else _memo
         self._listed, self._memory_version = _listed, _memory_version
         self._summarised = None
+        self.reads = None
 
     def __repr__(self) -> str:
         return fields_repr(self, self.FIELDS)
@@ -140,6 +146,8 @@ class Lookup:
 
     def candidates(self, name: str, *, force_check: bool = False) -> list[ToolDef | Broken]:
         """Every definition of `name`, in search-path order (the first one wins)."""
+        if self.reads is not None:
+            self.reads.add(name)
         found: list[ToolDef | Broken] = []
         if name in self.memory or (self.providers and self._provided(name)):
             found.append(self.memory[name])
@@ -157,6 +165,8 @@ class Lookup:
         return found
 
     def find(self, name: str) -> ToolDef:
+        if self.reads is not None:
+            self.reads.add(name)
         memory = self.memory.get(name) or (self._provided(name) if self.providers else None)
         if memory is not None:
             return memory
@@ -227,6 +237,8 @@ class Lookup:
     def list_all(self, *, provided: bool = True) -> tuple[list[ToolDef], list[SkillLoadError]]:
         """Winners in name order, and the load problems met on the way (never fatal here).
         `provided=False` leaves out tools providers have not registered yet (no server starts)."""
+        if self.reads is not None:
+            self.reads.add(EVERYTHING)
         if provided and self.providers:
             self._provided(None)
         for index in self._indexes:

@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "ebe196d87e5d"
+STAMP = "750c64754c9e"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -52,6 +52,7 @@ WAITS = {
     "agentapps.check": False,
     "agentapps.check.allowed": True,
     "agentapps.check.body": True,
+    "agentapps.check.cache": True,
     "agentapps.check.findings": False,
     "agentapps.check.inherit": True,
     "agentapps.check.keys": True,
