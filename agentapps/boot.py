@@ -16,6 +16,7 @@ from agentapps.errors import ConfigError, SkillLoadError
 from agentapps.tools import skilldirs
 from agentapps.tools.loader import RUN_STARTED, load_file
 from agentapps.tools.lookup import Lookup
+from agentapps.tools.packages import PACKAGES_DIR
 from agentapps.types import PathEntry, ToolDef
 
 if TYPE_CHECKING:
@@ -178,6 +179,8 @@ def search_path(cwd: Path, project: Path | None, main: ToolDef | None) -> list[P
         entries.append(PathEntry(cwd, "project", max_depth=NO_PROJECT_DEPTH, ignore=ignore))
     home = Path.home().resolve()
     entries += skilldirs.project_entries(project or cwd, home)  # .agents/.claude/.github skills up to .git
+    if project is not None:  # installed hub packages: after the project's own skills, before the user's
+        entries.append(PathEntry(project / PACKAGES_DIR, "package"))
     entries.append(PathEntry(user_skills_dir(), "user"))
     entries += skilldirs.user_entries(home)
     entries.append(PathEntry(bundled, "bundled"))

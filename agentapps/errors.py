@@ -5,7 +5,8 @@
     │   ├── ArgsError                   exit 2  args refused (schema, size, depth)
     │   ├── SkillNotFoundError          exit 2  unknown name, with close names
     │   ├── SkillLoadError              exit 2  a skill file that cannot be loaded (file:line)
-    │   └── ConfigError                 exit 2  project/metadata configuration is wrong
+    │   ├── ConfigError                 exit 2  project/metadata configuration is wrong
+    │   └── PackageError                exit 2  hub: unknown package, no matching version, bad source
     ├── SkillError                      exit 1  a skill raised or returned something invalid
     │   ├── ReturnsError                exit 1  result does not match `returns`
     │   ├── ChainError                  exit 1  middleware broke the onion's rules
@@ -18,6 +19,7 @@
     │   └── SandboxUnavailableError     exit 3  `sandbox: required` where the OS sandbox cannot run
     ├── LimitError                      exit 4  depth, turns, steps, timeouts, sizes
     │   └── LockTimeoutError            exit 4  a state lock could not be taken in time
+    ├── IntegrityError                  exit 5  an installed package differs from the lock file
     └── RunInterruptedError             exit 130 Ctrl-C / SIGTERM (143), a cancelled run
 
 Messages are one line, name the skill (and file:line where there is one) and say the remedy.
@@ -101,6 +103,11 @@ class ConfigError(UsageError):
         self.setting = setting
 
 
+class PackageError(UsageError):
+    """The hub or `agentapps add` cannot do what was asked: an unknown package, no version in a
+    range, a source git cannot fetch, a package declaring something it may not."""
+
+
 class SkillError(AgentAppsError):
     exit_code = 1
 
@@ -158,6 +165,13 @@ class LimitError(AgentAppsError):
 
 class LockTimeoutError(LimitError):
     pass
+
+
+class IntegrityError(AgentAppsError):
+    """An installed package's content is not what the lock file pins (a changed, added or removed
+    file, a package missing from the lock): its skills are refused, `install --frozen` fails."""
+
+    exit_code = 5
 
 
 class RunInterruptedError(AgentAppsError):

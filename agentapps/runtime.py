@@ -13,6 +13,9 @@ Sessions:
     capture(served, settings, status, error, result)   one history entry for this call
     render_history(entries)         history as markdown for a prompt
     note_session(internals, key)    the run log's session id for this run (the first key noted wins)
+Schedules (kept in the state store, run by `agentapps serve`):
+    create_schedule(store, skill, cron, args=, catch_up=, schedule_id=)   ConflictError when the id is taken
+    list_schedules(store), delete_schedule(store, id)
 Events and input:
     events_for(g, store=None)       the event backend; `EventBus` the in-process one
     endpoint(g, ref)                the reply queue of a callback ref made without a function
@@ -34,6 +37,9 @@ if TYPE_CHECKING:
     from agentapps.events.select import events_for
     from agentapps.gateway import GATEWAY, receive
     from agentapps.runlog import note_session
+    from agentapps.stores.schedules import create as create_schedule
+    from agentapps.stores.schedules import delete as delete_schedule
+    from agentapps.stores.schedules import listed as list_schedules
     from agentapps.stores.session_settings import settings_of
     from agentapps.stores.sessions import (
         capture,
@@ -47,6 +53,9 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "store_for": "agentapps.stores.state",
+    "create_schedule": "agentapps.stores.schedules:create",
+    "list_schedules": "agentapps.stores.schedules:listed",
+    "delete_schedule": "agentapps.stores.schedules:delete",
     "UNCONDITIONAL": "agentapps.stores.state:MISSING",
     "settings_of": "agentapps.stores.session_settings",
     "session_key": "agentapps.stores.sessions",
@@ -62,7 +71,8 @@ _EXPORTS = {
     "receive": "agentapps.gateway",
 }
 
-__all__ = ["GATEWAY", "UNCONDITIONAL", "EventBus", "capture", "endpoint", "events_for", "history_for",
-           "note_session", "open_store", "receive", "render_history", "session_key", "settings_of", "store_for"]
+__all__ = ["GATEWAY", "UNCONDITIONAL", "EventBus", "capture", "create_schedule", "delete_schedule", "endpoint",
+           "events_for", "history_for", "list_schedules", "note_session", "open_store", "receive", "render_history",
+           "session_key", "settings_of", "store_for"]
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -49,7 +49,8 @@ def run(ctx, args):
 GITIGNORE = (
     "# Runtime data written by agentapps; skills/ and this file are meant to be committed.\n"
     "# trust.json: approvals were kept there once; agentapps now ignores it (they live in your state folder).\n"
-    "sessions/\nstate/\nruns/\ncache/\ntrust.json\ntrust.log\n"
+    "# packages/: hub packages, restored from agentapps-lock.json (commit that) by `agentapps install --frozen`.\n"
+    "sessions/\nstate/\nruns/\ncache/\npackages/\ntrust.json\ntrust.log\n"
 )
 
 

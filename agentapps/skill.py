@@ -17,6 +17,7 @@
     list_tools(lookup, ...)         the skills on the search path, as `skill-list` shows them
     describe(tool, meta, ...)       one skill's description, as `skill-describe` shows it
     blocking(fn, *args)             call a blocking function (a terminal prompt) without stalling a loop
+    hub_operation(ctx, op, args)    a hub operation (add-source, install, add, remove, update, list, search)
     run_skill_tests(g, targets, ...)  run skills' test cases (`skill-test`), the report as data
     compile_skills(ctx, refs)       compile markdown skills into code skills (`skill-compile`)
 
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from agentapps.core.driver import blocking
     from agentapps.core.paths import MISSING, path_get
     from agentapps.directives.template import as_text
+    from agentapps.hub.calls import hub_operation
     from agentapps.secrets import refuse_secret_name
     from agentapps.skilltest.api import run_skill_tests
     from agentapps.skilltest.compile import compile_skills
@@ -60,11 +62,12 @@ _EXPORTS = {
     "list_tools": "agentapps.tools.catalog",
     "describe": "agentapps.tools.catalog",
     "blocking": "agentapps.core.driver",
+    "hub_operation": "agentapps.hub.calls",
     "run_skill_tests": "agentapps.skilltest.api",
     "compile_skills": "agentapps.skilltest.compile",
 }
 
-__all__ = ["MISSING", "as_text", "blocking", "caller_skill", "checked_view", "compile_skills", "describe", "list_tools",
+__all__ = ["MISSING", "as_text", "blocking", "caller_skill", "checked_view", "compile_skills", "describe", "hub_operation", "list_tools",
            "params_of",
            "path_get", "project_relative", "ref_kind", "refuse_options", "refuse_secret_name",
            "resolve_in_project", "returns_of", "run_skill_tests"]

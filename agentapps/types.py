@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 ToolKind = Literal["markdown", "code", "memory"]
 # the project's own roots, then the skills folders other agents keep (agentapps.tools.skilldirs)
-RootKind = Literal["compiled", "env", "project", "project-skills", "agents", "claude", "github", "user", "user-agents",
+RootKind = Literal["compiled", "env", "project", "project-skills", "agents", "claude", "github", "package", "user", "user-agents",
                    "user-claude", "bundled"]
 
 

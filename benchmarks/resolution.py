@@ -10,9 +10,13 @@ on-disk index cache is warm (each command runs once before timing), the sizes ta
 `agentapps which NAME`, `agentapps list`, `agentapps run CODE-SKILL --x 3` (a `.skill.py` from
 the middle of the project; median of 10) and `agentapps check` (median of 5).
 
-The markdown skills declare params and use a directive (`:arg[text]`), as real ones do. The index
+The markdown skills declare params and use a directive (`:arg[text]`), as real ones do, and all but
+the first hundred inherit (`$inherit`) from the markdown skill heading their folder. The index
 cache is trusted by what changed on disk, not by its age, so a "warm" command is also the first one
-after any idle time.
+after any idle time. `check` keeps each skill's findings beside the index (agentapps/check/cache.py),
+so besides the warm `check` (nothing changed) two more rows show its other cases: one skill edited
+before each run (a folder's head, so the 1% of skills inheriting from it are checked again too),
+and nothing kept (the kept findings deleted before each run, as on the very first check).
 
 Targets: warm `run` at 10 000 / at 1 000 <= 1.3x, warm `list` 10 000 / 1 000 <= 2.5x, warm `check`
 at 10 000 <= 1 s (issues 10 and 23); a repeated lookup <= 5 ms at 10 000 (issue 2); at 50 000
@@ -58,7 +62,7 @@ MD = """---
 name: {name}
 description: Benchmark skill {i}, a markdown prompt in {folder}.
 metadata:
-  tags: [bench, {folder}]
+  tags: [bench, {folder}]{inherit}
   params:
     type: object
     properties:
@@ -99,8 +103,9 @@ def generate(project: Path, n: int) -> list[str]:
         directory.mkdir(exist_ok=True)
         kind = i % 10
         if kind < 7:
+            inherit = f"\n  $inherit: s{i % FOLDERS:05d}" if i >= FOLDERS else ""
             (directory / f"{name}.skill.md").write_text(
-                MD.format(name=name, i=i, folder=folder), encoding="utf-8"
+                MD.format(name=name, i=i, folder=folder, inherit=inherit), encoding="utf-8"
             )
         elif kind < 9:
             (directory / f"{name}.skill.py").write_text(
@@ -169,7 +174,28 @@ def process_commands(names: list[str]) -> dict[str, tuple[list[str], str]]:
         "list": (["list"], names[-1]),
         "run": (["run", skill, "--x", "3"], "3"),
         "check": (["check"], f"checked {len(names)} skills: 0 errors"),
+        "check-edited": (["check"], f"checked {len(names)} skills: 0 errors"),
+        "check-cold": (["check"], f"checked {len(names)} skills: 0 errors"),
     }
+
+
+def before(key: str, project: Path, home: Path, rep: int) -> None:
+    """What happens before a timed command: `check-edited` edits skill s00050 (the head of its
+    folder, inherited by the rest of the folder's markdown skills; saved a minute before), `check-cold` deletes the
+    findings `check` kept."""
+    if key == "check-edited":
+        path = project / f"group-{50 % FOLDERS:03d}" / "s00050.skill.md"
+        text = MD.format(name="s00050", i=50, folder=f"group-{50 % FOLDERS:03d}", inherit="")
+        path.write_text(text.replace("Summarise", "Summarise" + "!" * (rep % 2 + 1)), encoding="utf-8")
+        past = time.time() - 60 - rep  # saved a minute ago: `check` keeps no finding of a file
+        os.utime(path, (past, past))  # younger than 2 s (its next edit could keep the same mtime)
+    elif key == "check-cold":  # this project's only: the other sizes share HOME
+        from agentapps.check.cache import kept_file
+
+        os.environ["HOME"] = str(home)
+        kept = kept_file(project.resolve())
+        assert kept is not None and kept.exists(), kept
+        kept.unlink()
 
 
 def as_processes(
@@ -194,7 +220,8 @@ def as_processes(
     for rep in range(max(reps, check_reps)):
         for n, (project, names) in projects.items():
             for key, (args, _) in process_commands(names).items():
-                if rep < (check_reps if key == "check" else reps):
+                if rep < (check_reps if key.startswith("check") else reps):
+                    before(key, project, home, rep)
                     out[n][key].append(time_process([script, *args], cwd=project, env=env))
     return out
 
@@ -282,6 +309,10 @@ def main() -> None:
         [f"process: agentapps run CODE-SKILL --x 3, max of {proc_reps}"]
         + [col(n, "run", "max") for n in sizes],
         [f"process: agentapps check, median of {check_reps}"] + [col(n, "check") for n in sizes],
+        [f"process: agentapps check, one skill edited, median of {check_reps}"]
+        + [col(n, "check-edited") for n in sizes],
+        [f"process: agentapps check, nothing kept, median of {check_reps}"]
+        + [col(n, "check-cold") for n in sizes],
     ]
     table(["measure (processes: warm index cache)"] + [f"{n} skills" for n in sizes], rows)
     print()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentapps.cascade.resolve import Cascaded
-from agentapps.cli.options import RunnerOption, RunOptions
+from agentapps.cli.run_options import RunnerOption, RunOptions
 from agentapps.context.context import Config, Globals, Internals, Signal
 from agentapps.lifecycle.served import ServedRun
 from agentapps.tools.index import Broken, RootIndex

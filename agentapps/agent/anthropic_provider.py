@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentapps.agent.converse import Backend, run_streaming
 from agentapps.agent.models import cache_mode
-from agentapps.agent.openai_provider import Bound, project_urls, read_timeout
+from agentapps.agent.openai_provider import Bound, cached_client, project_urls, read_timeout
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context
@@ -30,11 +30,8 @@ def _client(ctx: Context, config: Mapping[str, Any], skill: str, attempts: int) 
     from agentapps.providers.anthropic_messages import make_client
 
     where, timeout = endpoint(config, skill, project_urls(ctx)), read_timeout(config, skill)
-    cache = ctx.globals.cache_for("anthropic.clients")
-    key = (where, timeout)
-    if key not in cache:
-        cache[key] = Bound(make_client(where, read_timeout=timeout), where)
-    return cache[key]
+    return cached_client(ctx, "anthropic.clients", (where, timeout),
+                         lambda: Bound(make_client(where, read_timeout=timeout), where))
 
 
 def _turn(client: Bound, config: Mapping[str, Any], skill: str, *, model_id: str, cache: bool = True,

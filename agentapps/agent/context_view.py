@@ -51,18 +51,26 @@ class View:
         self.added_ratio = DEFAULT_RATIO  # ... of what was added between the last two requests
         self.sent_chars = 0
         self.anchor: tuple[int, int] | None = None  # (characters, tokens) of the last reported request
-        # each message's size, measured once: the history is only appended to between edits, and
-        # measuring it all again every turn made a turn's cost grow with the conversation
-        self.sizes: dict[int, tuple[Mapping[str, Any], int]] = {}
+        # the measured prefix of the history: how many messages, their characters, and its first
+        # and last message. Between edits the history is only appended to, so a turn measures only
+        # what was added (visiting every message each turn made a turn's cost grow with the
+        # conversation). A new first or last message of the prefix is noticed; any other change
+        # must be declared with edited().
+        self._counted = 0
+        self._counted_chars = 0
+        self._ends: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None
 
     def chars(self) -> int:
-        total = self.fixed_chars
-        for message in self.messages:
-            known = self.sizes.get(id(message))
-            if known is None or known[0] is not message:
-                known = self.sizes[id(message)] = (message, message_chars(message))
-            total += known[1]
-        return total
+        messages, counted = self.messages, self._counted
+        if counted and (len(messages) < counted or self._ends is None
+                        or messages[0] is not self._ends[0] or messages[counted - 1] is not self._ends[1]):
+            counted = self._counted_chars = 0  # replaced without edited(): measure it all again
+        if len(messages) > counted:
+            self._counted_chars += sum(message_chars(m) for m in messages[counted:])
+            self._counted, self._ends = len(messages), (messages[0], messages[-1])
+        elif not messages:
+            self._counted, self._ends = 0, None
+        return self.fixed_chars + self._counted_chars
 
     def estimate(self) -> int:
         """Estimated input tokens of a request made of this view now."""
@@ -80,7 +88,7 @@ class View:
     def edited(self) -> None:
         """The messages were changed, not just appended to: measure and estimate the whole view again."""
         self.anchor = None
-        self.sizes.clear()
+        self._counted, self._counted_chars, self._ends = 0, 0, None
 
     def calibrate(self, report: Mapping[str, int]) -> None:
         """Learn from the usage report of the request last sent."""

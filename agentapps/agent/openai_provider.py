@@ -10,10 +10,11 @@ settings every provider shares (limits, budgets, `pricing`, `contextEdit`).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agentapps.agent.converse import Backend, run_streaming
+from agentapps.core.cleanup import register
 from agentapps.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -35,6 +36,21 @@ class Bound(NamedTuple):
 
     sdk: Any
     endpoint: Endpoint
+
+
+def cached_client(ctx: Context, name: str, key: Any, make: Callable[[], Bound]) -> Bound:
+    """The process's client for `key` (made on first use), closed with the process's cleanups: an
+    SDK client holds pooled connections that would otherwise be left to the garbage collector."""
+    cache = ctx.globals.cache_for(name)
+    if key not in cache:
+        bound = cache[key] = make()
+
+        async def close() -> None:
+            cache.pop(key, None)
+            bound.sdk.close()
+
+        register(ctx.globals.internals, close)
+    return cache[key]  # type: ignore[no-any-return]
 
 
 def project_urls(ctx: Context) -> tuple[str, ...]:
@@ -67,11 +83,8 @@ def _client(ctx: Context, config: Mapping[str, Any], skill: str, attempts: int) 
     from agentapps.providers.openai_chat import make_client
 
     where, timeout = endpoint(config, skill, project_urls(ctx)), read_timeout(config, skill)
-    cache = ctx.globals.cache_for("openai.clients")
-    key = (where, timeout)
-    if key not in cache:
-        cache[key] = Bound(make_client(where, read_timeout=timeout), where)
-    return cache[key]
+    return cached_client(ctx, "openai.clients", (where, timeout),
+                         lambda: Bound(make_client(where, read_timeout=timeout), where))
 
 
 def _turn(client: Bound, config: Mapping[str, Any], skill: str, *, cache: bool = True, **kw: Any) -> Any:

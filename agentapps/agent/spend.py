@@ -137,15 +137,19 @@ def _over(level: Spend, skill: str, number: int, more: str, budget: str) -> Limi
                       "on one reply is model.maxOutputTokens).", skill=skill)
 
 
-def next_turn(history: list[dict[str, int]], context_tokens: Any) -> dict[str, int]:
-    """Estimated usage of the coming turn from the run's earlier turns (see the module doc)."""
+def next_turn(history: list[dict[str, int]], context_tokens: Any, output_total: int | None = None) -> dict[str, int]:
+    """Estimated usage of the coming turn from the run's earlier turns (see the module doc).
+    `output_total`, the output tokens of all of `history` when the caller keeps that sum, spares
+    adding them up again every turn (which made a turn's cost grow with the run)."""
     last = history[-1] if history else u.empty()
     if isinstance(context_tokens, int) and not isinstance(context_tokens, bool) and context_tokens >= 0:
         whole = context_tokens
     else:
         whole = u.input_tokens(last) + last["outputTokens"]
     cached = min(last["cacheReadInputTokens"] + last["cacheWriteInputTokens"], whole)
-    output = round(sum(t["outputTokens"] for t in history) / len(history)) if history else 0
+    if output_total is None:
+        output_total = sum(t["outputTokens"] for t in history)
+    output = round(output_total / len(history)) if history else 0
     return {"inputTokens": whole - cached, "outputTokens": output,
             "cacheReadInputTokens": cached, "cacheWriteInputTokens": 0}
 

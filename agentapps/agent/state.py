@@ -57,6 +57,7 @@ class AgentRun:
     steps: int = 0
     usage: dict[str, int] = field(default_factory=u.empty)
     turns_usage: list[dict[str, int]] = field(default_factory=list)
+    turns_output: int = 0  # the sum of outputTokens over turns_usage
     finished: bool = False
     result: Any = None
     returns_failures: int = 0
@@ -158,6 +159,7 @@ class AgentRun:
         report = u.normalize(fields.get("usage"))
         model = self._spent(fields.get("model"), report)
         self.turns_usage.append(report)
+        self.turns_output += report["outputTokens"]
         self.trace.record("turn-end", **{"turnNumber": self.turn, **fields, "usage": report,
                                          "model": model, "result": text})
         if self.recorder is not None and self.buffer.slot is not None:
@@ -210,7 +212,7 @@ class AgentRun:
         capped = self.periods is not None and bool(self.periods.caps)
         if price is None and (capped or any(level.max_cost < float("inf") for level in self.spend.chain())):
             raise u.unpriced(self.model, self.skill)
-        turn = next_turn(self.turns_usage, context_tokens)
+        turn = next_turn(self.turns_usage, context_tokens, self.turns_output)
         try:
             self.spend.admit(turn, price, skill=self.skill, number=self.turn + 1)
             if self.periods is not None and capped and price is not None:

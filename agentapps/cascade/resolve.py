@@ -97,7 +97,8 @@ def _level(meta: dict[str, Any], drop: frozenset[str]) -> dict[str, Any]:
 def applies_authority(tool: ToolDef, authority: ToolDef | None, project: Path | None) -> bool:
     if authority is None or project is None or tool.path is None or tool is authority:
         return False
-    if tool.root_kind not in ("compiled", "project", "project-skills", "env") and tool.root_kind not in PROJECT_FOLDER_KINDS:
+    if (tool.root_kind not in ("compiled", "project", "project-skills", "env", "package")
+            and tool.root_kind not in PROJECT_FOLDER_KINDS):
         return False
     return tool.path.is_relative_to(project)
 

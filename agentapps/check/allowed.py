@@ -8,6 +8,7 @@ from agentapps.check.findings import Finding
 from agentapps.check.scope import Scope, Site
 from agentapps.errors import UsageError
 from agentapps.tools.foreign import problems as foreign_problems
+from agentapps.tools.lookup import EVERYTHING
 from agentapps.tools.names import did_you_mean
 from agentapps.tools.policy import Policy, Rule, matches_pattern
 
@@ -21,6 +22,8 @@ class PatternMemo:
 
     def selects_any(self, rule: Rule, scope: Scope) -> bool:
         key = (rule.tag, rule.selector)
+        if rule.tag and scope.lookup.reads is not None:
+            scope.lookup.reads.add(EVERYTHING)  # answered from every skill's tags, perhaps by an earlier skill
         if key not in self.selects:
             if rule.tag:
                 self.selects[key] = any(matches_pattern(rule.selector, tag) for tag in scope.tags())

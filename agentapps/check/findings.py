@@ -48,11 +48,12 @@ class Report:
     skills: int = 0
     findings: list[Finding] = field(default_factory=list)
     nested: list[Nested] = field(default_factory=list)
+    reused: int = 0  # skills whose findings were kept from an earlier check (agentapps.check.cache)
 
     def strict(self) -> Report:
         """The same report with every warning promoted to an error (`--strict`)."""
         promoted = [replace(f, severity="error") for f in self.findings]
-        return Report(self.skills, promoted, list(self.nested))
+        return Report(self.skills, promoted, list(self.nested), self.reused)
 
     def sorted(self) -> list[Finding]:
         return sorted(self.findings, key=lambda f: (f.path, f.line, f.code, f.message))

@@ -19,11 +19,13 @@ from agentapps.check import (
     settings,
     tests,
 )
+from agentapps.check.cache import CheckCache, open_cache
 from agentapps.check.findings import Finding, Nested, Report
 from agentapps.check.nested import nested_projects
 from agentapps.check.scope import Scope, Site, build_scope
 from agentapps.tools.index import Broken
 from agentapps.tools.locate import KeyLines
+from agentapps.tools.lookup import EVERYTHING
 from agentapps.types import ToolDef
 
 
@@ -45,7 +47,6 @@ def _check_skill(site: Site, memos: _Memos) -> list[Finding]:
     found += mcp.declarations(site)
     found += roots.shadowing(site)
     found += settings.merge_strategies(site) + settings.schedule(site)
-    found += tests.tests(site) + compiled.stale_compiled(site)
     chain = inherit.inherit(site)
     found += chain
     cascaded = None if chain else inherit.cascaded(site)
@@ -61,7 +62,34 @@ def _check_skill(site: Site, memos: _Memos) -> list[Finding]:
     return found
 
 
-def check_scope(scope: Scope) -> Report:
+def _check_or_reuse(tool: ToolDef, scope: Scope, memos: _Memos, cache: CheckCache | None) -> list[Finding]:
+    """The findings of one skill: kept ones when nothing they depend on changed (agentapps.check.cache),
+    else checked now (and kept). Its test cases are judged every time: they live in files of their
+    own (the tests file, recorded scripts) that the cache does not watch, and so is a compiled
+    skill's source (stale-compiled)."""
+    site = Site(tool, scope, KeyLines(tool.path))
+    own_tests = tests.tests(site) + compiled.stale_compiled(site)
+    kept = cache.get(tool) if cache is not None else None
+    if kept is not None:
+        found, adds = kept
+        for finding, skill, own in adds:
+            memos.settings.add(finding, skill, own)
+        return found + own_tests
+    lookup = scope.lookup
+    lookup.reads, memos.settings.log = set(), []
+    if tool.metadata.get("mcp"):  # its check reads the server's cached tool list
+        lookup.reads.add(EVERYTHING)
+    try:
+        found = _check_skill(Site(tool, scope, KeyLines(tool.path)), memos)
+        reads, adds = lookup.reads, memos.settings.log
+    finally:
+        lookup.reads, memos.settings.log = None, None
+    if cache is not None:
+        cache.put(tool, reads, found, adds)
+    return found + own_tests
+
+
+def check_scope(scope: Scope, cache: CheckCache | None = None) -> Report:
     report = Report()
     items = scope.items()
     report.skills = len(items)
@@ -70,7 +98,10 @@ def check_scope(scope: Scope) -> Report:
     memos = _Memos()
     for item in items:
         if isinstance(item, ToolDef):
-            report.findings += _check_skill(Site(item, scope, KeyLines(item.path)), memos)
+            report.findings += _check_or_reuse(item, scope, memos, cache)
+    if cache is not None:
+        cache.save()
+        report.reused = cache.hits
     report.findings += memos.settings.findings()
     report.findings = list(dict.fromkeys(report.findings))  # overlapping PATHs find things twice
     return report
@@ -82,7 +113,7 @@ def check(cwd: Path, paths: Sequence[Path] = (), *, strict: bool = False) -> Rep
     `strict` turns warnings into errors."""
     cwd = cwd.resolve()
     scope = build_scope(cwd, paths)
-    report = check_scope(scope)
+    report = check_scope(scope, open_cache(scope, paths))
     if not paths:  # checking the project: what the user's own folders change in it
         report.findings += roots.user_shadowing(scope)
     folders = [index.entry.directory for index in scope.roots if index.entry.kind == "project"]

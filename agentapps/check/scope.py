@@ -12,7 +12,7 @@ from agentapps.errors import SkillLoadError, UsageError
 from agentapps.tools.index import Broken, RootIndex
 from agentapps.tools.loader import load_file
 from agentapps.tools.locate import Key, KeyLines
-from agentapps.tools.lookup import Lookup
+from agentapps.tools.lookup import EVERYTHING, Lookup
 from agentapps.tools.names import is_skill_file, name_from_file
 from agentapps.tools.skilldirs import PROJECT_FOLDER_KINDS
 from agentapps.types import PathEntry, ToolDef
@@ -35,6 +35,7 @@ class Scope:
     _names: set[str] | None = field(default=None, repr=False)
     _unlisted: set[str] | None = field(default=None, repr=False)
     _bundled_names: dict[str, list[ToolDef | Broken]] | None = field(default=None, repr=False)
+    _items: list[ToolDef | Broken] | None = field(default=None, repr=False)
 
     def names(self) -> set[str]:
         """Every skill name findable while checking (broken files included: they are named), and
@@ -51,7 +52,10 @@ class Scope:
         """The bundled definitions named `name` (the bundled index decoded once per check)."""
         if self._bundled_names is None:
             self._bundled_names = self.bundled.by_name
-        return self._bundled_names.get(name) or []
+        found = self._bundled_names.get(name) or []
+        if found and self.lookup.reads is not None:
+            self.lookup.reads.add(EVERYTHING)  # the bundled file's bytes decide (roots.shadowing)
+        return found
 
     def unlisted_servers(self) -> set[str]:
         """Declared MCP servers (sanitised names) whose tools are not known without starting them."""
@@ -60,6 +64,8 @@ class Scope:
 
     def tags(self) -> dict[str, set[str]]:
         """tag -> names of the winning skills carrying it."""
+        if self.lookup.reads is not None:
+            self.lookup.reads.add(EVERYTHING)  # every skill's tags: a finding made from them is never kept
         if self._tags is None:
             tools, _ = self.lookup.list_all()
             self._tags = {}
@@ -76,14 +82,18 @@ class Scope:
         return str(p.relative_to(self.cwd)) if p.is_relative_to(self.cwd) else str(p)
 
     def items(self) -> list[ToolDef | Broken]:
-        """Every checked file once, in path order."""
+        """Every checked file once, in path order (read once per check: the roots do not change
+        while it runs)."""
+        if self._items is not None:
+            return self._items
         seen: dict[str, ToolDef | Broken] = {}
         for index in self.roots:
             for item in index.items():
                 seen.setdefault(str(item.path), item)
         for item in self.files:
             seen.setdefault(str(item.path), item)
-        return [seen[p] for p in sorted(seen)]
+        self._items = [seen[p] for p in sorted(seen)]
+        return self._items
 
 
 @dataclass

@@ -15,6 +15,7 @@ from agentapps.check.scope import Scope, Site
 from agentapps.context.origin import origin, value_at
 from agentapps.errors import AgentAppsError, ConfigError
 from agentapps.tools.locate import KeyLines
+from agentapps.tools.lookup import EVERYTHING, Lookup
 
 CODE = "invalid-setting"
 
@@ -27,6 +28,7 @@ class SettingsMemo:
     found: dict[tuple[str, int, str, str], Finding] = field(default_factory=dict)
     lines: dict[Path, KeyLines] = field(default_factory=dict)
     schemas: dict[Any, Any] = field(default_factory=dict)  # validators of middleware params
+    log: list[tuple[Finding, str, bool]] | None = None  # when a list: every add, for the check cache
 
     def lines_of(self, path: Path) -> KeyLines:
         if path not in self.lines:
@@ -34,6 +36,8 @@ class SettingsMemo:
         return self.lines[path]
 
     def add(self, finding: Finding, skill: str, own: bool) -> None:
+        if self.log is not None:
+            self.log.append((finding, skill, own))
         key = (finding.path, finding.line, finding.code, finding.message.replace(f"'{skill}'", "'*'"))
         if own or key not in self.found:
             self.found[key] = finding
@@ -75,6 +79,8 @@ def _middleware_params(scope: Scope, key: str, cache: dict[Any, Any]) -> dict[st
     """The params of the middleware skill named `key` (None when it is not one that declares
     params), looked up once per scope: every skill's metadata repeats the same few keys."""
     memo = ("middleware-params", id(scope.lookup), key)
+    if scope.lookup.reads is not None:  # found once per check: the check cache must still know
+        scope.lookup.reads.add(key)
     if memo not in cache:
         cache[memo] = None
         try:
@@ -104,7 +110,7 @@ def problems(site: Site, cascaded: Cascaded, cache: dict[Any, Any] | None = None
     if tool.kind == "markdown" and meta.get("model") is not None:
         returns = interface_key(tool, scope.lookup, "returns", scope.main)
         found += model_problems(meta.get("model"), tool.name, returns=returns, names=_names(scope))
-        found += _script_problem(tool, meta.get("model"))
+        found += _script_problem(tool, meta.get("model"), scope.lookup)
     return found
 
 
@@ -125,11 +131,15 @@ def _sandbox_problems(tool: Any, meta: dict[str, Any]) -> list[ConfigError]:
     return found
 
 
-def _script_problem(tool: Any, model: Any) -> list[ConfigError]:
+def _script_problem(tool: Any, model: Any, lookup: Lookup) -> list[ConfigError]:
     """`model.script` (agent-scripted's turns) is read relative to the running skill's folder: the
     run stops with exit 2 when it is not there, so say so before."""
     script = model.get("script") if isinstance(model, dict) else None
-    if not isinstance(script, str) or tool.path is None or (tool.path.parent / script).is_file():
+    if not isinstance(script, str) or tool.path is None:
+        return []
+    if lookup.reads is not None:
+        lookup.reads.add(EVERYTHING)  # a file beside the skill decides: not kept by the check cache
+    if (tool.path.parent / script).is_file():
         return []
     return [ConfigError(f"Skill '{tool.name}' model.script '{script}' is not a file next to the skill "
                         f"({tool.path.parent / script}); the script is read relative to the skill's folder.",

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from agentapps.cli import render, repl_command, runs, serve, sessions
+from agentapps.cli import hub, render, repl_command, runs, serve, sessions
 from agentapps.cli.app_invoke import invoke_command_skill
 from agentapps.cli.commands import COMMANDS, SUMMARY
 
@@ -26,6 +26,7 @@ sessions.register(app)
 runs.register(app)
 serve.register(app)
 repl_command.register(app)
+hub.register(app)
 
 
 @app.command(help=COMMANDS["describe"])
@@ -95,8 +96,9 @@ def which(name: str = typer.Argument(..., help="Skill name (or a path, which sha
         return
     for i, row in enumerate(rows):
         label = "" if i == 0 else "shadowed: "
+        source = f"{row['source']} {row['package']}" if row.get("package") else row["source"]
         origin = f", compiled from {row['compiledFrom']}" if row.get("compiledFrom") else ""
-        sys.stdout.write(f"{label}{row['path']}  ({row['source']}{origin})\n")
+        sys.stdout.write(f"{label}{row['path']}  ({source}{origin})\n")
 
 
 @app.command(help=COMMANDS["check"])

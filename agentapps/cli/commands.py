@@ -20,6 +20,9 @@ COMMANDS: dict[str, str] = {
     "mcp-server": "Serve the project's skills to MCP clients (Claude Code, Copilot, Cursor...).",
     "serve": "Serve the project's skills over HTTP: run, stream, approve, webhooks, schedules, a chat page.",
     "worker": "Handle a Redis topic's events in a consumer group with a handler skill, until stopped.",
+    "add": "Install the skills of a git repository, pinned in agentapps-lock.json: agentapps add github:OWNER/REPO.",
+    "install": "Install what agentapps-lock.json pins into .agent-apps/packages/ (--frozen: exit 5 on any mismatch).",
+    "hub": "Skill packages from git registries: agentapps hub search|add|remove|update|list.",
     "completion": "Print a shell completion script: agentapps completion bash|zsh|fish (see docs/running.md).",
 }
 

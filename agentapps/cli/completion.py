@@ -102,7 +102,7 @@ def _complete(before: list[str], current: str) -> list[str]:
 
 
 def _run(rest: list[str], current: str) -> list[str]:
-    from agentapps.cli.options import OPTIONS
+    from agentapps.cli.run_options import OPTIONS
 
     takes = {name: option.metavar for option in OPTIONS if option.metavar for name in option.names}
     i = 0

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentapps.cli import options, render
+from agentapps.cli import render, run_options
 from agentapps.cli.boundary import fail, report
 from agentapps.cli.inputs import read_args_file, stdin_input
 from agentapps.cli.skillargs import parse_skill_args
@@ -37,13 +37,13 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 def run_command(tokens: list[str]) -> int:
     as_json = "--json" in tokens[: tokens.index("--") if "--" in tokens else len(tokens)]
     try:
-        opts = options.parse(tokens)
+        opts = run_options.parse(tokens)
         if opts is not None and opts.record and opts.record == opts.replay:
             raise UsageError("--record and --replay name the same file; record to another file.")
     except AgentAppsError as exc:
         return fail(exc, as_json=as_json and exc.exit_code != 0)
     if opts is None:
-        sys.stdout.write(options.usage())
+        sys.stdout.write(run_options.usage())
         return 0
     from agentapps.cli.streams import redacted_output
     from agentapps.secrets import Redactor
@@ -53,7 +53,7 @@ def run_command(tokens: list[str]) -> int:
         return _run(opts, redactor)
 
 
-def _run(opts: options.RunOptions, redactor: Any) -> int:
+def _run(opts: run_options.RunOptions, redactor: Any) -> int:
     started = time.perf_counter()
     skill_name: str | None = opts.ref
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
@@ -167,7 +167,7 @@ def _run(opts: options.RunOptions, redactor: Any) -> int:
     return _logged(0, None, opts, skill_name, args, started, internals, data_dir)
 
 
-def _task_args(opts: options.RunOptions, skill: str, params: dict[str, Any] | None, args: dict[str, Any]) -> None:
+def _task_args(opts: run_options.RunOptions, skill: str, params: dict[str, Any] | None, args: dict[str, Any]) -> None:
     """The args of a skill that takes a task (agentapps.cli.task): the task from wherever it was given."""
     from agentapps.cli.task import piped_text, settle_task, split_task
     from agentapps.tools.task import TASK
@@ -181,7 +181,7 @@ def _task_args(opts: options.RunOptions, skill: str, params: dict[str, Any] | No
     settle_task(args, earlier + given, piped_text(opts.args_file == "-"), skill)
 
 
-def _logged(code: int, error: dict[str, Any] | None, opts: options.RunOptions, skill: str | None,
+def _logged(code: int, error: dict[str, Any] | None, opts: run_options.RunOptions, skill: str | None,
             args: dict[str, Any], started: float, internals: Internals,
             data_dir: Path | None) -> int:
     """Append this run to the run log (agentapps.runlog; never fails the run) and pass `code` on.
@@ -211,7 +211,7 @@ def _printable(result: Any, skill: str | None) -> Any:
     return result
 
 
-def _recorder(internals: Internals, opts: options.RunOptions) -> Recorder | None:
+def _recorder(internals: Internals, opts: run_options.RunOptions) -> Recorder | None:
     """The agent's --record recorder, once an agent made one (without --record the agent package is
     not loaded for this: a code skill's run never loads it)."""
     if not opts.record:
@@ -228,7 +228,7 @@ def _replayed(internals: Internals) -> dict[str, Any]:
     return internals.get(AGENT_SCRIPTS)
 
 
-def _failed(exc: BaseException, opts: options.RunOptions, skill: str | None, args: dict[str, Any],
+def _failed(exc: BaseException, opts: run_options.RunOptions, skill: str | None, args: dict[str, Any],
             started: float, extras: dict[str, Any], internals: Internals, data_dir: Path | None) -> int:
     """Show the run's error record (stderr, and stdout with --json), log it, return its exit code."""
     recording = _recorder(internals, opts)

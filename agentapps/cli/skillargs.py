@@ -7,7 +7,7 @@ import math
 import re
 from typing import Any
 
-from agentapps.cli.options import LONG_NAMES, SHORT_NAMES
+from agentapps.cli.run_options import LONG_NAMES, SHORT_NAMES
 from agentapps.errors import ArgsError, ConfigError
 from agentapps.schemas.plain import TYPES
 from agentapps.tools.names import close_names

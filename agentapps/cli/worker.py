@@ -24,9 +24,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agentapps.cli import render
+from agentapps.context.manager import invoke_root
 from agentapps.errors import AgentAppsError, UsageError
 from agentapps.lifecycle.failure import record as record_of
+from agentapps.lifecycle.served import begin
+from agentapps.runlog import enabled, entry_for
 from agentapps.runlog.batch import Batcher
+from agentapps.tools.loader import RUN_STARTED
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context
@@ -138,8 +142,6 @@ class _Handler:
     """Runs the handler skill for one event as a run of its own, then adds it to the run log."""
 
     def __init__(self, root: Context, tool: Any) -> None:
-        from agentapps.runlog import enabled
-
         self.g, self.tool = root.globals, tool
         self.g.internals.remote_caller = True  # an event from the queue: the project's trust rules apply
         self.runs: dict[int, ServedRun] = {}  # by id() of the event being handled
@@ -147,10 +149,6 @@ class _Handler:
         self.log = Batcher(self.g.config.log_dir)  # run-log records, written in batches
 
     async def __call__(self, event: dict[str, Any]) -> Any:
-        from agentapps.context.manager import invoke_root
-        from agentapps.lifecycle.served import begin
-        from agentapps.tools.loader import RUN_STARTED
-
         run = self.runs[id(event)] = begin(self.g)  # its own usage, cost, budgets and session key
         RUN_STARTED.set(time.time_ns())  # each event is a run: skill code written during it is not loaded
         return await invoke_root(run.root, self.tool, {"event": event})
@@ -158,8 +156,6 @@ class _Handler:
     async def record(self, event: dict[str, Any], error: BaseException | None,
                      failed: dict[str, Any] | None) -> None:
         """The event's run-log record (the worker's `finished` hook; never raises)."""
-        from agentapps.runlog import entry_for
-
         run = self.runs.pop(id(event), None)
         if run is None or not self.logging:
             return

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentapps.core.caller import caller_skill
 from agentapps.tools.names import is_skill_file
+from agentapps.tools.packages import LOCK_FILE
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context
@@ -31,8 +32,8 @@ def is_protected(rel: str, ctx: Context | None = None) -> bool:
     as a skill (`*.skill.md`, `*.skill.py`, `SKILL.md` in any folder: main skill and pipeline
     included), the real file behind any skill on the search path (a symlinked skill), a file in a
     Python environment (by name, or any folder holding `pyvenv.cfg` or `conda-meta/`) or git
-    folder at any depth, or CI configuration."""
-    if is_skill_file(rel.rsplit("/", 1)[-1]) or rel.startswith(CODE_FOLDERS):
+    folder at any depth, CI configuration, or the hub's lock file (what `install` fetches and runs)."""
+    if is_skill_file(rel.rsplit("/", 1)[-1]) or rel.startswith(CODE_FOLDERS) or rel == LOCK_FILE:
         return True
     if CODE_SEGMENTS.intersection(rel.split("/")[:-1]):
         return True

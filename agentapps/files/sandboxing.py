@@ -24,6 +24,7 @@ from agentapps.errors import ConfigError
 from agentapps.files.guard import CODE_FOLDERS, CODE_SEGMENTS, CONDA_MARKER, VENV_MARKER
 from agentapps.process.sandbox import DEFAULT_MODE, MODES, Sandbox, choose
 from agentapps.tools.names import is_skill_file
+from agentapps.tools.packages import LOCK_FILE
 
 if TYPE_CHECKING:
     from agentapps.context.context import Config, Context, Globals
@@ -67,7 +68,7 @@ def network_granted(tool: ToolDef | None, meta: dict[str, Any]) -> bool:
 
 
 def _root_entry_protected(name: str) -> bool:
-    return (name in PROTECTED_FOR_WRITE or name == "Jenkinsfile" or name.startswith(".gitlab-ci")
+    return (name in PROTECTED_FOR_WRITE or name in ("Jenkinsfile", LOCK_FILE) or name.startswith(".gitlab-ci")
             or f"{name}/" in CODE_FOLDERS)
 
 

@@ -17,8 +17,12 @@ import time
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
+from agentapps.boot import BOOTSTRAP
+from agentapps.context.admission import refuse_options
 from agentapps.context.context import Globals
+from agentapps.context.manager import invoke_root, new_context
 from agentapps.core.shown import fields_repr
+from agentapps.tools.loader import RUN_STARTED
 from agentapps.types import Reporter
 
 if TYPE_CHECKING:
@@ -54,7 +58,6 @@ def prepare_server(g: Globals, approve: list[str], *, detach_stdin: bool = True)
     """Once, before serving: the server is not one run (each request is), and approvals go to
     clients, never to a terminal the server may have (unless stdin is the transport)."""
     from agentapps.sandbox.pool import keep_warm
-    from agentapps.tools.loader import RUN_STARTED
 
     keep_warm()  # each agent run's first snippet finds its sandbox process started
     RUN_STARTED.set(None)
@@ -85,9 +88,6 @@ class ServedRun:
 
 
 def begin(server: Globals, policy: Policy | None = None) -> ServedRun:
-    from agentapps.boot import BOOTSTRAP
-    from agentapps.context.manager import new_context
-
     mine = server.served()
     mine.internals.remote_caller = True  # a client's call: the project's trust rules apply to it
     root = new_context(BOOTSTRAP, {}, None, mine)
@@ -101,10 +101,6 @@ def begin(server: Globals, policy: Policy | None = None) -> ServedRun:
 async def invoke(run: ServedRun, ref: Any, args: dict[str, Any], reason: str = "Cancelled.") -> Any:
     """Run `ref` for this request; a cancellation also aborts the run's signal (threads watch it)."""
     import asyncio  # a server always has its loop; `agentapps run` imports this module without one
-
-    from agentapps.context.admission import refuse_options
-    from agentapps.context.manager import invoke_root
-    from agentapps.tools.loader import RUN_STARTED
 
     refuse_options(args, "A client")  # a client's args are data: no `$context` seeds from outside
     RUN_STARTED.set(time.time_ns())  # this request is a run: it never loads skill code written during it

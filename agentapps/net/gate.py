@@ -24,6 +24,7 @@ import hmac
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, ip_address
 from urllib.parse import urlsplit
 
@@ -74,6 +75,7 @@ def split_host(value: str) -> tuple[str, int | None] | None:
     return (found["v6"] or found["name"]).lower(), port
 
 
+@lru_cache(maxsize=256)  # asked on every request, with the same few Host values: parsing it cost ~10 us
 def loopback_host(value: str) -> bool:
     """Whether a Host header names this machine in a spelling a browser sends for it (see above)."""
     parts = split_host(value)

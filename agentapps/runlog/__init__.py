@@ -28,6 +28,7 @@ from agentapps.secrets import redact
 
 if TYPE_CHECKING:
     from agentapps.context.context import Internals
+    from agentapps.runlog.store import Writer
 
 OFF = ("off", "0", "false", "no")
 MAX_ERROR = 500  # characters of the error line kept
@@ -42,10 +43,14 @@ def log_path(data_dir: Path) -> Path:
     return data_dir / "runs" / "runs.db"
 
 
+# one encoder for every digest (json.dumps with options builds a new one per call: half its cost here)
+_DIGEST_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
 def args_digest(args: Any) -> str:
     """A digest that tells identical args apart without keeping them (a lone surrogate, from a
     command-line argument that is not UTF-8 or a JSON `\\udcff` escape, is digested as it is)."""
-    text = json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    text = _DIGEST_JSON.encode(args)
     from agentapps.tools.bytecode import sha256  # the C module: hashlib would load OpenSSL
 
     digest: str = sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
@@ -146,9 +151,11 @@ def log_run(data_dir: Path | None, *, quiet: bool = False, **run: Any) -> int | 
     return ids[0] if ids else None
 
 
-def log_entries(data_dir: Path | None, entries: list[dict[str, Any]], *, quiet: bool = False) -> list[int]:
+def log_entries(data_dir: Path | None, entries: list[dict[str, Any]], *, quiet: bool = False,
+                writer: Writer | None = None) -> list[int]:
     """Append records made by `entry_for` in one transaction (a worker writes its events' records
-    in batches so); their ids, none when not written (one warning then)."""
+    in batches so); their ids, none when not written (one warning then). `writer`: a connection kept
+    between batches (`store.Writer`, for this `data_dir`'s log)."""
     try:
         if data_dir is None:  # the door could not tell where (boot.log_dir_for failed)
             raise SkillError("no folder for the run log could be found.")
@@ -156,7 +163,7 @@ def log_entries(data_dir: Path | None, entries: list[dict[str, Any]], *, quiet: 
         from agentapps.runlog.store import append_all
 
         require_inside(data_dir, log_path(data_dir))  # a committed `.agent-apps/runs` symlink
-        return append_all(log_path(data_dir), entries)
+        return append_all(log_path(data_dir), entries) if writer is None else writer.append(entries)
     except Exception as exc:  # noqa: BLE001 - the log must never fail or hide the run's own outcome
         _warn(exc, quiet, len(entries))
         return []

@@ -3,7 +3,8 @@
 A record costs about a millisecond to write (one SQLite transaction with fsync). `agentapps worker`
 and `agentapps mcp-server` must not make each event or tool call wait for it, so a `Batcher` keeps
 the records of the runs that ended and one writer task appends them together, on the loop itself,
-one transaction at most every `BATCH_SECONDS`; `close()` writes what is still pending. The price:
+one transaction at most every `BATCH_SECONDS`, over one connection kept between batches
+(`store.Writer`); `close()` writes what is still pending. The price:
 a process killed with SIGKILL loses at most the last batch's records (the log itself is never
 damaged: each batch is one transaction).
 """
@@ -18,6 +19,7 @@ from agentapps.runlog.slots import RUN_LOG
 
 if TYPE_CHECKING:
     from agentapps.context.context import Globals
+    from agentapps.runlog.store import Writer
 
 BATCH_SECONDS = 0.05  # how long a record may wait to be written with the next ones
 
@@ -29,6 +31,7 @@ class Batcher:
         import atexit
 
         self.data_dir = data_dir
+        self.store: Writer | None = None  # its connection, kept between batches
         self.pending: list[dict[str, Any]] = []
         self.writer: asyncio.Future[None] | None = None
         self.closed = False
@@ -53,7 +56,18 @@ class Batcher:
 
         batch, self.pending = [*self.pending, *(extra or [])], []
         if batch:
-            log_entries(self.data_dir, batch)
+            log_entries(self.data_dir, batch, writer=self._writer())
+        if self.closed and self.store is not None:
+            self.store.close()
+            self.store = None  # a record added after the close is written with a connection of its own
+
+    def _writer(self) -> Writer | None:
+        if self.store is None and self.data_dir is not None and not self.closed:
+            from agentapps.runlog import log_path
+            from agentapps.runlog.store import Writer
+
+            self.store = Writer(log_path(self.data_dir))
+        return self.store
 
     async def _write(self) -> None:
         from agentapps.runlog import log_entries
@@ -65,7 +79,7 @@ class Batcher:
                 # on the loop, not in a worker thread: a batch handed to the executor could wait
                 # behind blocked threads and be dropped when the process stops (one transaction of
                 # a few records costs a millisecond or two, once per BATCH_SECONDS at most)
-                log_entries(self.data_dir, batch)  # never raises: one warning
+                log_entries(self.data_dir, batch, writer=self._writer())  # never raises: one warning
         except asyncio.CancelledError:
             self._write_pending()  # the loop is ending (no close, or a close cut short): nothing is lost
             raise

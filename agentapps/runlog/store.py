@@ -24,7 +24,7 @@ try:
 except ImportError:  # pragma: no cover - an interpreter without the C module
     import sqlite3  # type: ignore[no-redef]
 
-__all__ = ["append", "append_all", "connect", "damaged", "failed", "sqlite3"]
+__all__ = ["Writer", "append", "append_all", "connect", "damaged", "failed", "sqlite3"]
 
 from agentapps.errors import SkillError, StoreCorruptError, StoreWriteError
 
@@ -97,9 +97,10 @@ def failed(path: Path, exc: BaseException, doing: str) -> Exception:
     return SkillError(f"The run log {path} was not {doing}: {why}.")
 
 
-def connect(path: Path, *, create: bool) -> sqlite3.Connection | None:
+def connect(path: Path, *, create: bool, shared: bool = False) -> sqlite3.Connection | None:
     """A connection set up for the log; None when it does not exist, or holds no runs yet, and
-    `create` is false (a reader never writes: `runs list` works on a full disk)."""
+    `create` is false (a reader never writes: `runs list` works on a full disk). `shared`: usable
+    from another thread than the one that opened it (never from two at once: `Writer`)."""
     if not path.exists():
         if not create:
             return None
@@ -111,7 +112,7 @@ def connect(path: Path, *, create: bool) -> sqlite3.Connection | None:
             raise failed(path, exc, "written") from None
     conn = None
     try:
-        conn = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None)
+        conn = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=not shared)
         conn.execute("PRAGMA synchronous=OFF")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version != SCHEMA_VERSION:
@@ -175,6 +176,12 @@ def _create(conn: sqlite3.Connection) -> None:
         raise
 
 
+RUN_INSERT = (f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES "
+              f"({', '.join('?' * len(RUN_COLUMNS))})")
+MODEL_INSERT = (f"INSERT OR REPLACE INTO run_models (run_id, {', '.join(MODEL_COLUMNS)}) VALUES "
+                f"(?, {', '.join('?' * len(MODEL_COLUMNS))})")
+
+
 def append(path: Path, entry: dict[str, Any]) -> int:
     """Add one run and its per-model usage in one transaction; returns the run's id."""
     return append_all(path, [entry])[0]
@@ -182,28 +189,66 @@ def append(path: Path, entry: dict[str, Any]) -> int:
 
 def append_all(path: Path, entries: list[dict[str, Any]]) -> list[int]:
     """Add runs (a worker's batch) and their per-model usage in one transaction; their ids."""
-    conn = connect(path, create=True)
-    assert conn is not None
+    writer = Writer(path)
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        ids = []
-        for entry in entries:
-            values = [entry.get(c, 0 if c in COUNTS else None) for c in RUN_COLUMNS]
-            cur = conn.execute(f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES "
-                               f"({', '.join('?' * len(RUN_COLUMNS))})", values)
-            run_id = int(cur.lastrowid or 0)
-            conn.executemany(
-                f"INSERT OR REPLACE INTO run_models (run_id, {', '.join(MODEL_COLUMNS)}) VALUES "
-                f"(?, {', '.join('?' * len(MODEL_COLUMNS))})",
-                [[run_id, m["model"], *(m.get(USAGE_KEYS[c], 0) for c in MODEL_COLUMNS[1:-1]), m.get("cost")]
-                 for m in entry.get("models", ())])
-            ids.append(run_id)
-        conn.execute("COMMIT")
-        return ids
-    except sqlite3.DatabaseError as exc:
-        if conn.in_transaction:
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")
-        raise failed(path, exc, "written") from None
+        return writer.append(entries)
     finally:
-        conn.close()
+        writer.close()
+
+
+class Writer:
+    """Appends batches to one log over a connection kept between them: a server's batcher writes a
+    batch every few tens of milliseconds, and opening a connection (~0.3 ms) cost more than the
+    batch's inserts. Before each batch the file is checked by device and inode, so a log moved away
+    or deleted meanwhile is started afresh, as a new connection would. Used by one thread at a time
+    (the loop's, then the exit's), hence `check_same_thread` off."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.conn: sqlite3.Connection | None = None
+        self.file: tuple[int, int] | None = None
+
+    def append(self, entries: list[dict[str, Any]]) -> list[int]:
+        conn = self._connection()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            ids = []
+            for entry in entries:
+                cur = conn.execute(RUN_INSERT, [entry.get(c, 0 if c in COUNTS else None) for c in RUN_COLUMNS])
+                run_id = int(cur.lastrowid or 0)
+                if entry.get("models"):
+                    conn.executemany(MODEL_INSERT, [
+                        [run_id, m["model"], *(m.get(USAGE_KEYS[c], 0) for c in MODEL_COLUMNS[1:-1]), m.get("cost")]
+                        for m in entry["models"]])
+                ids.append(run_id)
+            conn.execute("COMMIT")
+            return ids
+        except sqlite3.DatabaseError as exc:
+            if conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+            self.close()  # the next batch starts from a new connection
+            raise failed(self.path, exc, "written") from None
+
+    def _connection(self) -> sqlite3.Connection:
+        if self.conn is not None and _identity(self.path) == self.file:
+            return self.conn
+        self.close()
+        conn = connect(self.path, create=True, shared=True)
+        assert conn is not None
+        self.conn, self.file = conn, _identity(self.path)
+        return conn
+
+    def close(self) -> None:
+        if self.conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.close()
+        self.conn = self.file = None
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino

@@ -65,13 +65,13 @@ def build(server: Server) -> Any:
                 await asyncio.wait(list(server.background), timeout=2)
             await server.coord.close()
 
-    app = Starlette(routes=[
+    app = Starlette(routes=[  # the busiest first: a request is matched against each route in turn
+        Route("/invocations", routes.invocations, methods=["POST"]),
+        Route("/chat", routes.chat, methods=["POST"]),
         Route("/", page.index, methods=["GET"]),
         Route("/healthz", routes.healthz, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
         Route("/skills", routes.skills, methods=["GET"]),
-        Route("/invocations", routes.invocations, methods=["POST"]),
-        Route("/chat", routes.chat, methods=["POST"]),
         Route("/approve", routes.approve, methods=["POST"]),
         Route("/cancel", routes.cancel, methods=["POST"]),
         Route("/threads", threads.list_threads, methods=["GET"]),

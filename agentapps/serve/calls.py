@@ -9,8 +9,14 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from agentapps.cascade.interface import params_of
+from agentapps.context.plan import cascaded
 from agentapps.errors import AgentAppsError, ArgsError, LimitError, SkillNotFoundError, UsageError
+from agentapps.schemas.validation import check_limits, validate
 from agentapps.serve.http import Refused
+from agentapps.stores.session_settings import settings
+from agentapps.tools.names import did_you_mean, unknown_args_hint
+from agentapps.trust import rules_of
 
 if TYPE_CHECKING:
     from agentapps.serve.runs import LiveRun
@@ -19,11 +25,9 @@ if TYPE_CHECKING:
 
 
 def meta_of(server: Server, tool: ToolDef) -> dict[str, Any]:
-    """The skill's cascaded metadata (its own, the project's main skill's, `$inherit`, `default`)."""
-    from agentapps.cascade.resolve import cascade
-
-    g = server.g
-    return cascade(tool, g.lookup, g.config.main_tool, g.config.project).meta
+    """The skill's cascaded metadata (its own, the project's main skill's, `$inherit`, `default`):
+    the pipeline's own, kept with the definition and checked as the pipeline checks it (read only)."""
+    return cascaded(tool, server.g).meta
 
 
 def offered(server: Server, name: Any) -> ToolDef:
@@ -31,8 +35,6 @@ def offered(server: Server, name: Any) -> ToolDef:
         raise Refused(400, UsageError("'skill' must name a skill (GET /skills lists them)."))
     tool = server.tool(name)
     if tool is None:
-        from agentapps.tools.names import did_you_mean
-
         hint = did_you_mean(name[:64], server.exposure.offers)  # among the served ones only: nothing hidden leaks
         raise Refused(404, SkillNotFoundError(f"No skill '{name[:64]}' is served here (GET /skills lists them).{hint}"))
     return tool
@@ -40,10 +42,6 @@ def offered(server: Server, name: Any) -> ToolDef:
 
 def checked_args(server: Server, tool: ToolDef, args: Any) -> dict[str, Any]:
     """The args, refused (400) unless an object within the limits that the skill's `params` accept."""
-    from agentapps.cascade.interface import params_of
-    from agentapps.schemas.validation import check_limits, validate
-    from agentapps.tools.names import unknown_args_hint
-
     if args is None:
         args = {}
     if not isinstance(args, dict):
@@ -64,8 +62,6 @@ def checked_args(server: Server, tool: ToolDef, args: Any) -> dict[str, Any]:
 
 def needs_approval(server: Server, tool: ToolDef, meta: dict[str, Any]) -> bool:
     """Whether the skill's own or the project's trust rules could ask for an approval."""
-    from agentapps.trust import rules_of
-
     main = server.g.config.main_tool
     return bool(rules_of(meta, tool.name) or (main is not None and rules_of(main.metadata, main.name)))
 
@@ -73,8 +69,6 @@ def needs_approval(server: Server, tool: ToolDef, meta: dict[str, Any]) -> bool:
 def session_arg(tool: ToolDef, meta: dict[str, Any]) -> tuple[str, str | None] | None:
     """(arg name, store; None for the project's default) when the skill keeps a session keyed by one
     of its args: its threads."""
-    from agentapps.stores.session_settings import settings
-
     found = settings(meta.get("session"), skill=tool.name, file=tool.path)
     if found is None or not found.key.startswith("args.") or "." in found.key[5:]:
         return None
@@ -118,8 +112,18 @@ async def thread_for(server: Server, tool: ToolDef, meta: dict[str, Any], args: 
 
 
 async def admit(server: Server, who: str, run: LiveRun) -> LiveRun:
-    """Start `run` when `who` has room: at most `--concurrency` runs going, then up to `--queue`
-    requests waiting in turn for a slot (the first to wait is the first to start), then 429."""
+    """Start `run` in a task of its own when `who` has room (`reserve`); its end frees the slot."""
+    await reserve(server, who)
+    run.start()
+    assert run.task is not None
+    run.task.add_done_callback(lambda _: release(server, who))
+    return run
+
+
+async def reserve(server: Server, who: str) -> None:
+    """Take one of `who`'s slots: at most `--concurrency` runs going, then up to `--queue` requests
+    waiting in turn for a slot (the first to wait is the first to start), then 429. The run that
+    took it gives it back with `release`."""
     limit, bound = server.options.concurrency, server.options.queue
     waiting = server.waiting.setdefault(who, deque())
     if server.busy[who] >= limit or waiting:
@@ -135,18 +139,14 @@ async def admit(server: Server, who: str, run: LiveRun) -> LiveRun:
             if turn in waiting:
                 waiting.remove(turn)
             elif turn.done() and not turn.cancelled():
-                _release(server, who)  # the slot came as this request went away: the next one takes it
+                release(server, who)  # the slot came as this request went away: the next one takes it
             _forget_idle(server, who)
             raise
     else:
         server.busy[who] += 1
-    run.start()
-    assert run.task is not None
-    run.task.add_done_callback(lambda _: _release(server, who))
-    return run
 
 
-def _release(server: Server, who: str) -> None:
+def release(server: Server, who: str) -> None:
     """A run of `who` ended: its slot goes to the first request still waiting, or is freed."""
     waiting = server.waiting.get(who)
     while waiting:

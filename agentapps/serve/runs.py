@@ -9,6 +9,7 @@ prints — redacted, and appended to the run log.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import secrets
 import time
@@ -17,7 +18,10 @@ from typing import TYPE_CHECKING, Any
 from agentapps.errors import AgentAppsError, InterruptedError_, LimitError
 from agentapps.lifecycle import served
 from agentapps.lifecycle.outcome import outcome
+from agentapps.lifecycle.results import json_result
 from agentapps.lifecycle.streaming import StreamRedactor
+from agentapps.runlog import enabled, entry_for
+from agentapps.runlog.batch import batcher_for
 from agentapps.serve.events import stream_event
 from agentapps.trust import ASK
 
@@ -34,9 +38,7 @@ class LiveRun:
                  thread: str | None = None, streaming: bool = False) -> None:
         self.server, self.skill, self.args, self.owner = server, skill, args, owner
         self.thread, self.streaming = thread, streaming
-        self.id = secrets.token_hex(12)
         self.loop = asyncio.get_running_loop()
-        self.events: asyncio.Queue[Event | None] = asyncio.Queue()
         self.pending: dict[str, asyncio.Future[str]] = {}
         self.decided: set[str] = set()  # approvals whose decision the client was already sent
         self.run = served.begin(server.g, server.exposure.policy)
@@ -44,10 +46,30 @@ class LiveRun:
         self.task: asyncio.Task[None] | None = None
         # streamed model text, redacted across deltas: a secret split between two is still caught
         self.text = StreamRedactor(server.g.internals.redactor)
+        if streaming:  # its queue made here, on the loop: events can come from worker threads
+            self.events = asyncio.Queue()
+
+    # made when first needed (a streamed run's queue at once): a run of /invocations needs neither
+    @functools.cached_property
+    def id(self) -> str:
+        return secrets.token_hex(12)
+
+    @functools.cached_property
+    def events(self) -> asyncio.Queue[Event | None]:
+        return asyncio.Queue()
 
     def start(self) -> LiveRun:
         self.task = asyncio.ensure_future(self._execute())
         return self
+
+    async def run_here(self, stopping: str) -> None:
+        """The run in the calling task (a request that waits for its end; `cancel` cannot reach it).
+        A cancellation of that task (the server stopping) ends the run with `stopping` as its error;
+        once its outcome is made and recorded, the cancellation goes on."""
+        await self._execute(stopping)
+        here = asyncio.current_task()
+        if here is not None and here.cancelling():
+            raise asyncio.CancelledError
 
     # -- events -----------------------------------------------------------------------------------
 
@@ -137,22 +159,21 @@ class LiveRun:
 
     # -- the run ----------------------------------------------------------------------------------
 
-    async def _execute(self) -> None:
+    async def _execute(self, stopping: str | None = None) -> None:
         reporter = served.REPORT.set(self.on_trace)
         asker = ASK.set(self.ask if self.streaming else None)
         result: Any = None
         error: BaseException | None = None
         limit = self.server.options.timeout
         try:
-            raw = await asyncio.wait_for(served.invoke(self.run, self.skill, self.args), limit)
-            from agentapps.lifecycle.results import json_result
-
+            async with asyncio.timeout(limit):  # in this task: wait_for would start one more per run
+                raw = await served.invoke(self.run, self.skill, self.args)
             result = json_result(raw, self.skill)[0]
         except TimeoutError:
             error = LimitError(f"The run took longer than the server's limit of {limit:g} s and was stopped "
                                "(agentapps serve --timeout).", skill=self.skill)
         except asyncio.CancelledError:
-            error = InterruptedError_(self.run.g.signal.reason or "Cancelled.", signal_number=2)
+            error = InterruptedError_(stopping or self.run.g.signal.reason or "Cancelled.", signal_number=2)
         except Exception as exc:  # every failure is an outcome, never a crash
             if not isinstance(exc, AgentAppsError):
                 log.warning("skill %s failed unexpectedly", self.skill, exc_info=True)
@@ -174,13 +195,11 @@ class LiveRun:
             except asyncio.CancelledError:
                 pass  # shutting down: the record is written by the shielded task if it can be
         self.emit("result" if error is None else "error", self.outcome)
-        self.events.put_nowait(None)
+        if self.streaming:
+            self.events.put_nowait(None)
 
     def _record(self, code: int) -> None:
         """The run-log record, written by the server's one batched writer (the answer never waits)."""
-        from agentapps.runlog import enabled, entry_for
-        from agentapps.runlog.batch import batcher_for
-
         if not enabled():
             return
         try:

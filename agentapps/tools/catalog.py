@@ -17,6 +17,13 @@ def _memory_source(tool: ToolDef) -> str:
 
 
 def summary(tool: ToolDef) -> dict[str, Any]:
+    row = _summary(tool)
+    if tool.root_kind == "package" and tool.root is not None and tool.path is not None:
+        row["package"] = tool.path.relative_to(tool.root).parts[0]  # .agent-apps/packages/NAME/...
+    return row
+
+
+def _summary(tool: ToolDef) -> dict[str, Any]:
     return {
         "name": tool.name,
         "description": tool.description,

@@ -12,7 +12,10 @@ from agentapps.errors import SkillLoadError, SkillNotFoundError
 from agentapps.tools.index import Broken, RootIndex
 from agentapps.tools.loader import RUN_STARTED, load_file, refuse_if_written_after
 from agentapps.tools.names import did_you_mean, is_skill_file, name_from_file, ref_kind
+from agentapps.tools.packages import verify_tool
 from agentapps.types import PathEntry, ToolDef, ToolProvider
+
+EVERYTHING = "*"  # in Lookup.reads: every skill was read (a listing), not only some names
 
 
 class Lookup:
@@ -20,7 +23,7 @@ class Lookup:
 
     FIELDS = ("roots", "memory", "providers", "check_interval", "_indexes", "_by_path", "_memo", "_listed",
               "_memory_version")
-    __slots__ = (*FIELDS, "_summarised")
+    __slots__ = (*FIELDS, "_summarised", "reads")
     roots: list[PathEntry]
     memory: dict[str, ToolDef]
     # register in-memory tools on demand, before the disk is searched (MCP servers' tools)
@@ -28,6 +31,9 @@ class Lookup:
     check_interval: float
     _indexes: list[RootIndex]
     _by_path: dict[str, ToolDef]
+    # when a set: every name asked for is added to it, and "*" when everything was read (a listing);
+    # `check` learns so which skills each skill's findings depend on (agentapps.check.cache)
+    reads: set[str] | None
     _memo: dict[str, tuple[ToolDef, int, float]]
     _listed: tuple[tuple[int, bool, int], list[ToolDef], list[SkillLoadError]] | None
     _memory_version: int
@@ -49,6 +55,7 @@ class Lookup:
         self._memo = {} if _memo is None else _memo
         self._listed, self._memory_version = _listed, _memory_version
         self._summarised = None
+        self.reads = None
 
     def __repr__(self) -> str:
         return fields_repr(self, self.FIELDS)
@@ -127,6 +134,7 @@ class Lookup:
             return cached
         tool = self._from_roots(Path(real)) or load_file(Path(real))
         refuse_if_written_after(tool)
+        verify_tool(tool)
         self._by_path[real] = tool
         return tool
 
@@ -138,6 +146,8 @@ class Lookup:
 
     def candidates(self, name: str, *, force_check: bool = False) -> list[ToolDef | Broken]:
         """Every definition of `name`, in search-path order (the first one wins)."""
+        if self.reads is not None:
+            self.reads.add(name)
         found: list[ToolDef | Broken] = []
         if name in self.memory or (self.providers and self._provided(name)):
             found.append(self.memory[name])
@@ -155,6 +165,8 @@ class Lookup:
         return found
 
     def find(self, name: str) -> ToolDef:
+        if self.reads is not None:
+            self.reads.add(name)
         memory = self.memory.get(name) or (self._provided(name) if self.providers else None)
         if memory is not None:
             return memory
@@ -171,6 +183,7 @@ class Lookup:
                 pass
         winner = self._find(name)
         refuse_if_written_after(winner)
+        verify_tool(winner)  # an installed package's skill: the package is what the lock pins
         self._memo[name] = (winner, self._generation(), now)
         return winner
 
@@ -224,6 +237,8 @@ class Lookup:
     def list_all(self, *, provided: bool = True) -> tuple[list[ToolDef], list[SkillLoadError]]:
         """Winners in name order, and the load problems met on the way (never fatal here).
         `provided=False` leaves out tools providers have not registered yet (no server starts)."""
+        if self.reads is not None:
+            self.reads.add(EVERYTHING)
         if provided and self.providers:
             self._provided(None)
         for index in self._indexes:

@@ -132,3 +132,14 @@ def test_the_view_measures_what_it_holds_after_appends_replacements_and_edits():
     view.messages[1]["content"] = [{"text": "d"}]  # changed in place: an edit says so
     view.edited()
     assert view.chars() == 31
+
+
+def test_the_view_measures_only_what_was_appended_since_it_last_measured():
+    view = View([{"role": "user", "content": [{"text": "a" * 100}]}], fixed_chars=10)
+    for n in range(1, 50):
+        view.messages.append({"role": "assistant", "content": [{"text": "b" * n}]})
+        assert view.chars() == 110 + n * (n + 1) // 2
+    view.messages[-1] = {"role": "assistant", "content": [{"text": "x"}]}  # a new last message
+    assert view.chars() == 110 + 48 * 49 // 2 + 1
+    del view.messages[1:]
+    assert view.chars() == 110

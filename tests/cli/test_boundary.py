@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from agentapps.cli import options
+from agentapps.cli import run_options
 
 BROKEN_DESCRIBE = '''
 frontmatter = {"name": "skill-describe", "metadata": {"params": {"type": "object"}}}
@@ -52,11 +52,11 @@ def test_errors_exit_with_their_code_in_one_line(project, argv, code):
 
 
 def test_the_runner_option_table_drives_parser_usage_and_misplacement():
-    text = options.usage()
-    for option in options.OPTIONS:
+    text = run_options.usage()
+    for option in run_options.OPTIONS:
         assert all(name in text for name in option.names), option.names
         sample = {"local": "model.id=1"}.get(option.dest, "1")  # a value each option accepts
-        parsed = options.parse([*option.names[-1:], *([sample] if option.metavar else []), "hello"])
+        parsed = run_options.parse([*option.names[-1:], *([sample] if option.metavar else []), "hello"])
         if option.dest != "help":
             assert parsed is not None and parsed.ref == "hello"
 
@@ -78,7 +78,7 @@ def test_the_command_table_lists_exactly_the_commands_there_are(project):
 
     typer_commands = {c.name or c.callback.__name__ for c in app.registered_commands}
     typer_commands |= {g.name for g in app.registered_groups}
-    own_parsers = {"run", "list", "completion"}  # cli/options.py, listing.py, completion.py: one parser each
+    own_parsers = {"run", "list", "completion"}  # cli/run_options.py, listing.py, completion.py: one parser each
     assert set(COMMANDS) == typer_commands | own_parsers and not typer_commands & own_parsers
     top = project.cli("--help")
     assert top.returncode == 0 and all(f"  {name}" in top.stdout for name in COMMANDS)

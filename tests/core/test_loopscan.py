@@ -115,12 +115,15 @@ CALLS = [
     ("skill-list", {"query": "hello"}), ("skill-describe", {"name": "hello"}),
     ("agent-provider", {"prompt": "p", "invokeRef": "i", "hookRef": "h"}), ("directive-base", {}),
     *[(name, DIRECTIVE) for name in ("arg", "config", "context", "env", "inline", "path", "skill")],
+    ("hub-list", {}), ("hub-search", {}), ("hub-install", {}), ("hub-update", {}), ("hub-remove", {"name": "x"}),
+    ("hub-add", {"name": "x"}), ("hub-add-source", {"source": "./nope"}),
 ]
 
 frontmatter = {
     "name": "harness",
     "allowed-tools": "hello file-read file-write file-list file-search skill-file skill-list skill-describe agent-provider "
-                     "directive-base arg config context env inline path skill",
+                     "directive-base arg config context env inline path skill hub-list hub-search hub-install "
+                     "hub-update hub-remove hub-add hub-add-source",
     "metadata": {"params": {"type": "object"}, "returns": {"type": "object"}},
 }
 

@@ -191,9 +191,11 @@ SCENARIOS = [
 
 
 ROOT = "/@ROOT@"  # the project folder, written /tmp/ts or /path in the guide
-# Quoted in the guide but not reproduced here: a full disk, and a 79-turn run.
+# Quoted in the guide but not reproduced here: a full disk, a 79-turn run, and a changed hub
+# package (that one needs a git repository: tests/hub/test_add.py checks its message).
 UNREPRODUCED = ("error: Session 's1' was not saved: No space left on device",
-                "error: The conversation of the agent for 'triage' needs about 100,362 tokens")
+                "error: The conversation of the agent for 'triage' needs about 100,362 tokens",
+                "error: …/.agent-apps/packages/team: Package 'team' was changed after it was installed")
 
 
 def quoted_errors() -> list[tuple[str, str]]:

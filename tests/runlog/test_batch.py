@@ -99,3 +99,30 @@ def test_a_record_added_while_the_loop_ends_is_written_when_the_process_exits(tm
                           check=False)
     assert done.returncode == 0, done.stderr
     assert skills_logged(data_dir) == ["late"]
+
+
+def test_a_log_moved_away_between_batches_is_started_afresh(tmp_path):
+    # the batcher keeps its connection between batches: one to a file moved away (or deleted) would
+    # go on writing where nobody reads, so each batch checks the file is still the one it opened
+    data_dir = tmp_path / ".agent-apps"
+    log = data_dir / "runs" / "runs.db"
+
+    async def scenario() -> None:
+        batcher = Batcher(data_dir)
+        batcher.add(record("first"))
+        while batcher.pending or not log.exists():
+            await asyncio.sleep(0.01)
+        for suffix in ("", "-wal", "-shm"):  # moved away as a user would, with its WAL
+            moved = log.with_name(log.name + suffix)
+            if moved.exists():
+                moved.rename(tmp_path / ("old.db" + suffix))
+        batcher.add(record("second"))
+        await batcher.close()
+
+    asyncio.run(scenario())
+    assert skills_logged(data_dir) == ["second"]
+    conn = sqlite3.connect(tmp_path / "old.db")
+    try:
+        assert [row[0] for row in conn.execute("SELECT skill FROM runs")] == ["first"]
+    finally:
+        conn.close()

@@ -149,3 +149,57 @@ def test_an_event_is_one_frame_whatever_its_text_holds():
     # the SSE spec ends a line at \r\n, \r or \n: the frame is exactly two fields and a blank line
     assert re.split(r"\r\n|\r|\n", frame) == ["event: text-delta", frame.splitlines()[1], "", ""]
     assert json.loads(frame.splitlines()[1].removeprefix("data: ")) == {"text": text}
+
+
+SLEEPER = """
+import asyncio, pathlib
+frontmatter = {"name": "sleeper", "metadata": {"params": {"type": "object"}}}
+
+async def run(ctx, args):
+    pathlib.Path("started").write_text("yes")
+    await asyncio.sleep(30)
+"""
+
+
+def test_a_request_run_cancelled_by_the_shutdown_is_recorded_and_the_cancellation_goes_on(project):
+    # /invocations runs its skill in the request's own task: the server stopping cancels that task,
+    # and the run still ends with the shutdown's error and its run-log record before it unwinds
+    import asyncio
+    import sqlite3
+
+    from agentapps.core.cleanup import run_cleanups
+    from agentapps.lifecycle.server import offered
+    from agentapps.serve.coord import Local
+    from agentapps.serve.runs import LiveRun
+    from agentapps.serve.state import Options, Server
+
+    project.write("sleeper.skill.py", SLEEPER)
+    g, exposure = offered("serve", project.root, None, [], detach_stdin=False)
+    server = Server(g, exposure, Local(), Options())
+    run = LiveRun.__new__(LiveRun)
+
+    async def scenario() -> bool:
+        nonlocal run
+        run = LiveRun(server, "sleeper", {}, owner="local")
+        task = asyncio.ensure_future(run.run_here("The server is shutting down."))
+        try:
+            while not (project.root / "started").exists():
+                await asyncio.sleep(0.01)
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                return True
+            return False
+        finally:
+            await run_cleanups(g.internals)  # the run log's pending records
+
+    assert asyncio.run(scenario())
+    assert run.outcome["ok"] is False and run.outcome["error"]["message"] == "The server is shutting down."
+    assert run.outcome["error"]["exit_code"] == 130
+    conn = sqlite3.connect(g.config.log_dir / "runs" / "runs.db")
+    try:
+        assert conn.execute("SELECT skill, exit_code, error FROM runs").fetchall() == [
+            ("sleeper", 130, "The server is shutting down.")]
+    finally:
+        conn.close()

@@ -60,11 +60,11 @@ def needs_real_process(argv: Sequence[str]) -> str | None:
     if words and words[0] in LONG_LIVED and not (words[0] == "worker" and _bounded_worker(words)):
         return f"'agentapps {words[0]}' runs until it is stopped"
     if words and words[0] == "run":
-        from agentapps.cli import options
+        from agentapps.cli import run_options
         from agentapps.errors import AgentAppsError
 
         try:
-            opts = options.parse(list(argv[list(argv).index("run") + 1:]))
+            opts = run_options.parse(list(argv[list(argv).index("run") + 1:]))
         except AgentAppsError:  # refused by the parser: nothing runs
             return None
         if opts is not None and opts.timeout is not None:
@@ -221,7 +221,10 @@ def _process_state(env: Mapping[str, str], cwd: Path, argv: Sequence[str]) -> It
         os.umask(saved_umask)
         sys.excepthook, sys.unraisablehook = saved_hooks[0], saved_hooks[1]
         threading.excepthook = saved_hooks[2]
-        sys.argv, sys.path[:], sys.meta_path[:] = saved_argv, saved_path, saved_meta
+        # a finder a library added while the run imported it (six's, for `six.moves`) stays, as the
+        # library stays in sys.modules; agentapps' own logging finder is put back as it was
+        added = [f for f in sys.meta_path if f not in saved_meta and not type(f).__module__.startswith("agentapps")]
+        sys.argv, sys.path[:], sys.meta_path[:] = saved_argv, saved_path, saved_meta + added
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)

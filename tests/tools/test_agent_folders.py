@@ -140,7 +140,7 @@ def test_nothing_is_found_while_the_folders_are_absent_and_a_folder_that_appears
 
     lookup = bootstrap(project.root).globals.lookup
     kinds = [root.kind for root in lookup.roots]
-    assert kinds[kinds.index("project") + 1:] == ["agents", "claude", "github", "user", "user-agents",
+    assert kinds[kinds.index("project") + 1:] == ["agents", "claude", "github", "package", "user", "user-agents",
                                                   "user-claude", "bundled"]
     with pytest.raises(SkillNotFoundError, match="Unknown skill 'pdf'"):
         lookup.find("pdf")
