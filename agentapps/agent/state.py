@@ -158,8 +158,12 @@ class AgentRun:
         report = u.normalize(fields.get("usage"))
         model = self._spent(fields.get("model"), report)
         self.turns_usage.append(report)
-        self.trace.record("turn-end", **{"turnNumber": self.turn, **fields, "usage": report,
-                                         "model": model, "result": text})
+        cost = None
+        if self.trace.spans is not None:  # the model call's span says what it cost
+            price = u.price_for(model, self.config.get("pricing"), self.skill)
+            cost = u.cost(report, price) if price is not None else None
+        self.trace.record("turn-end", span_cost=cost, **{"turnNumber": self.turn, **fields, "usage": report,
+                                                         "model": model, "result": text})
         if self.recorder is not None and self.buffer.slot is not None:
             self.recorder.fill(self.buffer.slot, text, self.buffer.codes, report,
                                model=model if model != self.config.get("id") else None)

@@ -84,12 +84,18 @@ class ServedRun:
         return fields_repr(self, self.FIELDS)
 
 
-def begin(server: Globals, policy: Policy | None = None) -> ServedRun:
+def begin(server: Globals, policy: Policy | None = None, *, run_id: str | None = None,
+          traceparent: str | None = None) -> ServedRun:
+    """A run for one request: `run_id` names it in its trace, whose parent is the W3C `traceparent`
+    the request carried (when traces are on: agentapps/telemetry)."""
     from agentapps.boot import BOOTSTRAP
     from agentapps.context.manager import new_context
+    from agentapps.telemetry.slots import RUN_ID, TRACEPARENT
 
     mine = server.served()
     mine.internals.remote_caller = True  # a client's call: the project's trust rules apply to it
+    mine.internals.set(RUN_ID, run_id)
+    mine.internals.set(TRACEPARENT, traceparent)
     root = new_context(BOOTSTRAP, {}, None, mine)
     root.locals.config.update(cwd=str(server.config.cwd),
                               project=str(server.config.project) if server.config.project else None)
