@@ -124,7 +124,7 @@ class Tracing:
         parent = parent_span(ctx)
         values: dict[str, Any] = {"agentapps.skill.name": tool.name, "agentapps.skill.kind": tool.kind,
                                   "agentapps.skill.uri": tool.uri, "agentapps.call.depth": ctx.depth,
-                                  "agentapps.call.from_agent_code": ctx.untrusted or None}
+                                  "agentapps.call.from_agent_code": (ctx.parent is not None and ctx.parent.untrusted) or None}
         kind = SpanKind.INTERNAL
         context: OtelContext | None
         if parent is not None:

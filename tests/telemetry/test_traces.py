@@ -119,7 +119,7 @@ def test_an_agent_with_a_sub_agent_exports_model_and_tool_spans_with_their_paren
     # the plumbing between the agent and its provider (callback refs) has no spans of its own
     top, sub = ["agent", "boss"], ["agent", "helper", "execute_tool invoke", "agent", "boss"]
     assert sorted((s.name, ancestors(s)) for s in spans) == [
-        ("agent", ["boss"]), ("agent", sub[2:]), ("agent-scripted", top), ("agent-scripted", sub),
+        ("agent", ["boss"]), ("agent", sub[1:]), ("agent-scripted", top), ("agent-scripted", sub),
         ("boss", []), ("chat boss-model", top), ("chat boss-model", top),
         ("chat helper-model", sub), ("chat helper-model", sub),
         ("execute_tool invoke", top), ("execute_tool invoke", sub),
