@@ -12,7 +12,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx2
 import pytest
@@ -171,7 +171,7 @@ def test_serve_joins_the_trace_of_a_requests_traceparent_and_flushes_at_stop(pro
             plain = client.post("/invocations", json={"skill": "greet", "args": {}})
         assert answer.status_code == 200 and plain.status_code == 200
     finally:
-        code, _ = server.stop()
+        server.stop()
     spans = otlp.wait_for(lambda s: len([x for x in s if x.name == "greet"]) == 2)
     joined, alone = sorted((s for s in spans if s.name == "greet"), key=lambda s: s.trace_id != TRACE_ID)
     assert (joined.trace_id, joined.parent_id, joined.kind) == (TRACE_ID, PARENT_ID, "SERVER")
@@ -180,7 +180,7 @@ def test_serve_joins_the_trace_of_a_requests_traceparent_and_flushes_at_stop(pro
 
 
 class _Recorder(BaseHTTPRequestHandler):
-    seen: list[dict[str, str]] = []
+    seen: ClassVar[list[dict[str, str]]] = []
 
     def do_GET(self) -> None:
         type(self).seen.append({k.lower(): v for k, v in self.headers.items()})
@@ -231,3 +231,76 @@ def test_the_exporter_speaks_otlp_http_protobuf(otlp):
         reply = client.post(f"{otlp.endpoint}/v1/traces", content=b"",
                             headers={"Content-Type": "application/x-protobuf"})
     assert reply.status_code == 200 and otlp.spans == []
+
+
+def test_a_run_with_a_sub_agent_an_mcp_tool_and_an_http_call_is_one_trace_without_a_secret(agentic, otlp, web):
+    """The issue's case: every call the agent's code makes is a child of its tool call, the secret
+    the MCP server is given (and returns) appears on no span, and the web server joins the trace."""
+    from tests.fakes.mcpkit import SECRET, fake_entry, write_main
+
+    url, seen = web
+    write_main(agentic.project, {"fake": fake_entry()})
+    agentic.skill("helper", [{"text": "helped"}])
+    code = ("const a = await ctx.manager.invoke('helper', {}); "
+            "const b = await ctx.manager.invoke('fake-echo', {text: 'hi'}); "
+            "const s = await ctx.manager.invoke('fake-env', {name: 'TOKEN'}); "
+            f"const c = await ctx.manager.invoke('http', {{url: '{url}'}}); return [a, b, c.body, s]")
+    agentic.skill("boss", [{"code": code}, {"text": "all done"}], allowed="helper fake-echo fake-env http")
+    result = agentic.run("boss", MCP_TEST_SECRET=SECRET, AGENTAPPS_HTTP_ALLOW="127.0.0.1", **otel_env(otlp))
+    assert result.returncode == 0 and result.stdout == "all done\n", result.stderr
+    assert agentic.tool_results()[0]["ok"] is True
+    spans = otlp.wait_for(lambda s: {"boss", "helper", "fake-echo", "fake-env", "http"} <= {x.name for x in s})
+    by_id = {s.span_id: s for s in spans}
+    tool = only(spans, "execute_tool invoke")  # the helper answers without code
+    for name in ("helper", "fake-echo", "fake-env", "http"):
+        assert only(spans, name).parent_id == tool.span_id, name
+    assert by_id[tool.parent_id].name == "agent" and len({s.trace_id for s in spans}) == 1
+    assert only(spans, "fake-echo").attributes["agentapps.skill.uri"] == "mcp://fake/echo"
+    http = only(spans, "http")
+    assert seen[0]["traceparent"].startswith(f"00-{http.trace_id}-{http.span_id}-")
+    assert SECRET not in b"".join(otlp.bodies).decode("utf-8", "replace")
+
+
+def test_mcp_server_over_http_joins_the_trace_of_a_requests_traceparent(project, otlp):
+    import os
+    import signal
+    import socket
+    import time
+
+    project.write("greet.skill.py", 'frontmatter = {"name": "greet"}\n\ndef run(ctx, args):\n    return "hi"\n')
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "agentapps", "mcp-server", "--transport", "http", "--port",
+                             str(port)], cwd=project.root, env=project.env(**otel_env(otlp)),
+                            stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        deadline = time.monotonic() + 30
+        with httpx2.Client(timeout=20) as client:
+            while True:
+                try:
+                    hello = client.post(url, headers=headers, json={
+                        "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                            "protocolVersion": "2025-06-18", "capabilities": {},
+                            "clientInfo": {"name": "t", "version": "1"}}})
+                    break
+                except httpx2.TransportError:
+                    assert time.monotonic() < deadline, "the MCP server did not come up"
+                    time.sleep(0.05)
+            assert hello.status_code == 200, hello.text
+            version = "2025-06-18"
+            session = {k: v for k, v in (("mcp-session-id", hello.headers.get("mcp-session-id")),
+                                         ("mcp-protocol-version", version)) if v}
+            client.post(url, headers={**headers, **session},
+                        json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+            called = client.post(url, headers={**headers, **session, "traceparent": TRACEPARENT}, json={
+                "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "greet", "arguments": {}}})
+            assert called.status_code == 200 and '"hi"' in called.text.replace("\\", ""), called.text
+    finally:
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.communicate(timeout=15)
+    spans = otlp.wait_for(lambda s: any(x.name == "greet" for x in s))
+    greet = only(spans, "greet")
+    assert (greet.trace_id, greet.parent_id, greet.kind) == (TRACE_ID, PARENT_ID, "SERVER")
