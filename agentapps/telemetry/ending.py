@@ -18,6 +18,14 @@ def close(internals: Internals) -> None:
         tracing.close()
 
 
+async def aclose(internals: Internals) -> None:
+    """`close` for a process that serves on an event loop: the flush waits on a thread, not the loop."""
+    if internals.get(TRACING) is not None:
+        import asyncio
+
+        await asyncio.to_thread(close, internals)
+
+
 def traceparent(ctx: Context) -> str | None:
     """The W3C `traceparent` header of the call `ctx`, for a request it makes; None when traces are off."""
     tracing = ctx.globals.internals.get(TRACING)

@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "b75a4aa2519c"
+STAMP = "ce2ca05dc502"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -243,7 +243,7 @@ WAITS = {
     "agentapps.stores.state": True,
     "agentapps.stores.stored": False,
     "agentapps.telemetry": False,
-    "agentapps.telemetry.ending": False,
+    "agentapps.telemetry.ending": True,
     "agentapps.telemetry.genai": False,
     "agentapps.telemetry.setup": False,
     "agentapps.telemetry.slots": False,
