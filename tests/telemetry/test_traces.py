@@ -225,14 +225,6 @@ def test_an_http_call_without_traces_sends_no_traceparent(project, web):
     assert "traceparent" not in seen[0]
 
 
-def test_the_exporter_speaks_otlp_http_protobuf(otlp):
-    """The receiver decodes what the real exporter sends (and nothing else would pass as spans)."""
-    with httpx2.Client() as client:
-        reply = client.post(f"{otlp.endpoint}/v1/traces", content=b"",
-                            headers={"Content-Type": "application/x-protobuf"})
-    assert reply.status_code == 200 and otlp.spans == []
-
-
 def test_a_run_with_a_sub_agent_an_mcp_tool_and_an_http_call_is_one_trace_without_a_secret(agentic, otlp, web):
     """The issue's case: every call the agent's code makes is a child of its tool call, the secret
     the MCP server is given (and returns) appears on no span, and the web server joins the trace."""
