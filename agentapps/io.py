@@ -19,6 +19,7 @@ Commands:
 HTTP:
     normalize_url(url)              the URL as sent (UsageError unless plain http(s) with a host)
     fetch(method, url, ...)         one request; every hop's addresses checked (no private addresses)
+    traceparent(ctx)                the W3C `traceparent` of this call when traces are on, else None
 
 Names are imported on first use: importing this module imports nothing else.
 """
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from agentapps.net.urls import normalize_url
     from agentapps.process.command import effective_command
     from agentapps.process.shell import minimal_env, run_command
+    from agentapps.telemetry.ending import traceparent
     from agentapps.tools.shellview import command_view
 
 _EXPORTS = {
@@ -58,11 +60,12 @@ _EXPORTS = {
     "run_command": "agentapps.process.shell",
     "normalize_url": "agentapps.net.urls",
     "fetch": "agentapps.net.http",
+    "traceparent": "agentapps.telemetry.ending",
 }
 
 __all__ = ["approve_code_write", "command_sandbox", "command_view", "effective_command", "fetch", "folder_files",
            "is_protected", "list_files", "minimal_env", "normalize_glob", "normalize_url", "read_text", "run_command",
            "search_files",
-           "skill_folder", "write_text"]
+           "skill_folder", "traceparent", "write_text"]
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -69,7 +69,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _environment(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("AGENTAPPS_", "AWS_", "OPENAI_", "ANTHROPIC_")) and k != "XDG_STATE_HOME"}
+           if not k.startswith(("AGENTAPPS_", "AWS_", "OPENAI_", "ANTHROPIC_", "OTEL_")) and k != "XDG_STATE_HOME"}
     env.update(HOME=str(home), NO_COLOR="1", PYTHONDONTWRITEBYTECODE="1")
     return env
 
@@ -101,7 +101,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.Fix
     if request.node.get_closest_marker("cold_cache") is None:
         shutil.copytree(request.getfixturevalue("user_cache"), home / ".cache")
     for key in list(os.environ):
-        if key.startswith("AGENTAPPS_"):
+        if key.startswith(("AGENTAPPS_", "OTEL_")):
             monkeypatch.delenv(key)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("XDG_STATE_HOME", raising=False)  # remembered approvals go under this HOME

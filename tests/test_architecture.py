@@ -13,7 +13,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 HEAVY = ("boto3", "botocore", "py_mini_racer", "markdown_it", "jinja2", "mcp", "mcp_types", "anyio", "httpx2",
          "pydantic", "starlette", "uvicorn", "rich", "typer", "redis", "jsonschema", "tree_sitter",
-         "tree_sitter_bash", "cronsim", "pathspec", "openai", "anthropic")
+         "tree_sitter_bash", "cronsim", "pathspec", "openai", "anthropic", "opentelemetry")
 
 
 def test_kernel_never_imports_from_skills():

@@ -40,6 +40,7 @@ from agentapps.errors import ConfigError, DeniedError, LimitError, ReturnsError
 from agentapps.files.skillfolder import folder_files, skill_folder
 from agentapps.gateway import GATEWAY
 from agentapps.runlog.slots import AGENT_TOTALS
+from agentapps.telemetry.slots import TRACING
 from agentapps.tools.policy import Policy
 from agentapps.tools.task import request_of, takes_task
 
@@ -160,6 +161,10 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
                               "ancestorContextId": parent.get("contextId"), "config": config,
                               "spend": spend}
     code_ctx = code_context(ctx, p.policies)
+    if g.internals.get(TRACING) is not None:
+        from agentapps.telemetry.genai import AgentSpans
+
+        trace.spans = AgentSpans(ctx, code_ctx, str(config["agent"]), name)
     make_infrastructure(ctx)
     from agentapps.callbacks.refs import create_callback_ref, release_callback_ref
 
@@ -236,7 +241,7 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
             release_callback_ref(g, ref)
         _settle(g, info, run, depth)
         # the run's totals close its trace, and go out as agent-complete (one shape for every listener)
-        totals = {"stopReason": run.stop_reason, "usage": spend.usage, "cost": spend.cost, "turns": run.turn,
+        totals: dict[str, Any] = {"stopReason": run.stop_reason, "usage": spend.usage, "cost": spend.cost, "turns": run.turn,
                   "steps": run.steps, "model": run.model}
         trace.record("complete", announce=False, **totals)
         trace.announce("agent-complete", totals)

@@ -160,8 +160,12 @@ class AgentRun:
         model = self._spent(fields.get("model"), report)
         self.turns_usage.append(report)
         self.turns_output += report["outputTokens"]
-        self.trace.record("turn-end", **{"turnNumber": self.turn, **fields, "usage": report,
-                                         "model": model, "result": text})
+        cost = None
+        if self.trace.spans is not None:  # the model call's span says what it cost
+            price = u.price_for(model, self.config.get("pricing"), self.skill)
+            cost = u.cost(report, price) if price is not None else None
+        self.trace.record("turn-end", span_cost=cost, **{"turnNumber": self.turn, **fields, "usage": report,
+                                                         "model": model, "result": text})
         if self.recorder is not None and self.buffer.slot is not None:
             self.recorder.fill(self.buffer.slot, text, self.buffer.codes, report,
                                model=model if model != self.config.get("id") else None)

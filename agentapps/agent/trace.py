@@ -10,6 +10,7 @@ They go to the project's events store: the in-process bus, or Redis Streams with
 `stores: {events: redis}` (so event-wait in any process of the project sees them).
 A reporter callable in `globals.internals.reporter` (the CLI's progress display, the MCP
 server's progress) gets the same names.
+With traces on, the same entries make the run's model and tool spans (`telemetry/genai.py`).
 Entries are redacted when recorded (declared secrets, see agentapps/secrets.py), so the trace, its
 events, the progress display and a session's `$agent` capture never hold a secret the model echoed.
 """
@@ -23,6 +24,7 @@ from agentapps.core.logs import logger
 
 if TYPE_CHECKING:
     from agentapps.context.context import Globals
+    from agentapps.telemetry.genai import AgentSpans
     from agentapps.types import Reporter
 
 log = logger("agentapps.agent")
@@ -52,11 +54,16 @@ class Trace:
         reporter = g.internals.reporter
         self.reporter: Reporter | None = reporter if callable(reporter) else None
         self.redactor = g.internals.redactor
+        self.spans: AgentSpans | None = None  # the run's model and tool spans, when traces are on
 
-    def record(self, type_: str, *, announce: bool = True, **fields: Any) -> dict[str, Any]:
-        """Add an entry to the trace and, with `announce`, emit and report it."""
+    def record(self, type_: str, *, announce: bool = True, span_cost: float | None = None,
+               **fields: Any) -> dict[str, Any]:
+        """Add an entry to the trace and, with `announce`, emit and report it (`span_cost`: a
+        model call's cost, for its span)."""
         entry: dict[str, Any] = self.redactor.redact_data(
             {"type": type_, "timestamp": int(time.time() * 1000), **fields})
+        if self.spans is not None:
+            self.spans.on(entry, span_cost)
         if len(self.entries) >= MAX_TRACE:
             del self.entries[: MAX_TRACE // 10]
         self.entries.append(entry)

@@ -155,6 +155,9 @@ def _run(opts: run_options.RunOptions, redactor: Any) -> int:
         return _failed(exc, opts, skill_name, args, started, extras, internals, data_dir)
     finally:
         signal.signal(signal.SIGTERM, previous)
+        from agentapps.telemetry.ending import close
+
+        close(internals)  # the run's spans go out before the process ends (traces on only)
     if opts.json:
         from agentapps.lifecycle.outcome import outcome
 

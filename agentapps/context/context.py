@@ -245,7 +245,7 @@ class Context:
     one. This module knows nothing of the onion: `manager` comes from `agentapps.context.manager`,
     made when first used, as are `locals` and `nonlocals` (most middleware never touch their own)."""
 
-    __slots__ = ("_args", "_locals", "_manager", "_nonlocals", "_serial", "_started", "caller_policies", "cascade",
+    __slots__ = ("_args", "_locals", "_manager", "_nonlocals", "_serial", "_span", "_started", "caller_policies", "cascade",
                  "chain", "chain_index", "depth", "entry", "globals", "meta", "parent", "policies", "signal",
                  "target", "tool", "trusted", "untrusted", "view")
     globals: Globals
@@ -264,6 +264,7 @@ class Context:
     policies: tuple[Any, ...]
     view: dict[str, Any] | None
     cascade: Cascaded | None
+    _span: Any  # the call's trace span, set only when traces are on (agentapps/telemetry)
 
     def __init__(self, tool: ToolDef, args: dict[str, Any], parent: Context | None, globals_: Globals,
                  target: Context | None = None, untrusted: bool = False) -> None:

@@ -31,6 +31,7 @@ from agentapps.core.awaiting import CORO_CLOSED, CORO_CREATED, coroutine_state
 from agentapps.core.driver import loop_running
 from agentapps.core.loan import Loan
 from agentapps.errors import ChainError
+from agentapps.telemetry.slots import TRACING
 from agentapps.tools.policy import Policy
 from agentapps.types import ChainStep, ToolDef
 
@@ -83,6 +84,8 @@ async def invoke(caller: Context, ref: str | ToolDef, args: dict[str, Any], untr
     g = caller.globals
     ctx = Context(tool, args, caller, g)
     ctx.caller_policies, ctx.policies = grants(caller, tool, restrict)
+    tracing = g.internals.get(TRACING)  # None unless OTEL_* configure traces
+    span = None if tracing is None else tracing.begin(ctx)
     try:
         if options is not None:
             apply_seed(ctx, options.get("context"))
@@ -95,11 +98,17 @@ async def invoke(caller: Context, ref: str | ToolDef, args: dict[str, Any], untr
         if (tool.loop or (steps is not None and plan.loop)) and not loop_running():
             if g.internals.loan is None:  # driven without a loop, and the call may wait: lend it one
                 g.internals.loan = Loan()
-            return g.internals.loan.run(_serve(ctx, steps))
-        return await _serve(ctx, steps)
+            value = g.internals.loan.run(_serve(ctx, steps))
+        else:
+            value = await _serve(ctx, steps)
     except BaseException as exc:
         ctx.locals.error = exc
+        if span is not None:
+            tracing.end(ctx, span, exc)  # type: ignore[union-attr]
         raise
+    if span is not None:
+        tracing.end(ctx, span, None)  # type: ignore[union-attr]
+    return value
 
 
 async def _serve(ctx: Context, steps: list[ChainStep] | None = None) -> Any:

@@ -22,6 +22,7 @@ from agentapps.context.admission import refuse_options
 from agentapps.context.context import Globals
 from agentapps.context.manager import invoke_root, new_context
 from agentapps.core.shown import fields_repr
+from agentapps.telemetry.slots import RUN_ID, TRACEPARENT
 from agentapps.tools.loader import RUN_STARTED
 from agentapps.types import Reporter
 
@@ -87,9 +88,14 @@ class ServedRun:
         return fields_repr(self, self.FIELDS)
 
 
-def begin(server: Globals, policy: Policy | None = None) -> ServedRun:
+def begin(server: Globals, policy: Policy | None = None, *, run_id: str | None = None,
+          traceparent: str | None = None) -> ServedRun:
+    """A run for one request: `run_id` names it in its trace, whose parent is the W3C `traceparent`
+    the request carried (when traces are on: agentapps/telemetry)."""
     mine = server.served()
     mine.internals.remote_caller = True  # a client's call: the project's trust rules apply to it
+    mine.internals.set(RUN_ID, run_id)
+    mine.internals.set(TRACEPARENT, traceparent)
     root = new_context(BOOTSTRAP, {}, None, mine)
     root.locals.config.update(cwd=str(server.config.cwd),
                               project=str(server.config.project) if server.config.project else None)

@@ -155,8 +155,10 @@ async def stop(g: Globals) -> None:
     """The end of a server process: its cleanups (the run log's last records, MCP sessions...),
     then every process group it started is killed."""
     from agentapps.core.cleanup import run_cleanups
+    from agentapps.telemetry.ending import aclose
 
     await run_cleanups(g.internals)
+    await aclose(g.internals)  # the spans of its last runs, in bounded time (traces on only)
     for pgid in list(g.internals.children):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)

@@ -162,6 +162,13 @@ def success(result: Any, structured: bool, internals: Internals) -> types.CallTo
     return types.CallToolResult(content=content)
 
 
+def _traceparent(ctx: Any) -> str | None:
+    """The W3C `traceparent` header of the HTTP request that carried this call (None over stdio)."""
+    headers = getattr(getattr(ctx, "request", None), "headers", None)
+    found = headers.get("traceparent") if headers is not None else None
+    return found if isinstance(found, str) else None
+
+
 def failure(error: dict[str, Any]) -> types.CallToolResult:
     """The run's error record as an error tool result: its message, one line, already redacted."""
     content: list[types.ContentBlock] = [types.TextContent(type="text", text=str(error["message"]))]
@@ -171,7 +178,8 @@ def failure(error: dict[str, Any]) -> types.CallToolResult:
 async def serve_call(g: Globals, ctx: Any, name: str, args: dict[str, Any], *, structured: bool,
                      policy: Policy | None, heartbeat: float) -> types.CallToolResult:
     """Run skill `name` for the request `ctx`; every outcome but a cancellation is a tool result."""
-    run = begin(g, policy)  # this call is a run of its own (lifecycle/served.py)
+    # this call is a run of its own (lifecycle/served.py), in the trace its HTTP request names
+    run = begin(g, policy, traceparent=_traceparent(ctx))
     client = Client(ctx.session, ctx.request_id)
     meta = ctx.meta or {}
     wants_progress = meta.get("progress_token", meta.get("progressToken")) is not None

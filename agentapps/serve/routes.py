@@ -48,7 +48,8 @@ async def _prepared(request: Request, *, streaming: bool) -> tuple[Server, str, 
         raise Refused(400, UsageError(f"Skill '{tool.name}' has trust rules, so its calls may need approval, "
                                       "which needs a stream: use POST /chat.", skill=tool.name))
     thread = await thread_for(server, tool, meta, args, data.get("threadId"), who)
-    return server, who, LiveRun(server, tool.name, args, owner=who, thread=thread, streaming=streaming)
+    return server, who, LiveRun(server, tool.name, args, owner=who, thread=thread, streaming=streaming,
+                                traceparent=request.headers.get("traceparent"))
 
 
 @endpoint

@@ -35,13 +35,13 @@ DECISIONS = {"approve": "once", "deny": "deny"}
 
 class LiveRun:
     def __init__(self, server: Server, skill: str, args: dict[str, Any], *, owner: str,
-                 thread: str | None = None, streaming: bool = False) -> None:
+                 thread: str | None = None, streaming: bool = False, traceparent: str | None = None) -> None:
         self.server, self.skill, self.args, self.owner = server, skill, args, owner
         self.thread, self.streaming = thread, streaming
         self.loop = asyncio.get_running_loop()
         self.pending: dict[str, asyncio.Future[str]] = {}
         self.decided: set[str] = set()  # approvals whose decision the client was already sent
-        self.run = served.begin(server.g, server.exposure.policy)
+        self.run = served.begin(server.g, server.exposure.policy, run_id=self.id, traceparent=traceparent)
         self.outcome: dict[str, Any] = {}
         self.task: asyncio.Task[None] | None = None
         # streamed model text, redacted across deltas: a secret split between two is still caught

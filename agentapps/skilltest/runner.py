@@ -223,8 +223,10 @@ async def _limited(coro: Any, g: Globals, timeout: float) -> Any:
 async def _finish(g: Globals) -> None:
     """As a run ends: the registered cleanups, then any child process group still running is killed."""
     from agentapps.core.cleanup import run_cleanups
+    from agentapps.telemetry.ending import aclose
 
     await run_cleanups(g.internals)
+    await aclose(g.internals)  # the case's spans (traces on only)
     for pgid in list(g.internals.children):
         try:
             os.killpg(pgid, signal.SIGKILL)

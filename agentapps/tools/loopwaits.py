@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "a6b4df31beb1"
+STAMP = "9575ee6a7527"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -261,6 +261,12 @@ WAITS = {
     "agentapps.stores.slots": False,
     "agentapps.stores.state": True,
     "agentapps.stores.stored": False,
+    "agentapps.telemetry": False,
+    "agentapps.telemetry.ending": True,
+    "agentapps.telemetry.genai": False,
+    "agentapps.telemetry.setup": False,
+    "agentapps.telemetry.slots": False,
+    "agentapps.telemetry.spans": False,
     "agentapps.tools": False,
     "agentapps.tools.bytecode": False,
     "agentapps.tools.catalog": False,

@@ -3,7 +3,7 @@
 import asyncio
 
 from agentapps import UsageError
-from agentapps.io import fetch, normalize_url
+from agentapps.io import fetch, normalize_url, traceparent
 from agentapps.pipeline import candidate, check_chain
 
 OVERRIDES = ("x-http-method-override", "x-http-method", "x-method-override")
@@ -83,9 +83,19 @@ def _hop_check(ctx, args):
     return check
 
 
+def _headers(ctx, args):
+    """The request's headers, plus the call's `traceparent` when traces are on and the caller set
+    none: the server it reaches joins the run's trace (a redirect to another origin drops it)."""
+    headers = args.get("headers")
+    if any(str(name).lower() == "traceparent" for name in headers or {}):
+        return headers
+    parent = traceparent(ctx)
+    return headers if parent is None else {**(headers or {}), "traceparent": parent}
+
+
 async def run(ctx, args):
     response = await asyncio.to_thread(
-        fetch, args.get("method", "GET"), args["url"], headers=args.get("headers"), body=args.get("body"),
+        fetch, args.get("method", "GET"), args["url"], headers=_headers(ctx, args), body=args.get("body"),
         timeout=float(args.get("timeout", 60)), check_hop=_hop_check(ctx, args),
     )
     return {"status": response.status, "headers": response.headers, "body": response.text, "url": response.url}

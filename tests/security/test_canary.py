@@ -279,3 +279,31 @@ async def run(ctx, args):
     made = sorted(str(p.relative_to(project.root)) for p in project.root.rglob("*")
                   if ".agent-apps" not in p.parts and p.name != "namer.skill.py")
     assert made == [], made
+
+
+# what could carry the canary into a span: an error's message (the span's status), the model's
+# text and the agent's code (model and tool spans), a skill's result
+SPAN_CASES = {"error": (["leak", "--channel", "error"], 1, "leak"), "model echo": (["echo"], 0, "chat"),
+              "result": (["leak", "--channel", "result"], 0, "leak")}
+
+
+@pytest.mark.parametrize("source", list(SOURCES))
+@pytest.mark.parametrize("case", list(SPAN_CASES))
+def test_canary_never_reaches_an_exported_span(project, tmp_path, source, case):
+    """Through the real OTLP/HTTP exporter to a loopback receiver: the bytes on the wire hold no
+    form of the canary, and the spans that could have carried it did arrive."""
+    from tests.fakes.otlp import FakeOtlp
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    _write_project(project, outside, source)
+    argv, code, expected = SPAN_CASES[case]
+    with FakeOtlp() as otlp:
+        result = project.cli("run", *argv, CANARY_TOKEN=CANARY, OTEL_EXPORTER_OTLP_ENDPOINT=otlp.endpoint)
+        assert result.returncode == code, result.stderr
+        spans = otlp.wait_for(lambda s: any(x.name.startswith(expected) for x in s))
+    wire = b"".join(otlp.bodies).decode("utf-8", "replace")
+    assert _leaks(wire) == []
+    if case == "error":
+        (leak,) = [s for s in spans if s.name == "leak"]
+        assert f"bad token {REDACTED}" in leak.status_message
