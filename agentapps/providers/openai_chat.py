@@ -24,9 +24,8 @@ from agentapps.providers.bedrock_errors import (
     IncompleteStreamError,
 )
 from agentapps.providers.endpoint import Endpoint
-from agentapps.providers.http_errors import retry_after
-from agentapps.providers.openai_errors import describe, explain_error, is_retryable
-from agentapps.providers.stream_thread import OnRetry, Vendor, read_stream, retried
+from agentapps.providers.openai_errors import vendor
+from agentapps.providers.stream_thread import OnRetry, read_stream, retried
 
 __all__ = ["OPENAI_URL", "build_request", "endpoint_of", "make_client", "stream_turn"]
 
@@ -213,11 +212,6 @@ def stream_turn(
         return read_stream(lambda: client.chat.completions.create(**request), assembler.feed,
                            partial(assembler.result, model_id), cancelled, service="OpenAI")
 
-    vendor = Vendor("OpenAI", is_retryable, retry_after,
-                    lambda exc, tries: explain_error(exc, model_id=model_id, base_url=endpoint.base_url,
-                                                     key_env=endpoint.key_env, retries=tries,
-                                                     unsent=endpoint.unsent_key("OPENAI_BASE_URL")),
-                    lambda exc: describe(exc, endpoint.key_env))
-    return retried(attempt, vendor, cancelled=cancelled, on_retry=on_retry,
+    return retried(attempt, vendor(endpoint, model_id), cancelled=cancelled, on_retry=on_retry,
                    max_stream_retries=max_stream_retries, backoff_base=backoff_base, backoff_cap=backoff_cap,
                    sleep=sleep)

@@ -15,6 +15,9 @@ from agentapps.errors import (
     ProviderError,
 )
 from agentapps.providers import http_errors
+from agentapps.providers.endpoint import Endpoint
+from agentapps.providers.http_errors import retry_after
+from agentapps.providers.stream_thread import Vendor
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})  # and every 5xx
 _TOO_LONG = re.compile(r"context[_ ]length|context window|maximum context|too many tokens|prompt is too long",
@@ -125,3 +128,13 @@ def describe(exc: Any, key_env: str = "OPENAI_API_KEY") -> str:
     """A short text of a failure that will be retried (the `retry` event's `error`)."""
     status = status_of(exc)
     return f"HTTP {status}: {said(exc, key_env)}" if status else said(exc, key_env)
+
+
+def vendor(endpoint: Endpoint, model_id: str) -> Vendor:
+    """How the retry loop (`stream_thread.retried`) judges and tells an OpenAI failure, for both
+    the Chat Completions and the Responses API."""
+    return Vendor("OpenAI", is_retryable, retry_after,
+                  lambda exc, tries: explain_error(exc, model_id=model_id, base_url=endpoint.base_url,
+                                                   key_env=endpoint.key_env, retries=tries,
+                                                   unsent=endpoint.unsent_key("OPENAI_BASE_URL")),
+                  lambda exc: describe(exc, endpoint.key_env))
