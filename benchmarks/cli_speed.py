@@ -8,6 +8,7 @@ first; then rounds, each running every pair once; the ratio is median / median o
 | command | folder | target |
 |---|---|---|
 | `agentapps --help` | empty | <= 8x |
+| `agentapps --version` | empty | <= 8x, and no slower than `--help` (<= 1.1x its median: issue 23) |
 | `agentapps list` | empty (the bundled skills) | <= 8x |
 | `agentapps run --dry-run demo-summarize --path README.md` | a copy of the project's README.md | <= 12x |
 | `agentapps run --replay summarize.turns.json summarize --path incident-report.md` | a copy of examples/summarize (its `.agent-apps/`, skill, turns and report) | <= 18x |
@@ -58,6 +59,7 @@ class Command:
 def commands() -> list[Command]:
     return [
         Command("agentapps --help", ["--help"], "empty", "Commands:", 8.0),
+        Command("agentapps --version", ["--version"], "empty", "agentapps", 8.0),
         Command("agentapps list", ["list"], "empty", "demo-summarize", 8.0),
         Command(
             "run --dry-run demo-summarize --path README.md",
@@ -149,8 +151,13 @@ def main() -> None:
         met = target(cmd.label, ratio, cmd.limit,
                      detail=f"{ms(median(cmd.times))} vs {ms(mb)}")
         results.append((cmd, ratio, met))
+    by_label = {cmd.label: cmd for cmd in cmds}
+    version, helping = by_label["agentapps --version"], by_label["agentapps --help"]
+    against_help = median(version.times) / median(helping.times)
+    version_met = target("agentapps --version vs agentapps --help", against_help, 1.1,
+                         detail=f"{ms(median(version.times))} vs {ms(median(helping.times))}")
     verdict(
-        all(met for _, _, met in results),
+        version_met and all(met for _, _, met in results),
         "; ".join(
             f"{cmd.label.split(' (')[0]} {ratio:.2f}x (<= {cmd.limit:g}x {'met' if met else 'missed'})"
             for cmd, ratio, met in results
