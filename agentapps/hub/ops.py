@@ -40,7 +40,12 @@ def _text(rows: list[dict[str, Any]], notes: list[str]) -> str:
 
 
 def _stage(project: Path, name: str, url: str, commit: str, path: str) -> Staged:
-    staged = Staged(project, name).export(url, commit, path)
+    staged = Staged(project, name)
+    try:
+        staged.export(url, commit, path)
+    except BaseException:
+        staged.discard()
+        raise
     if not skills_in(staged.folder):
         staged.discard()
         raise PackageError(f"No skills in {url} at '{path or '/'}' (commit {commit[:12]}): a package needs "

@@ -262,3 +262,16 @@ def test_a_changed_package_refuses_only_its_own_skills(project, repo):
     assert project.cli("run", "mine").stdout.strip() == "fine"
     assert project.cli("run", "hello", "--name", "Ada").returncode == 0
     assert project.cli("run", "stamp").returncode == 5
+
+
+@pytest.mark.parametrize("target", ["/etc/passwd", "../../../../../../etc", "SKILL.md"])
+def test_a_package_with_a_symlink_is_refused_in_one_line_and_leaves_nothing_behind(project, repo, target):
+    (repo / "skills/stamp/link").symlink_to(target)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a symlink")
+    result = project.cli("add", str(repo), "--name", "team")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.count("\n") == 1 and "'stamp/link'" in result.stderr and "is a symlink" in result.stderr
+    assert not (project.root / LOCK).exists()
+    packages = project.root / ".agent-apps/packages"
+    assert not packages.exists() or list(packages.iterdir()) == []
