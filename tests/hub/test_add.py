@@ -275,3 +275,16 @@ def test_a_package_with_a_symlink_is_refused_in_one_line_and_leaves_nothing_behi
     assert not (project.root / LOCK).exists()
     packages = project.root / ".agent-apps/packages"
     assert not packages.exists() or list(packages.iterdir()) == []
+
+
+@pytest.mark.parametrize("url", ["ext::sh -c touch% pwned", "fd::3", "--upload-pack=touch pwned"])
+def test_a_lock_entrys_url_obeys_the_source_rules_before_git_sees_it(project, repo, url):
+    project.cli("add", str(repo), "--name", "team")
+    data = json.loads((project.root / LOCK).read_text())
+    data["packages"]["team"].update(source="", url=url)
+    (project.root / LOCK).write_text(json.dumps(data))
+    shutil.rmtree(project.root / ".agent-apps/packages/team")
+    shutil.rmtree(project.root / ".agent-apps/cache/git")
+    result = project.cli("install", "--frozen")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "is not a source" in result.stderr and "git failed" not in result.stderr
