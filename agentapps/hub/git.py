@@ -16,7 +16,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from agentapps.errors import PackageError
+from agentapps.errors import IntegrityError, PackageError
 
 MIRRORS = Path(".agent-apps") / "cache" / "git"
 _COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1 or SHA-256 object names, in full
@@ -88,7 +88,7 @@ class Repository:
         if not self.has(commit):
             self.fetch()
             if not self.has(commit):
-                raise PackageError(f"Commit {commit} is not in {self.url} (rewritten history?).")
+                raise IntegrityError(f"Commit {commit} is not in {self.url} (rewritten history?).")
 
     def read(self, commit: str, path: str) -> bytes:
         """One file's bytes at a commit."""

@@ -100,18 +100,24 @@ def install(project: Path, *, frozen: bool = False, install_deps: bool = False) 
             return {"results": [], "text": f"Nothing to install: there is no {LOCK_FILE}."}
         changed = False
         for name, entry in packages.items():
-            check_name(name)
             try:
-                verify_installed(project, name)
-                rows.append(_row(name, entry, "ok"))
-                continue
-            except IntegrityError:
-                pass  # missing or changed: install it from the lock
-            if not frozen and not (entry.get("commit") and entry.get("integrity")):
-                _pin(project, name, entry)
-                changed = True
-            else:
-                install_locked(project, name, entry)
+                check_name(name)
+                try:
+                    verify_installed(project, name)
+                    rows.append(_row(name, entry, "ok"))
+                    continue
+                except IntegrityError:
+                    pass  # missing or changed: install it from the lock
+                if not frozen and not (entry.get("commit") and entry.get("integrity")):
+                    _pin(project, name, entry)
+                    changed = True
+                else:
+                    install_locked(project, name, entry)
+            except (PackageError, IntegrityError) as exc:
+                if exc.file is not None:
+                    raise
+                named = exc.message if exc.message.startswith(f"Package '{name}'") else f"Package '{name}': {exc.message}"
+                raise type(exc)(named, file=project / LOCK_FILE) from None
             rows.append(_row(name, entry, "installed"))
         rows += _prune(project, set(packages))
         if changed:

@@ -288,3 +288,29 @@ def test_a_lock_entrys_url_obeys_the_source_rules_before_git_sees_it(project, re
     result = project.cli("install", "--frozen")
     assert result.returncode == 2 and result.stderr.count("\n") == 1
     assert "is not a source" in result.stderr and "git failed" not in result.stderr
+
+
+def test_install_frozen_of_a_commit_git_no_longer_has_is_exit_5_naming_the_lock_file_and_package(project, repo):
+    project.cli("add", str(repo), "--name", "team")
+    data = json.loads((project.root / LOCK).read_text())
+    data["packages"]["team"]["commit"] = "1" * 40
+    (project.root / LOCK).write_text(json.dumps(data))
+    shutil.rmtree(project.root / ".agent-apps/packages/team")
+    done = project.cli("install", "--frozen")
+    assert (done.returncode, done.stderr.count("\n")) == (5, 1), done.stderr
+    assert done.stderr.startswith(f"error: {project.root / LOCK}: Package 'team': Commit {'1' * 40} is not in")
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("path", "../..", "No folder '../..'"),
+    ("commit", "main", "is not a full commit id"),
+])
+def test_a_bad_lock_entry_names_the_lock_file_and_the_package(project, repo, key, value, message):
+    project.cli("add", str(repo), "--name", "team")
+    data = json.loads((project.root / LOCK).read_text())
+    data["packages"]["team"][key] = value
+    (project.root / LOCK).write_text(json.dumps(data))
+    shutil.rmtree(project.root / ".agent-apps/packages/team")
+    done = project.cli("install", "--frozen")
+    assert (done.returncode, done.stderr.count("\n")) == (2, 1), done.stderr
+    assert done.stderr.startswith(f"error: {project.root / LOCK}: Package 'team': ") and message in done.stderr
