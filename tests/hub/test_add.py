@@ -314,3 +314,14 @@ def test_a_bad_lock_entry_names_the_lock_file_and_the_package(project, repo, key
     done = project.cli("install", "--frozen")
     assert (done.returncode, done.stderr.count("\n")) == (2, 1), done.stderr
     assert done.stderr.startswith(f"error: {project.root / LOCK}: Package 'team': ") and message in done.stderr
+
+
+def test_a_lock_entry_that_is_not_an_object_is_refused_and_the_package_stays(project, repo):
+    project.cli("add", str(repo), "--name", "team")
+    data = json.loads((project.root / LOCK).read_text())
+    data["packages"]["team"] = "oops"
+    (project.root / LOCK).write_text(json.dumps(data))
+    done = project.cli("install", "--frozen")
+    assert (done.returncode, done.stderr.count("\n")) == (2, 1), done.stderr
+    assert f"{project.root / LOCK}: Package 'team' in the lock file is not an object." in done.stderr
+    assert (project.root / ".agent-apps/packages/team/stamp/SKILL.md").is_file()
