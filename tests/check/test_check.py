@@ -362,3 +362,12 @@ def test_an_installed_package_skill_that_replaces_a_bundled_one_is_reported_at_i
     assert (finding.code, finding.severity, finding.line) == ("package-shadows-bundled", "warning", 1)
     assert finding.path.endswith(".agent-apps/packages/team/shell/SKILL.md")
     assert "package 'team' shadows bundled skill 'shell'" in finding.message
+
+
+def test_a_limit_written_under_metadata_instead_of_model_is_reported(project):
+    # `metadata: {maxSteps: 3}` was silently ignored: the agent ran 30 steps and check said nothing
+    project.write("par.skill.md", "---\nname: par\ndescription: P.\nmetadata:\n  maxSteps: 3\n"
+                                  "  model: {maxTurns: 5}\n  tags: [x]\n---\nDo it.\n")
+    (finding,) = check(project.root).findings
+    assert (finding.code, finding.severity, finding.line) == ("misplaced-model-key", "warning", 5)
+    assert "`metadata.maxSteps`" in finding.message and "under `model`" in finding.message
