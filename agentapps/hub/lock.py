@@ -17,9 +17,9 @@ from typing import Any
 
 from agentapps.core.atomic import FileLock, write_atomic
 from agentapps.errors import PackageError
-from agentapps.tools.packages import LOCK_FILE, read_lock
+from agentapps.tools.packages import LOCK_FILE, LOCK_VERSION, read_lock
 
-VERSION = 1
+VERSION = LOCK_VERSION
 
 
 def load(project: Path) -> dict[str, dict[str, Any]]:

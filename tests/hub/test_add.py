@@ -325,3 +325,15 @@ def test_a_lock_entry_that_is_not_an_object_is_refused_and_the_package_stays(pro
     assert (done.returncode, done.stderr.count("\n")) == (2, 1), done.stderr
     assert f"{project.root / LOCK}: Package 'team' in the lock file is not an object." in done.stderr
     assert (project.root / ".agent-apps/packages/team/stamp/SKILL.md").is_file()
+
+
+@pytest.mark.parametrize("version", [2, "1", True])
+def test_a_lock_file_of_another_format_version_is_refused_not_read_as_version_1(project, repo, version):
+    project.cli("add", str(repo), "--name", "team")
+    data = json.loads((project.root / LOCK).read_text())
+    data["lockfileVersion"] = version
+    (project.root / LOCK).write_text(json.dumps(data))
+    for argv in (("install", "--frozen"), ("run", "stamp")):
+        done = project.cli(*argv)
+        assert (done.returncode, done.stderr.count("\n")) == (2, 1), done.stderr
+        assert f"{project.root / LOCK}: The lock file has lockfileVersion {version!r}" in done.stderr
