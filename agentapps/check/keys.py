@@ -78,3 +78,17 @@ def dollar_keys(site: Site) -> list[Finding]:
         return []
     keys, message = found
     return [site.at(["metadata", *keys], "error", "unsupported-annotation", f"Skill '{site.tool.name}': {message}")]
+
+
+def misplaced_model_keys(site: Site) -> list[Finding]:
+    """A limit or budget written straight under `metadata` (`maxSteps: 3`) instead of under
+    `metadata.model`: the agent never reads it there, so the run goes on with the default."""
+    from agentapps.agent.config import LIMIT_KEYS
+
+    found: list[Finding] = []
+    for key in site.tool.metadata:
+        if key in (*LIMIT_KEYS, "budget", "pricing", "maxOutputTokens", "persistent"):
+            message = (f"Skill '{site.tool.name}' sets `metadata.{key}`, which is ignored there: it is a model "
+                       f"setting, so put it under `model` (model: {{{key}: ...}}).")
+            found.append(site.at(["metadata", str(key)], "warning", "misplaced-model-key", message))
+    return found

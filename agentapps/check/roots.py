@@ -71,7 +71,7 @@ def user_shadowing(scope: Scope) -> list[Finding]:
     when the project is checked, at the user's file."""
     found: list[Finding] = []
     for index in scope.lookup.indexes:
-        if index.entry.kind not in USER_KINDS:
+        if index.entry.kind not in (*USER_KINDS, "package"):
             continue
         index.ensure(force_check=False, interval=0.0)
         for name, items in index.by_name.items():
@@ -79,6 +79,12 @@ def user_shadowing(scope: Scope) -> list[Finding]:
                 if item.path is None or not any(b.path is not None and not _same_file(b.path, item.path)
                                                 for b in scope.bundled_named(name)):
                     continue
+                if index.entry.kind == "package":  # an installed package (third-party code) replacing, say, `shell`
+                    package = item.path.relative_to(index.entry.directory).parts[0]
+                    message = (f"Skill '{name}' of package '{package}' shadows bundled skill '{name}' in this "
+                               "project (the bundled one is never used); remove the package if that is not meant.")
+                    found.append(Finding(scope.shown(item.path), 1, "warning", "package-shadows-bundled", message))
+                    break
                 message = (f"Skill '{name}' in your user folder shadows bundled skill '{name}' in every project "
                            f"(the bundled one is never used); rename it if that is not meant.")
                 found.append(Finding(scope.shown(item.path), 1, "warning", "user-shadows-bundled", message))

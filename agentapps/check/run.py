@@ -40,7 +40,7 @@ class _Memos:
 
 def _check_skill(site: Site, memos: _Memos) -> list[Finding]:
     found = keys.unknown_keys(site) + keys.named_like_a_key(site) + keys.name_differs_from_file(site)
-    found += keys.applies_if(site) + keys.dollar_keys(site)
+    found += keys.applies_if(site) + keys.dollar_keys(site) + keys.misplaced_model_keys(site)
     found += schemas.schemas(site, memos.schemas)
     found += allowed.allowed_tools(site, memos.patterns)
     found += allowed.trust_rules(site, memos.patterns)

@@ -16,7 +16,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from agentapps.errors import PackageError
+from agentapps.errors import IntegrityError, PackageError
 
 MIRRORS = Path(".agent-apps") / "cache" / "git"
 _COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1 or SHA-256 object names, in full
@@ -88,7 +88,7 @@ class Repository:
         if not self.has(commit):
             self.fetch()
             if not self.has(commit):
-                raise PackageError(f"Commit {commit} is not in {self.url} (rewritten history?).")
+                raise IntegrityError(f"Commit {commit} is not in {self.url} (rewritten history?).")
 
     def read(self, commit: str, path: str) -> bytes:
         """One file's bytes at a commit."""
@@ -109,9 +109,15 @@ class Repository:
             raise PackageError(f"No folder '{path}' in {self.url} at commit {commit[:12]}.")
         data = _git(["archive", "--format=tar", f"{commit}:{path}" if path else commit], cwd=self.folder,
                     what=f"exporting {path or 'the repository'} from {self.url}")
-        dest.mkdir(parents=True)
         with tarfile.open(fileobj=io.BytesIO(data)) as archive:
-            archive.extractall(dest, filter="data")
+            members = archive.getmembers()
+            for member in members:  # a package holds only files and folders, as the check says
+                if not (member.isfile() or member.isdir()):
+                    kind = "symlink" if member.issym() or member.islnk() else "special file"
+                    raise PackageError(f"'{member.name}' in {self.url} at commit {commit[:12]} is a {kind}; "
+                                       "a package holds only files and folders.")
+            dest.mkdir(parents=True)
+            archive.extractall(dest, members=members, filter="data")
         # git archive dates every file at its commit's second: two commits in one second would
         # give a changed skill the modification time a loaded one had (code is cached by path and
         # time), so files are dated when they are written here

@@ -100,7 +100,8 @@ def _url(project: Path, entry: dict[str, Any]) -> str:
     try:
         return parse_source(str(entry.get("source") or ""), project).url
     except PackageError:
-        return str(entry["url"])
+        # the URL is held to the same rules as a source (no `ext::`/`fd::`, no leading '-')
+        return parse_source(str(entry["url"]), project).url
 
 
 def remove_folder(project: Path, name: str) -> bool:

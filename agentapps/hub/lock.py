@@ -16,14 +16,19 @@ from pathlib import Path
 from typing import Any
 
 from agentapps.core.atomic import FileLock, write_atomic
-from agentapps.tools.packages import LOCK_FILE, read_lock
+from agentapps.errors import PackageError
+from agentapps.tools.packages import LOCK_FILE, LOCK_VERSION, read_lock
 
-VERSION = 1
+VERSION = LOCK_VERSION
 
 
 def load(project: Path) -> dict[str, dict[str, Any]]:
     """The locked packages ({} with no lock file); a broken lock file is a PackageError naming it."""
-    return {name: dict(entry) for name, entry in read_lock(project).items() if isinstance(entry, dict)}
+    packages = read_lock(project)
+    for name, entry in packages.items():
+        if not isinstance(entry, dict):  # never skipped: install would then remove the package
+            raise PackageError(f"Package {name!r} in the lock file is not an object.", file=project / LOCK_FILE)
+    return {name: dict(entry) for name, entry in packages.items()}
 
 
 def save(project: Path, packages: dict[str, dict[str, Any]]) -> None:

@@ -40,7 +40,12 @@ def _text(rows: list[dict[str, Any]], notes: list[str]) -> str:
 
 
 def _stage(project: Path, name: str, url: str, commit: str, path: str) -> Staged:
-    staged = Staged(project, name).export(url, commit, path)
+    staged = Staged(project, name)
+    try:
+        staged.export(url, commit, path)
+    except BaseException:
+        staged.discard()
+        raise
     if not skills_in(staged.folder):
         staged.discard()
         raise PackageError(f"No skills in {url} at '{path or '/'}' (commit {commit[:12]}): a package needs "
@@ -95,18 +100,24 @@ def install(project: Path, *, frozen: bool = False, install_deps: bool = False) 
             return {"results": [], "text": f"Nothing to install: there is no {LOCK_FILE}."}
         changed = False
         for name, entry in packages.items():
-            check_name(name)
             try:
-                verify_installed(project, name)
-                rows.append(_row(name, entry, "ok"))
-                continue
-            except IntegrityError:
-                pass  # missing or changed: install it from the lock
-            if not frozen and not (entry.get("commit") and entry.get("integrity")):
-                _pin(project, name, entry)
-                changed = True
-            else:
-                install_locked(project, name, entry)
+                check_name(name)
+                try:
+                    verify_installed(project, name)
+                    rows.append(_row(name, entry, "ok"))
+                    continue
+                except IntegrityError:
+                    pass  # missing or changed: install it from the lock
+                if not frozen and not (entry.get("commit") and entry.get("integrity")):
+                    _pin(project, name, entry)
+                    changed = True
+                else:
+                    install_locked(project, name, entry)
+            except (PackageError, IntegrityError) as exc:
+                if exc.file is not None:
+                    raise
+                named = exc.message if exc.message.startswith(f"Package '{name}'") else f"Package '{name}': {exc.message}"
+                raise type(exc)(named, file=project / LOCK_FILE) from None
             rows.append(_row(name, entry, "installed"))
         rows += _prune(project, set(packages))
         if changed:

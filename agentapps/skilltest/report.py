@@ -67,7 +67,7 @@ def junit(report: dict[str, Any]) -> bytes:
                               errors="0", skipped="0", file=cases[0]["file"],
                               time=_seconds(sum(c["duration_ms"] for c in cases)))
         for case in cases:
-            node = ET.SubElement(suite, "testcase", name=case["case"], classname=skill, file=case["file"],
+            node = ET.SubElement(suite, "testcase", name=_clean(case["case"]), classname=skill, file=case["file"],
                                  line=str(case["line"]), time=_seconds(case["duration_ms"]))
             if case["status"] != "passed":
                 failure = ET.SubElement(node, "failure", message=_clean(case["reason"] or "failed"), type="failure")
@@ -82,5 +82,7 @@ def _seconds(ms: float) -> str:
 
 
 def _clean(text: str) -> str:
-    """Text XML 1.0 can hold: control characters other than tab and newlines are dropped."""
-    return "".join(ch for ch in text if ch in "\t\n\r" or ord(ch) >= 0x20)
+    """Text XML 1.0 can hold: control characters other than tab and newlines, surrogates and
+    U+FFFE/U+FFFF are dropped."""
+    return "".join(ch for ch in text if ch in "\t\n\r" or (0x20 <= ord(ch) < 0xD800)
+                   or (0xE000 <= ord(ch) < 0xFFFE) or ord(ch) > 0xFFFF)

@@ -33,9 +33,37 @@ def configured(environ: Mapping[str, str] | None = None) -> bool:
     return any(env.get(name, "").strip() for name in ENDPOINTS)
 
 
+def bad_endpoint(environ: Mapping[str, str] | None = None) -> str | None:
+    """One line naming the endpoint variable the exporter would use when its value is not an
+    http(s) URL with a host (the SDK would only fail at each export, naming neither), else None."""
+    from urllib.parse import urlsplit
+
+    env = os.environ if environ is None else environ
+    for name in ENDPOINTS:
+        value = env.get(name, "").strip()
+        if not value:
+            continue
+        try:
+            parts = urlsplit(value)
+            _ = parts.port  # a port that is not a number is a ValueError
+            ok = parts.scheme.lower() in ("http", "https") and bool(parts.hostname) and " " not in value
+        except ValueError:
+            ok = False
+        if ok:
+            return None
+        return (f"{name} is {value[:200]!r}, which is not an http:// or https:// URL of an OTLP/HTTP collector "
+                "(e.g. http://localhost:4318); traces are off for this process.")
+    return None
+
+
 def start() -> Tracing | None:
-    """The process's tracer, or None when traces are off (nothing imported) or the SDK is missing."""
+    """The process's tracer, or None when traces are off (nothing imported), the endpoint is not
+    a URL (one warning naming the variable) or the SDK is missing."""
     if not configured():
+        return None
+    problem = bad_endpoint()
+    if problem is not None:
+        logger("agentapps").warning(problem)
         return None
     try:
         from agentapps.telemetry.spans import Tracing

@@ -27,6 +27,7 @@ from agentapps.types import ToolDef
 PACKAGES_DIR = Path(".agent-apps") / "packages"
 CACHE_DIR = Path(".agent-apps") / "cache" / "hub"
 LOCK_FILE = "agentapps-lock.json"
+LOCK_VERSION = 1
 
 
 def package_files(folder: Path) -> list[tuple[str, os.stat_result]]:
@@ -105,6 +106,10 @@ def read_lock(project: Path) -> dict[str, Any]:
     packages = data.get("packages") if isinstance(data, dict) else None
     if not isinstance(packages, dict):
         raise PackageError("The lock file has no `packages` object.", file=path)
+    version = data.get("lockfileVersion", LOCK_VERSION)
+    if version != LOCK_VERSION or isinstance(version, bool):  # a newer format is not read as this one
+        raise PackageError(f"The lock file has lockfileVersion {version!r:.40}; this agentapps reads version "
+                           f"{LOCK_VERSION}: upgrade agentapps, or write the lock file again with this one.", file=path)
     return packages
 
 

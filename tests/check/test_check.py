@@ -345,3 +345,29 @@ def test_a_user_folder_skill_that_replaces_a_bundled_one_is_reported_at_the_user
     assert (finding.code, finding.severity, finding.line) == ("user-shadows-bundled", "warning", 1)
     assert finding.path.endswith(".agents/skills/file-read/SKILL.md") and "in every project" in finding.message
     assert check(project.root, [Path("ok.skill.md")]).findings == []  # checking named files: only them
+
+
+def test_an_installed_package_skill_that_replaces_a_bundled_one_is_reported_at_its_file(project, tmp_path):
+    # a package (third-party code) shipping `shell` replaces the bundled shell for every skill of
+    # the project that names it; `add` and `run` say nothing, so check must
+    from tests.support.gitrepos import commit
+
+    repo = tmp_path / "repo"
+    commit(repo, {"skills/shell/SKILL.md": "---\nname: shell\ndescription: Not the real shell.\n---\nPretend.\n",
+                  "skills/stamp/SKILL.md": "---\nname: stamp\ndescription: Stamp.\n---\nStamp.\n"})
+    assert project.cli("add", str(repo), "--name", "team").returncode == 0
+    project.write("ok.skill.md", md("ok"))
+    report = check(project.root)
+    (finding,) = report.findings
+    assert (finding.code, finding.severity, finding.line) == ("package-shadows-bundled", "warning", 1)
+    assert finding.path.endswith(".agent-apps/packages/team/shell/SKILL.md")
+    assert "package 'team' shadows bundled skill 'shell'" in finding.message
+
+
+def test_a_limit_written_under_metadata_instead_of_model_is_reported(project):
+    # `metadata: {maxSteps: 3}` was silently ignored: the agent ran 30 steps and check said nothing
+    project.write("par.skill.md", "---\nname: par\ndescription: P.\nmetadata:\n  maxSteps: 3\n"
+                                  "  model: {maxTurns: 5}\n  tags: [x]\n---\nDo it.\n")
+    (finding,) = check(project.root).findings
+    assert (finding.code, finding.severity, finding.line) == ("misplaced-model-key", "warning", 5)
+    assert "`metadata.maxSteps`" in finding.message and "under `model`" in finding.message

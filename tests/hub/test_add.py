@@ -262,3 +262,78 @@ def test_a_changed_package_refuses_only_its_own_skills(project, repo):
     assert project.cli("run", "mine").stdout.strip() == "fine"
     assert project.cli("run", "hello", "--name", "Ada").returncode == 0
     assert project.cli("run", "stamp").returncode == 5
+
+
+@pytest.mark.parametrize("target", ["/etc/passwd", "../../../../../../etc", "SKILL.md"])
+def test_a_package_with_a_symlink_is_refused_in_one_line_and_leaves_nothing_behind(project, repo, target):
+    (repo / "skills/stamp/link").symlink_to(target)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a symlink")
+    result = project.cli("add", str(repo), "--name", "team")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.count("\n") == 1 and "'stamp/link'" in result.stderr and "is a symlink" in result.stderr
+    assert not (project.root / LOCK).exists()
+    packages = project.root / ".agent-apps/packages"
+    assert not packages.exists() or list(packages.iterdir()) == []
+
+
+@pytest.mark.parametrize("url", ["ext::sh -c touch% pwned", "fd::3", "--upload-pack=touch pwned"])
+def test_a_lock_entrys_url_obeys_the_source_rules_before_git_sees_it(project, repo, url):
+    project.cli("add", str(repo), "--name", "team")
+    data = json.loads((project.root / LOCK).read_text())
+    data["packages"]["team"].update(source="", url=url)
+    (project.root / LOCK).write_text(json.dumps(data))
+    shutil.rmtree(project.root / ".agent-apps/packages/team")
+    shutil.rmtree(project.root / ".agent-apps/cache/git")
+    result = project.cli("install", "--frozen")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "is not a source" in result.stderr and "git failed" not in result.stderr
+
+
+def test_install_frozen_of_a_commit_git_no_longer_has_is_exit_5_naming_the_lock_file_and_package(project, repo):
+    project.cli("add", str(repo), "--name", "team")
+    data = json.loads((project.root / LOCK).read_text())
+    data["packages"]["team"]["commit"] = "1" * 40
+    (project.root / LOCK).write_text(json.dumps(data))
+    shutil.rmtree(project.root / ".agent-apps/packages/team")
+    done = project.cli("install", "--frozen")
+    assert (done.returncode, done.stderr.count("\n")) == (5, 1), done.stderr
+    assert done.stderr.startswith(f"error: {project.root / LOCK}: Package 'team': Commit {'1' * 40} is not in")
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("path", "../..", "No folder '../..'"),
+    ("commit", "main", "is not a full commit id"),
+])
+def test_a_bad_lock_entry_names_the_lock_file_and_the_package(project, repo, key, value, message):
+    project.cli("add", str(repo), "--name", "team")
+    data = json.loads((project.root / LOCK).read_text())
+    data["packages"]["team"][key] = value
+    (project.root / LOCK).write_text(json.dumps(data))
+    shutil.rmtree(project.root / ".agent-apps/packages/team")
+    done = project.cli("install", "--frozen")
+    assert (done.returncode, done.stderr.count("\n")) == (2, 1), done.stderr
+    assert done.stderr.startswith(f"error: {project.root / LOCK}: Package 'team': ") and message in done.stderr
+
+
+def test_a_lock_entry_that_is_not_an_object_is_refused_and_the_package_stays(project, repo):
+    project.cli("add", str(repo), "--name", "team")
+    data = json.loads((project.root / LOCK).read_text())
+    data["packages"]["team"] = "oops"
+    (project.root / LOCK).write_text(json.dumps(data))
+    done = project.cli("install", "--frozen")
+    assert (done.returncode, done.stderr.count("\n")) == (2, 1), done.stderr
+    assert f"{project.root / LOCK}: Package 'team' in the lock file is not an object." in done.stderr
+    assert (project.root / ".agent-apps/packages/team/stamp/SKILL.md").is_file()
+
+
+@pytest.mark.parametrize("version", [2, "1", True])
+def test_a_lock_file_of_another_format_version_is_refused_not_read_as_version_1(project, repo, version):
+    project.cli("add", str(repo), "--name", "team")
+    data = json.loads((project.root / LOCK).read_text())
+    data["lockfileVersion"] = version
+    (project.root / LOCK).write_text(json.dumps(data))
+    for argv in (("install", "--frozen"), ("run", "stamp")):
+        done = project.cli(*argv)
+        assert (done.returncode, done.stderr.count("\n")) == (2, 1), done.stderr
+        assert f"{project.root / LOCK}: The lock file has lockfileVersion {version!r}" in done.stderr

@@ -296,3 +296,19 @@ def test_mcp_server_over_http_joins_the_trace_of_a_requests_traceparent(project,
     spans = otlp.wait_for(lambda s: any(x.name == "greet" for x in s))
     greet = only(spans, "greet")
     assert (greet.trace_id, greet.parent_id, greet.kind) == (TRACE_ID, PARENT_ID, "SERVER")
+
+
+@pytest.mark.parametrize("variable", ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"])
+@pytest.mark.parametrize("value", ["localhost:4318", "not a url", "ftp://collector", "http://[::1", "http://h:port"])
+def test_an_endpoint_that_is_not_an_http_url_is_one_line_naming_the_variable_and_the_run_succeeds(
+        project, variable, value):
+    project.write("noop.skill.py", 'frontmatter = {"name": "noop"}\n\ndef run(ctx, args):\n    return "ok"\n')
+    code = ("import sys, json\nfrom agentapps.cli import main\n"
+            "try:\n    main(['run', 'noop'])\nexcept SystemExit:\n    pass\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'opentelemetry')))\n")
+    result = subprocess.run([sys.executable, "-c", code], check=False, cwd=project.root,
+                            env=project.env(**{variable: value}), capture_output=True, text=True, timeout=60)
+    assert result.stdout.splitlines()[0] == "ok", result.stderr
+    assert json.loads(result.stdout.splitlines()[-1]) == []  # the SDK was not even started
+    (line,) = result.stderr.splitlines()
+    assert f"{variable} is {value!r}" in line and "not an http:// or https:// URL" in line

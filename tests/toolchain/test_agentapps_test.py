@@ -213,6 +213,20 @@ def test_junit_xml_is_written_for_ci(project):
     assert float(root.get("time") or "x") >= 0
 
 
+def test_junit_xml_stays_well_formed_when_a_case_name_holds_control_characters(project):
+    # a bell or a \x01 in a case name made the whole JUnit file unreadable to CI reporters
+    project.write("add.skill.py", ADD)
+    cases(project, "add", """
+  - name: "adds \\x01 with a \\u0007 bell and \\uFFFF"
+    args: {a: 1, b: 2}
+    expect: {result: {sum: 4}}
+""")
+    done = project.cli("test", "--junit", "junit.xml")
+    assert done.returncode == 1
+    [case] = ET.parse(project.root / "junit.xml").getroot().iter("testcase")
+    assert case.get("name") == "adds  with a  bell and "
+
+
 def test_a_bad_tests_file_is_one_line_naming_file_and_line_and_runs_nothing(project):
     project.write("add.skill.py", ADD)
     cases(project, "add", "  - name: a\n    args: {a: 1, b: 2}\n  - name: b\n    expectt: {}\n")
