@@ -103,10 +103,9 @@ class Worker:
     async def _step(self) -> None:
         import redis
 
+        self._flush()
         now = time.monotonic()
         room = self._room()
-        if room == 0 or now >= self._next_reclaim:
-            self._flush()  # else the acknowledgements go with the read below, in one round trip
         if self._flying and now >= self._next_touch:
             self.group.touch(list(self._flying))
             self._next_touch = now + self.group.visibility_ms / 3000
@@ -121,7 +120,7 @@ class Worker:
                 self.tally.dead_lettered += dead
                 self._next_reclaim = now + RECLAIM_EVERY
             if len(taken) < room:
-                taken += self._ack_and_read(room - len(taken))
+                taken += self.group.read(room - len(taken))
             if not taken and not self._flying:
                 taken = await self.group.link.slices(lambda s: self.group.read(room, s), RECLAIM_EVERY,
                                                      orphan=self._give_back) or []
@@ -198,19 +197,6 @@ class Worker:
         except redis.ResponseError as exc:
             if "NOGROUP" not in str(exc):
                 raise  # else the group is gone with its pending events: nothing is left to acknowledge
-
-    def _ack_and_read(self, count: int) -> list[Delivery]:
-        """New events, read in the round trip that acknowledges the handled ones (when there are)."""
-        if not self._to_ack:
-            return self.group.read(count)
-        ids, self._to_ack = self._to_ack, []
-        try:
-            acked, taken = self.group.ack_and_read(ids, count)
-        except StoreUnavailableError:
-            self._to_ack = ids + self._to_ack  # acknowledged once the server is back
-            raise
-        self.tally.acked += acked
-        return taken
 
     async def _flush_until_done(self, patience: float = 30.0) -> None:
         """Acknowledge what was handled, waiting out a short outage (the events are redelivered if not)."""

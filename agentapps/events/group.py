@@ -178,26 +178,6 @@ class Group:
                                   count=count, block=None if block is None else max(1, round(block * 1000)))
         return [Delivery(text_of(i), _fields(f), 1) for _, entries in got or [] for i, f in entries]
 
-    def ack_and_read(self, ids: list[str], count: int) -> tuple[int, list[Delivery]]:
-        """`ack(ids)`, then `read(count)` without waiting, in one round trip (a busy worker's step):
-        how many were acknowledged, and the new events. A group that is gone acknowledges none and
-        its read raises (NOGROUP), as `ack` and `read` each do."""
-        import redis
-
-        def both() -> tuple[int, Any]:
-            pipe = self.link.client.pipeline(transaction=False)
-            pipe.xack(self.key, self.name, *ids)
-            pipe.xreadgroup(self.name, self.consumer, {self.key: ">"}, count=count)
-            acked, got = pipe.execute(raise_on_error=False)
-            if isinstance(acked, Exception) and not (isinstance(acked, redis.ResponseError) and "NOGROUP" in str(acked)):
-                raise acked
-            if isinstance(got, Exception):
-                raise got
-            return (0 if isinstance(acked, Exception) else int(acked)), got
-
-        acked, got = self.link.call(both)
-        return acked, [Delivery(text_of(i), _fields(f), 1) for _, entries in got or [] for i, f in entries]
-
     def take(self, count: int) -> tuple[list[Delivery], int]:
         """Up to `count` events without waiting: overdue ones first, then new ones."""
         taken, dead = self.claim(count)
