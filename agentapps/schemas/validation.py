@@ -190,6 +190,9 @@ def _keep(cache: dict[Any, Any], key: Any, entry: tuple[dict[str, Any], Any]) ->
     cache[key] = entry
 
 
+MAX_MESSAGE = 300  # characters of one validation message (both validators quote the whole refused value)
+
+
 def describe_error(error: Any) -> str:
     message = str(error.message)
     path = "/".join(str(p) for p in error.absolute_path)
@@ -227,7 +230,7 @@ def validate(
                               file=file) from None
         messages = [describe_error(e) for e in found]
     if messages:
-        details = "; ".join(messages[:3])
+        details = "; ".join(m if len(m) <= MAX_MESSAGE else m[: MAX_MESSAGE - 1] + "…" for m in messages[:3])
         more = f" (+{len(messages) - 3} more)" if len(messages) > 3 else ""
         noun = "arguments" if where == "params" else "result"
         raise error_cls(f"Invalid {noun} for skill '{skill}': {details}{more}.", skill=skill, file=file)

@@ -27,10 +27,16 @@ def exit_code(report: dict[str, Any]) -> int:
     return 0 if report["summary"]["ok"] else EXIT_FAILED
 
 
+def _shown(text: str) -> str:
+    """A case name as a terminal may print it: control characters (a bell, an escape sequence that
+    moves the cursor or retitles the window) become `\\xNN`."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+
+
 def case_line(case: dict[str, Any]) -> str:
     """`PASS summarize: outlines the report (0.2 s)`, or FAIL with the reason, the diff indented below."""
     took = f"{case['duration_ms'] / 1000:.1f} s"
-    head = f"{'PASS' if case['status'] == 'passed' else 'FAIL'} {case['skill']}: {case['case']} ({took})"
+    head = f"{'PASS' if case['status'] == 'passed' else 'FAIL'} {case['skill']}: {_shown(case['case'])} ({took})"
     if case.get("recorded"):
         head += f" [recorded {case['recorded']}]"
     if case["status"] == "passed":

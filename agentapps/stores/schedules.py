@@ -74,7 +74,7 @@ def create(store: StateStore, skill: str, cron: str, *, args: dict[str, Any] | N
     if catch_up not in CATCH_UP:
         raise UsageError(f"catchUp must be one of {', '.join(CATCH_UP)}, not {catch_up!r}.")
     if schedule_id is not None and not _ID.match(schedule_id):
-        raise UsageError(f"A schedule id is 1 to 64 lowercase letters, digits, '.', '_' or '-', not {schedule_id!r}.")
+        raise UsageError(f"A schedule id is 1 to 64 lowercase letters, digits, '.', '_' or '-', not {schedule_id!r:.80}.")
     made = Schedule(schedule_id or secrets.token_hex(4), skill, cron, dict(args or {}), catch_up,
                     time.time() if now is None else now)
     try:

@@ -157,6 +157,16 @@ def _line_of(node: Any, keys: list[str], default: int) -> int:
     return int(node.start_mark.line) + 1
 
 
+def _within(file: Path, relative: str) -> bool:
+    """Whether `relative` names a place in the tests file's folder or below it (symlinks followed):
+    a tests file that came with a skill (an installed package) must not have `agentapps test` read
+    /etc/passwd, or a file beside the project, into a skill's args."""
+    if Path(relative).is_absolute():
+        return False
+    folder = file.parent.resolve()
+    return (folder / relative).resolve().is_relative_to(folder)
+
+
 def _case(raw: Any, file: Path, line: int, node: Any) -> Case:
     def bad(why: str, *keys: str) -> ConfigError:
         return ConfigError(f"Case {label}: {why}.", file=file, line=_line_of(node, list(keys), line))
@@ -176,14 +186,15 @@ def _case(raw: Any, file: Path, line: int, node: Any) -> Case:
     if not isinstance(args, dict):
         raise bad("`args` must be a mapping of param names to values", "args")
     script = raw.get("script")
-    if script is not None and (not isinstance(script, str) or not script):
-        raise bad("`script` must be a path to a recorded script, relative to the tests file", "script")
+    if script is not None and (not isinstance(script, str) or not script or not _within(file, script)):
+        raise bad("`script` must be a path to a recorded script in the tests file's folder or below it", "script")
     stem = file.name[: -len(TESTS_SUFFIX)]
     script_path = file.parent / (script or f"{stem}.{_slug(name)}{SCRIPT_SUFFIX}")
     stdin = raw.get("stdin")
     if stdin is not None:
-        if not isinstance(stdin, str) or not (file.parent / stdin).is_file():
-            raise bad("`stdin` must name a file beside the tests file (its text becomes the `input` arg)", "stdin")
+        if not isinstance(stdin, str) or not _within(file, stdin) or not (file.parent / stdin).is_file():
+            raise bad("`stdin` must name a file in the tests file's folder or below it (its text becomes the "
+                      "`input` arg)", "stdin")
         if "input" in args:
             raise bad("has both `stdin` and an `input` arg; keep one", "stdin")
     timeout = raw.get("timeout", DEFAULT_TIMEOUT)

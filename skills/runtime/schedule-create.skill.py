@@ -30,6 +30,8 @@ frontmatter = {
             "required": ["skill", "cron"],
             "additionalProperties": False,
         },
+        # lasting effects: an agent gets it only when its allowed-tools name it, never through `*`
+        "visibility": "hidden",
         "tags": ["runtime", "schedule"],
     },
 }

@@ -18,6 +18,8 @@ frontmatter = {
             "additionalProperties": False,
         },
         "returns": {"type": "object", "properties": {"ok": {"const": True}, "existed": {"type": "boolean"}}},
+        # lasting effects: an agent gets it only when its allowed-tools name it, never through `*`
+        "visibility": "hidden",
         "tags": ["runtime", "schedule"],
     },
 }

@@ -123,3 +123,11 @@ def test_the_compiled_check_passes_a_call_much_faster_than_building_messages():
     fast = min(timeit.repeat(lambda: check(value), number=2000, repeat=7))
     slow = min(timeit.repeat(lambda: errors(value, schema) == [], number=2000, repeat=7))
     assert slow / fast >= 2.0
+
+
+def test_a_long_refused_value_is_quoted_cut_short(project):
+    # a 5,000-character argument used to come back as a 5,000-character error line
+    result = project.cli("run", "state-set", "--key", "A" * 5000, "--value", "1")
+    assert result.returncode == 2
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: ") and "'key'" in line and len(line) < 400 and "…" in line

@@ -371,3 +371,32 @@ def test_the_examples_tests_pass(tmp_path, project):
     assert done.stdout.endswith(" failed\n") and ", 0 failed" in done.stdout
     root = ET.parse(tmp_path / "junit.xml").getroot()
     assert int(root.get("tests") or 0) >= 10 and root.get("failures") == "0"
+
+
+def test_a_case_name_with_control_characters_is_printed_escaped(project):
+    # a tests file that came with a skill must not ring the bell or move the cursor of the terminal
+    project.write("add.skill.py", ADD)
+    cases(project, "add", """
+  - name: "adds \\x1b[2J and \\u0007"
+    args: {a: 1, b: 2}
+    expect: {result: {sum: 3}}
+""")
+    done = project.cli("test")
+    assert done.returncode == 0, done.stderr
+    assert "PASS add: adds \\x1b[2J and \\x07 (" in done.stdout and "\x1b" not in done.stdout
+
+
+@pytest.mark.parametrize("key, value", [
+    ("stdin", "../outside.txt"), ("stdin", "/etc/hostname"), ("script", "../outside.turns.json"),
+    ("script", "/etc/hostname"),
+])
+def test_stdin_and_script_stay_in_the_tests_files_folder(project, key, value):
+    # a tests file that came with a skill (an installed package) must not feed files from elsewhere
+    # on the machine to a skill's args or to the model script player
+    project.write("skills/add.skill.py", ADD)
+    project.write("outside.txt", "a secret\n")
+    project.write("outside.turns.json", '{"turns": []}')
+    project.write("skills/add.tests.yaml", f"cases:\n  - name: reads\n    {key}: {value}\n")
+    done = project.cli("test")
+    assert done.returncode == 2 and done.stdout == ""
+    assert f"skills/add.tests.yaml:3: Case 'reads': `{key}` must" in done.stderr and "folder or below it" in done.stderr
