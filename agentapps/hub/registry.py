@@ -16,7 +16,7 @@ from typing import Any
 from agentapps.errors import ConfigError, PackageError
 from agentapps.hub.git import Repository
 from agentapps.hub.semver import Range, Version
-from agentapps.hub.sources import check_name, parse_source
+from agentapps.hub.sources import check_name, is_remote, parse_source
 
 INDEX_FILE = "index.json"
 
@@ -77,6 +77,12 @@ def _release(name: str, text: str, info: Any, package: dict[str, Any], registry:
         ranges = {check_name(dep): Range.parse(spec) for dep, spec in deps.items()}
     except PackageError as exc:
         raise _fail(where, f"Package '{name}' version {text}: {exc.message}") from None
+    source = info.get("source")
+    if source is not None and (not isinstance(source, str) or (is_remote(registry) and not is_remote(source))):
+        # an index fetched from elsewhere must not install a folder of this machine (a home
+        # directory, another project's secrets) as a package: only a local registry may
+        raise _fail(where, f"Package '{name}' version {text}: `source` must be a git URL or github: source "
+                           f"(a registry on another machine may not name a local folder), not {source!r:.80}.")
     deprecated = info.get("deprecated", package.get("deprecated"))
     return Release(
         name, version, str(info.get("source") or registry), ref, path.strip("/"), registry,

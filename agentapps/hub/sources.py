@@ -65,6 +65,14 @@ def parse_source(text: str, base: Path, *, path: str | None = None, ref: str | N
     return Source(spec, str(folder), inner, chosen_ref)
 
 
+def is_remote(spec: str) -> bool:
+    """Whether a source spec names another machine (github:, an http(s), ssh or git URL, user@host:)
+    rather than a folder or a file:// repository on this one."""
+    location = spec.strip().partition("#")[0]
+    return bool(_GITHUB.match(location) or _SCP.match(location)
+                or (_URL.match(location) and not location.startswith("file://")))
+
+
 def package_name(source: Source) -> str:
     """The name a source installs under when none is given: its folder's, else the repository's."""
     last = source.path.rsplit("/", 1)[-1] if source.path and source.path != "skills" else ""

@@ -208,3 +208,23 @@ def test_a_broken_index_is_one_line_naming_the_file(hub, registry, text, message
     done = hub.cli("hub", "search")
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert f"{registry}/index.json" in done.stderr and message in done.stderr
+
+
+@pytest.mark.parametrize(("registry", "source", "refused"), [
+    ("https://example.com/registry.git", "/home/me/secrets", True),
+    ("https://example.com/registry.git", "file:///home/me/secrets", True),
+    ("github:acme/registry", "../elsewhere", True),
+    ("https://example.com/registry.git", "https://example.com/pkg.git", False),
+    ("https://example.com/registry.git", "github:acme/pkg", False),
+    ("/srv/local-registry", "/srv/pkg", False),  # a registry on this machine may name its folders
+])
+def test_a_remote_registry_cannot_install_a_folder_of_this_machine(registry, source, refused):
+    from agentapps.errors import PackageError
+    from agentapps.hub.registry import parse_index
+
+    index = json.dumps({"packages": {"innocent": {"versions": {"1.0.0": {"source": source}}}}})
+    if refused:
+        with pytest.raises(PackageError, match="may not name a local folder"):
+            parse_index(index, registry)
+    else:
+        assert parse_index(index, registry)["innocent"][0].source == source
