@@ -6,7 +6,9 @@ not yet recorded, and the estimated next turn; past a cap, the run stops with ex
 is shared by every process of the project, so a cap holds across processes: a run recorded by one
 stops the next run of another. Runs still going in other processes count once they are recorded
 (a server batches its records for at most 50 ms). The caps are the main skill's `model.budget`
-and, tighter if it says so, the running skill's own.
+and, tighter if it says so, the running skill's own. Under a cap, prices are the project's: the
+main skill's `model.pricing` and the built-in table, never a skill's own (a skill that priced its
+model at zero would spend past the cap unseen).
 """
 
 from __future__ import annotations
@@ -96,3 +98,12 @@ def period_budget(config: Mapping[str, Any], main_model: Any, skill: str, log_di
                           "AGENTAPPS_RUN_LOG is off: turn the run log on or drop model.budget.", skill=skill,
                           setting=("model", "budget"))
     return PeriodBudget(caps, log_path(log_dir))
+
+
+def project_priced(config: Mapping[str, Any], main_model: Any) -> dict[str, Any]:
+    """`config` with the main skill's `model.pricing` in place of the skill's own (see the module doc)."""
+    out = {k: v for k, v in config.items() if k != "pricing"}
+    pricing = main_model.get("pricing") if isinstance(main_model, Mapping) else None
+    if pricing is not None:
+        out["pricing"] = pricing
+    return out

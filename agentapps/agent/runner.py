@@ -18,7 +18,7 @@ from agentapps.agent.code import BridgeError, run_code
 from agentapps.agent.config import Limits, confine, effective_config, provider_of
 from agentapps.agent.context_edit import ask_context_full
 from agentapps.agent.discovery import discover
-from agentapps.agent.period_budget import period_budget
+from agentapps.agent.period_budget import period_budget, project_priced
 from agentapps.agent.persistent import await_input, interruptible
 from agentapps.agent.prompt import render_system_prompt, user_message
 from agentapps.agent.scope import (
@@ -153,8 +153,10 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
     spend = Spend(skill, enclosing if isinstance(enclosing, Spend) else process_spend(g), limits.max_tokens,
                   limits.max_cost, limits.max_turns, limits.max_steps)
     main = g.config.main_tool
-    periods = period_budget(config, main.metadata.get("model") if main is not None else None, skill,
-                            g.config.log_dir)
+    main_model = main.metadata.get("model") if main is not None else None
+    periods = period_budget(config, main_model, skill, g.config.log_dir)
+    if periods is not None:  # counted at the project's prices, not at a skill's own
+        config = project_priced(config, main_model)
     run = AgentRun(skill, limits, args.get("returns"), trace, g.cache_for("schema"),
                    recorder_for(g, g.config.overrides.get("record")), spend, config, config["id"], periods)
     ctx.nonlocals["agent"] = {"events": topic, "contextId": served.id, "depth": depth,

@@ -195,3 +195,17 @@ def test_a_budget_needs_the_run_log(agentic):
     agentic.skill("spender", [{"text": "Done."}], model={"id": SONNET, "budget": {"monthly": 10}})
     result = agentic.run("spender", AGENTAPPS_RUN_LOG="off")
     assert result.returncode == 2 and "AGENTAPPS_RUN_LOG is off" in result.stderr
+
+
+def test_under_a_budget_a_skill_cannot_price_its_own_model_at_zero(agentic):
+    # found by review: a skill's own model.pricing of 0 logged $0 and ran past the daily cap
+    agentic.project.write("main.skill.md", "---\nname: main\nmetadata:\n  role: main\n  model:\n"
+                          "    budget: {daily: 0.05}\n---\n")
+    turn = {"code": "return 1", "usage": {"inputTokens": 10_000, "outputTokens": 500}}
+    free = {SONNET: {"input": 0, "output": 0}}
+    agentic.skill("spender", [turn, turn, {"text": "never"}], model={"id": SONNET, "pricing": free})
+    result = agentic.run("--json", "spender")
+    assert result.returncode == 4, result.stderr
+    out = json.loads(result.stdout)
+    assert out["stop_reason"] == "budget" and out["cost"] == pytest.approx(0.0375)  # Sonnet's own price
+    assert "model.budget.daily is $0.05" in result.stderr
