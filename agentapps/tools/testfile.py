@@ -99,6 +99,8 @@ def recorded_hash(script: Path) -> str | None:
         return None
     recorded = data.get("recorded") if isinstance(data, dict) else None
     found = recorded.get("promptHash") if isinstance(recorded, dict) else None
+    if recorded is not None and not isinstance(found, str):
+        return "malformed"  # a `recorded` block without a hash as text: never taken for a hand-written script
     return found if isinstance(found, str) else None
 
 
@@ -127,6 +129,9 @@ def load_cases(tests_file: Path) -> list[Case]:
     if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
         raise ConfigError("The tests file must be a mapping with a `cases` list.", file=tests_file,
                           line=1)
+    if not data["cases"]:  # an empty list would pass as "no tests" and hide a file emptied by mistake
+        raise ConfigError("The tests file has no cases: add one under `cases:`, or delete the file.",
+                          file=tests_file, line=_line_of(node, ["cases"], 1))
     items = _value_node(node, "cases")
     lines = [n.start_mark.line + 1 for n in items.value] if items is not None else []
     cases: list[Case] = []

@@ -400,3 +400,20 @@ def test_stdin_and_script_stay_in_the_tests_files_folder(project, key, value):
     done = project.cli("test")
     assert done.returncode == 2 and done.stdout == ""
     assert f"skills/add.tests.yaml:3: Case 'reads': `{key}` must" in done.stderr and "folder or below it" in done.stderr
+
+
+def test_a_tests_file_with_no_cases_is_bad_input(project):
+    project.write("add.skill.py", ADD)
+    project.write("add.tests.yaml", "cases: []\n")
+    done = project.cli("test", "add")
+    assert done.returncode == 2 and "add.tests.yaml:1: The tests file has no cases" in done.stderr
+
+
+def test_a_recorded_block_without_a_hash_is_reported_not_taken_for_a_hand_written_script(project):
+    # `recorded: {promptHash: 5}` used to switch stale detection off without a word
+    project.write("greet.skill.md", LIVE_GREET)
+    script = json.loads(GREET_TURNS)
+    project.write("greet.greets.turns.json", json.dumps({**script, "recorded": {"promptHash": 5}}))
+    cases(project, "greet", "  - name: greets\n    args: {who: Ada}\n    expect: {result: 'Hello, Ada!'}\n")
+    findings = json.loads(project.cli("check", "--json").stdout)["findings"]
+    assert [f["path"] for f in findings if f["code"] == "stale-tests"] == ["greet.skill.md"]
