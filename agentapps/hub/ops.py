@@ -63,6 +63,8 @@ def add_source(project: Path, spec: str, *, name: str | None = None, path: str |
                ref: str | None = None, install_deps: bool = False, cwd: Path | None = None) -> Answer:
     """`agentapps add SOURCE`: install the skills of a git repository, pinned to its commit. A
     relative folder is taken from `cwd` and written in the lock file relative to the project."""
+    if name:  # refused before anything is fetched
+        check_name(name)
     source = parse_source(spec, cwd or project, path=path, ref=ref)
     written = os.path.expanduser(spec.partition("#")[0])
     if Path(source.url).is_absolute() and not os.path.isabs(written):  # a relative local repository:

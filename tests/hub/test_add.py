@@ -337,3 +337,9 @@ def test_a_lock_file_of_another_format_version_is_refused_not_read_as_version_1(
         done = project.cli(*argv)
         assert (done.returncode, done.stderr.count("\n")) == (2, 1), done.stderr
         assert f"{project.root / LOCK}: The lock file has lockfileVersion {version!r}" in done.stderr
+
+
+def test_a_bad_name_is_refused_before_anything_is_fetched(project):
+    result = project.cli("add", "https://example.invalid/nothing.git", "--name", "Bad Name")
+    assert result.returncode == 2 and "Invalid package name 'Bad Name'" in result.stderr
+    assert not (project.root / ".agent-apps" / "cache").exists()  # no clone was tried
