@@ -51,3 +51,18 @@ def test_the_reply_cap_has_the_name_the_server_knows(base_url, name):
     other = ({"max_tokens", "max_completion_tokens"} - {name}).pop()
     assert request[name] == 100 and other not in request
     assert "temperature" not in request and "tools" not in request
+
+
+@pytest.mark.parametrize("base", [
+    "https://api.openai.com.evil.example/v1",  # the vendor's name as a prefix of another host
+    "https://api.openai.com@evil.example/v1",  # userinfo: the host is evil.example
+    "https://evil.example/v1?u=https://api.openai.com/v1",
+    "http://api.openai.com/v1",  # the vendor's host without TLS
+])
+def test_a_skills_own_base_url_that_only_looks_like_the_vendors_gets_no_key(base):
+    from agentapps.providers.endpoint import Endpoint
+
+    found = Endpoint.from_config({"baseUrl": base}, "s", default_url="https://api.openai.com/v1",
+                                 url_env="OPENAI_BASE_URL", key_env="OPENAI_API_KEY",
+                                 environ={"OPENAI_API_KEY": "sk-test-secret-value"})
+    assert found.key is None and found.withheld and not found.official
