@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -147,16 +149,28 @@ def _origin(config: Config) -> str:
     return str(main.path) if main is not None and main.path is not None else "the default"
 
 
+def interpreter_folders() -> tuple[str, ...]:
+    """The folders of the Python running agentapps (its environment and the installation behind it)
+    that lie under the home folder or the temporary folder, which the sandbox hides: a venv under
+    /tmp, a pyenv Python in ~/.pyenv. Shown again read-only, they let a sandboxed command run the
+    same `python` (an MCP server started with it, a shell line calling it). Code, no secrets."""
+    hidden = [os.path.realpath(p) for p in (str(Path.home()), tempfile.gettempdir(), "/tmp")]
+    hidden = [h for h in hidden if h != "/"]
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    return tuple(sorted(p for p in prefixes if any(_within(p, h) and p != h for h in hidden)))
+
+
 async def for_run(g: Globals, network: bool, cwd: str | None = None) -> Sandbox | None:
     """The sandbox for a command the run starts with this network grant, in `cwd` when given (None:
     run it bare). The search path's folders stay readable (a folder skill in `~/.agent-apps/skills`
-    runs its scripts), read-only."""
+    runs its scripts), read-only, and so does the Python running agentapps where it would be hidden
+    (`interpreter_folders`)."""
     config = g.config
     mode = sandbox_mode(config.main_tool)
     if mode == "off":
         return None
     project = Path(config.project or config.cwd)
-    shown = tuple(str(entry.directory) for entry in g.lookup.roots)
+    shown = (*(str(entry.directory) for entry in g.lookup.roots), *interpreter_folders())
     return await asyncio.to_thread(prepare, mode, _origin(config), project, network, cwd, shown)
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -370,3 +371,30 @@ def test_kill_of_every_process_it_may_signal_reaches_none_outside(project):
     finally:
         os.kill(victim, signal.SIGKILL)
         os.waitpid(victim, 0)
+
+
+@needs_bwrap
+def test_the_python_running_agentapps_stays_runnable_when_it_lives_under_tmp(tmp_path, monkeypatch):
+    # a venv under /tmp (a CI checkout made with mktemp) or a pyenv Python under ~: the sandbox hides
+    # /tmp and the home folder, so without showing the interpreter again a sandboxed `python ...`
+    # (a shell line, an stdio MCP server) is "not found"
+    from agentapps.files.sandboxing import interpreter_folders, prepare
+
+    env = tmp_path / "venv"
+    (env / "bin").mkdir(parents=True)
+    tool = env / "bin" / "tool"
+    tool.write_text("#!/bin/sh\necho from-the-interpreter\n")
+    tool.chmod(0o755)
+    project = tmp_path / "proj"
+    project.mkdir()
+    monkeypatch.setattr(sys, "prefix", str(env))
+    assert os.path.realpath(env) in interpreter_folders()
+    sandbox = prepare("required", "test", project, False, shown=interpreter_folders())
+    assert sandbox is not None
+    line = sandbox.wrap([str(tool)], cwd=str(project), env={})
+    done = subprocess.run(line, capture_output=True, text=True, timeout=20, check=False)
+    assert done.stdout == "from-the-interpreter\n", done.stderr
+    # shown read-only: the command cannot change the environment it runs from
+    wrote = subprocess.run(sandbox.wrap(["/bin/sh", "-c", f"echo x > {env}/bin/new"], cwd=str(project), env={}),
+                           capture_output=True, text=True, timeout=20, check=False)
+    assert wrote.returncode != 0 and not (env / "bin" / "new").exists()
