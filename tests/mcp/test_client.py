@@ -145,6 +145,7 @@ def test_a_wrong_declaration_is_reported_when_its_tools_are_wanted(project, entr
 
 
 def test_a_skill_may_declare_its_own_server(project, pidfile):
+    write_main(project, {})  # sandbox off, as for every fake server here: the fake lives in this checkout, maybe under /tmp
     project.write(".agent-apps/skills/own.skill.py", f"""
         frontmatter = {{"name": "own", "metadata": {{"params": {{"type": "object"}},
                         "mcp": {{"mine": {json.dumps(fake_entry(pidfile))}}}}}}}
