@@ -51,8 +51,25 @@ def collect(cwd: Path, targets: Sequence[str], lookup: object | None = None) -> 
         except ConfigError as exc:  # shown as `check` shows files: from the working directory
             exc.file = str(tests_file.relative_to(cwd)) if tests_file.is_relative_to(cwd) else exc.file
             raise
+        for case in cases:
+            _check_schema(case, exc_file=tests_file.relative_to(cwd) if tests_file.is_relative_to(cwd) else tests_file)
         suites.append(Suite(skill, tests_file, tuple(cases), stand_in=stand_ins.get(tests_file)))
     return suites
+
+
+def _check_schema(case: Case, exc_file: Path) -> None:
+    """A case's `expect.schema` that is no valid JSON Schema: a ConfigError at the case, before any
+    case runs (not a failure of that case alone, found once it has run)."""
+    if case.schema is None:
+        return
+    from agentapps.schemas.validation import validator_for
+
+    try:
+        validator_for(case.schema, {}, skill=case.name, where="expect.schema")
+    except ConfigError as exc:
+        detail = exc.message.split("schema: ", 1)[-1].rstrip(".")
+        raise ConfigError(f"{exc_file}:{case.line}: case '{case.name}' has an invalid `expect.schema`: {detail}.",
+                          file=str(exc_file), line=case.line) from None
 
 
 def _files_of(cwd: Path, target: str, lookup: object | None, stand_ins: dict[Path, Path]) -> list[Path]:

@@ -54,6 +54,7 @@ async def run_suites(suites: Sequence[Suite], *, jobs: int = 4, record: bool = F
     model to record from (else UsageError before anything runs)."""
     if record:
         _refuse_without_model(suites, model)
+    await _check_predicates(suites)
     gate = asyncio.Semaphore(max(1, jobs))
     # recording, the first case of a script records it and the others that play it replay it after
     recorders: dict[Path | None, tuple[Case, asyncio.Event]] = {}
@@ -78,6 +79,30 @@ async def run_suites(suites: Sequence[Suite], *, jobs: int = 4, record: bool = F
     finally:
         for task in tasks:
             task.cancel()
+
+
+async def _check_predicates(suites: Sequence[Suite]) -> None:
+    """Every `expect.predicate` names a skill its suite's project finds: else a ConfigError at the
+    case, before any case runs."""
+    from agentapps.boot import bootstrap
+    from agentapps.errors import SkillNotFoundError
+
+    for suite in suites:
+        wanted = [c for c in suite.cases if c.predicate is not None]
+        if not wanted:
+            continue
+        g = bootstrap(suite.skill_file.parent).globals
+        try:
+            for case in wanted:
+                assert case.predicate is not None
+                try:
+                    g.lookup.resolve(case.predicate)
+                except SkillNotFoundError:
+                    raise ConfigError(f"{case.file}:{case.line}: case '{case.name}' has `expect.predicate: "
+                                      f"{case.predicate}`, a skill this project does not have.",
+                                      file=str(case.file), line=case.line) from None
+        finally:
+            await _finish(g)
 
 
 async def run_case(suite: Suite, case: Case, *, record: bool = False, model: str | None = None) -> CaseResult:

@@ -33,6 +33,14 @@ frontmatter = {"name": "is-even", "metadata": {"visibility": "hidden", "params":
 def run(ctx, args):
     return True if args["result"]["sum"] % 2 == 0 else f"{args['result']['sum']} is odd ({args['args']})"
 '''
+RAN = '''
+frontmatter = {{"name": "ran", "metadata": {{"visibility": "hidden", "params": {{"type": "object"}}}}}}
+
+
+def run(ctx, args):
+    open({mark!r}, "w").close()
+    return True
+'''
 GREET = """
 ---
 name: greet
@@ -92,7 +100,6 @@ EXPECTATIONS = [
      "the result does not match expect.schema"),
     ({"a": 2, "b": 4}, {"predicate": "is-even"}, None),
     ({"a": 2, "b": 3}, {"predicate": "is-even"}, "predicate 'is-even' failed: 5 is odd ({'a': 2, 'b': 3})"),
-    ({"a": 2, "b": 3}, {"predicate": "no-such-judge"}, "predicate 'no-such-judge' could not judge the result"),
     ({"a": 2}, {"exit": "ArgsError", "error": "'b' is required"}, None),
     ({"a": 2}, {"exit": "UsageError"}, None),  # a kind matches its subclasses
     ({"a": 2}, {"exit": 2}, None),
@@ -115,6 +122,27 @@ def test_each_kind_of_expectation(project, args, expect, reason):
     assert done.returncode == (0 if reason is None else 1)
     if reason is not None:
         assert reason in case["reason"], case["reason"]
+
+
+@pytest.mark.parametrize(("expect", "said"), [
+    ({"predicate": "no-such-judge"}, "case 'second' has `expect.predicate: no-such-judge`, a skill this project does not have."),
+    ({"schema": {"type": "objekt"}}, "case 'second' has an invalid `expect.schema`: 'objekt' is not valid"),
+])
+def test_a_case_that_cannot_be_judged_stops_the_run_before_any_case_runs(project, expect, said):
+    project.write("add.skill.py", ADD)
+    project.write("ran.skill.py", RAN.format(mark=str(project.root / "ran.txt")))
+    cases(project, "add", f"""  - name: first
+    args: {{a: 1, b: 1}}
+    expect: {{predicate: ran}}
+  - name: second
+    args: {{a: 2, b: 3}}
+    expect: {json.dumps(expect)}
+""")
+    done = project.cli("test")
+    assert done.returncode == 2, done.stdout
+    [line] = done.stderr.strip().splitlines()
+    assert "add.tests.yaml:5: " in line and said in line, line
+    assert not (project.root / "ran.txt").exists()  # not even the good first case ran
 
 
 def test_a_markdown_skill_plays_its_recorded_turns(project):
