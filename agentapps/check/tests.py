@@ -6,7 +6,8 @@ from __future__ import annotations
 from agentapps.check.findings import Finding
 from agentapps.check.scope import Site
 from agentapps.errors import ConfigError
-from agentapps.tools.testfile import load_cases, prompt_hash, recorded_hash, tests_file_for
+from agentapps.schemas.validation import schema_problem
+from agentapps.tools.testfile import Case, load_cases, prompt_hash, recorded_hash, tests_file_for
 
 
 def tests(site: Site) -> list[Finding]:
@@ -18,6 +19,8 @@ def tests(site: Site) -> list[Finding]:
         cases = load_cases(tests_file)
     except ConfigError as exc:
         return [Finding(site.scope.shown(tests_file), exc.line or 1, "error", "bad-tests", exc.message)]
+    found = [Finding(site.scope.shown(tests_file), case.line, "error", "bad-tests", problem)
+             for case in cases for problem in [_unjudgeable(site, case)] if problem is not None]
     current = prompt_hash(tool)
     stale: dict[str, list[str]] = {}  # script -> the cases that play it
     for case in cases:
@@ -28,8 +31,19 @@ def tests(site: Site) -> list[Finding]:
             stale.setdefault(site.scope.shown(case.script), []).append(case.name)
     line = tool.body_line if tool.kind == "markdown" else 1
     what = "prompt" if tool.kind == "markdown" else "code"
-    return [site.at_line(line, "warning", "stale-tests",
+    return found + [site.at_line(line, "warning", "stale-tests",
                          f"Skill '{tool.name}' {what} changed since {script} was recorded for its "
                          f"test{'s' if len(names) > 1 else ''} {', '.join(repr(n) for n in names)}; record "
                          f"again with 'agentapps test --record {tool.name}' (or update the script by hand).")
             for script, names in sorted(stale.items())]
+
+
+def _unjudgeable(site: Site, case: Case) -> str | None:
+    """Why a case's expectation cannot judge any result: an invalid schema, a predicate no skill answers."""
+    if case.schema is not None:
+        problem = schema_problem(case.schema)
+        if problem is not None:
+            return f"Case '{case.name}' has an invalid `expect.schema`: {problem}."
+    if case.predicate is not None and case.predicate not in site.scope.names():
+        return f"Case '{case.name}' has `expect.predicate: {case.predicate}`, a skill this project does not have."
+    return None

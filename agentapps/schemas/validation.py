@@ -184,6 +184,16 @@ def validator_for(schema: dict[str, Any], cache: dict[Any, Any], *, skill: str, 
     return validator
 
 
+def schema_problem(schema: dict[str, Any]) -> str | None:
+    """Why `schema` is no JSON Schema this project validates with (a bad keyword value, a pattern RE2
+    cannot run), or None when it is one."""
+    try:
+        validator_for(schema, {}, skill="-", where="-")
+    except ConfigError as exc:
+        return exc.message.split(" schema: ", 1)[-1].rstrip(".")
+    return None
+
+
 def _keep(cache: dict[Any, Any], key: Any, entry: tuple[dict[str, Any], Any]) -> None:
     while len(cache) >= MAX_CACHED_SCHEMAS:
         del cache[next(iter(cache))]

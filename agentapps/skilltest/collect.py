@@ -62,14 +62,12 @@ def _check_schema(case: Case, exc_file: Path) -> None:
     case runs (not a failure of that case alone, found once it has run)."""
     if case.schema is None:
         return
-    from agentapps.schemas.validation import validator_for
+    from agentapps.schemas.validation import schema_problem
 
-    try:
-        validator_for(case.schema, {}, skill=case.name, where="expect.schema")
-    except ConfigError as exc:
-        detail = exc.message.split("schema: ", 1)[-1].rstrip(".")
-        raise ConfigError(f"{exc_file}:{case.line}: case '{case.name}' has an invalid `expect.schema`: {detail}.",
-                          file=str(exc_file), line=case.line) from None
+    problem = schema_problem(case.schema)
+    if problem is not None:
+        raise ConfigError(f"{exc_file}:{case.line}: Case '{case.name}' has an invalid `expect.schema`: {problem}.",
+                          file=str(exc_file), line=case.line)
 
 
 def _files_of(cwd: Path, target: str, lookup: object | None, stand_ins: dict[Path, Path]) -> list[Path]:

@@ -98,7 +98,7 @@ async def _check_predicates(suites: Sequence[Suite]) -> None:
                 try:
                     g.lookup.resolve(case.predicate)
                 except SkillNotFoundError:
-                    raise ConfigError(f"{case.file}:{case.line}: case '{case.name}' has `expect.predicate: "
+                    raise ConfigError(f"{case.file}:{case.line}: Case '{case.name}' has `expect.predicate: "
                                       f"{case.predicate}`, a skill this project does not have.",
                                       file=str(case.file), line=case.line) from None
         finally:

@@ -125,8 +125,8 @@ def test_each_kind_of_expectation(project, args, expect, reason):
 
 
 @pytest.mark.parametrize(("expect", "said"), [
-    ({"predicate": "no-such-judge"}, "case 'second' has `expect.predicate: no-such-judge`, a skill this project does not have."),
-    ({"schema": {"type": "objekt"}}, "case 'second' has an invalid `expect.schema`: 'objekt' is not valid"),
+    ({"predicate": "no-such-judge"}, "Case 'second' has `expect.predicate: no-such-judge`, a skill this project does not have."),
+    ({"schema": {"type": "objekt"}}, "Case 'second' has an invalid `expect.schema`: 'objekt' is not valid"),
 ])
 def test_a_case_that_cannot_be_judged_stops_the_run_before_any_case_runs(project, expect, said):
     project.write("add.skill.py", ADD)
@@ -143,6 +143,9 @@ def test_a_case_that_cannot_be_judged_stops_the_run_before_any_case_runs(project
     [line] = done.stderr.strip().splitlines()
     assert "add.tests.yaml:5: " in line and said in line, line
     assert not (project.root / "ran.txt").exists()  # not even the good first case ran
+    findings = json.loads(project.cli("check", "--json").stdout)["findings"]
+    [bad] = [f for f in findings if f["code"] == "bad-tests"]
+    assert (bad["path"], bad["line"], bad["severity"]) == ("add.tests.yaml", 5, "error") and said in bad["message"]
 
 
 def test_a_markdown_skill_plays_its_recorded_turns(project):
