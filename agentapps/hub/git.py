@@ -102,11 +102,18 @@ class Repository:
             return False
         return True
 
+    def kind(self, commit: str, path: str) -> str:
+        """What `commit:path` is: tree (a folder), blob (a file) or commit (a submodule)."""
+        return _git(["cat-file", "-t", f"{commit}:{path}"], cwd=self.folder, what="looking at a path").decode().strip()
+
     def export(self, commit: str, path: str, dest: Path) -> None:
         """Write the tree at `commit:path` into the new folder `dest` (git archive, extracted with
         tarfile's data filter: nothing lands outside `dest`)."""
         if not self.exists(commit, path):
             raise PackageError(f"No folder '{path}' in {self.url} at commit {commit[:12]}.")
+        if path and self.kind(commit, path) != "tree":
+            raise PackageError(f"'{path}' in {self.url} at commit {commit[:12]} is a file; a package's path "
+                               "names a folder of skills.")
         data = _git(["archive", "--format=tar", f"{commit}:{path}" if path else commit], cwd=self.folder,
                     what=f"exporting {path or 'the repository'} from {self.url}")
         with tarfile.open(fileobj=io.BytesIO(data)) as archive:

@@ -193,6 +193,7 @@ def test_a_repository_path_picks_one_skill_folder(project, repo):
     (["add", "REPO", "--path", "../x"], "cannot contain '..'"),
     (["add", "REPO", "--name", "Bad_Name"], "Invalid package name"),
     (["add", "REPO", "--path", "skills/pdf-notes/scripts"], "No skills in"),
+    (["add", "REPO", "--path", "skills/pdf-notes/SKILL.md"], "is a file; a package's path names a folder"),
     (["hub", "remove", "ghost"], "Package 'ghost' is not installed"),
 ])
 def test_bad_input_is_one_line_and_exit_2(project, repo, argv, message):
