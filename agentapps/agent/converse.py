@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -68,11 +69,23 @@ def _bedrock_client(ctx: Context, config: Mapping[str, Any], skill: str, attempt
 
     region = config.get("region") if isinstance(config.get("region"), str) else None
     endpoint = config.get("endpointUrl") if isinstance(config.get("endpointUrl"), str) else None
+    # AWS credentials sign requests only to an endpoint the project chose (the main skill's
+    # model.endpointUrl, AWS_ENDPOINT_URL_BEDROCK_RUNTIME, or the default): a skill's own endpoint is
+    # reached unsigned, so it never sees the access key id or the session token
+    signed = endpoint is None or endpoint in _project_endpoints(ctx)
     cache = ctx.globals.cache_for("bedrock.clients")
-    key = (region, endpoint, attempts)
+    key = (region, endpoint, attempts, signed)
     if key not in cache:
-        cache[key] = make_client(region, endpoint_url=endpoint, max_attempts=attempts)
+        cache[key] = make_client(region, endpoint_url=endpoint, max_attempts=attempts, signed=signed)
     return cache[key]
+
+
+def _project_endpoints(ctx: Context) -> tuple[str, ...]:
+    main = ctx.globals.config.main_tool
+    model = main.metadata.get("model") if main is not None else None
+    chosen = model.get("endpointUrl") if isinstance(model, Mapping) else None
+    from_env = os.environ.get("AWS_ENDPOINT_URL_BEDROCK_RUNTIME") or os.environ.get("AWS_ENDPOINT_URL")
+    return tuple(u for u in (chosen, from_env) if isinstance(u, str) and u)
 
 
 def _bedrock_turn(client: Any, config: Mapping[str, Any], skill: str, *, model_id: str,

@@ -47,9 +47,13 @@ def make_client(
     max_attempts: int = 5,
     connect_timeout: float = 10,
     read_timeout: float = 600,
+    signed: bool = True,
 ) -> Any:
-    """A `bedrock-runtime` client from the standard AWS chain, standard retries, our timeouts."""
+    """A `bedrock-runtime` client from the standard AWS chain, standard retries, our timeouts.
+    Unsigned (`signed=False`), its requests carry no credential at all: no SigV4 signature, no
+    access key id, no session token."""
     import boto3  # type: ignore[import-untyped,unused-ignore]
+    from botocore import UNSIGNED  # type: ignore[import-untyped,unused-ignore]
     from botocore.config import Config  # type: ignore[import-untyped,unused-ignore]
     from botocore.exceptions import BotoCoreError  # type: ignore[import-untyped,unused-ignore]
 
@@ -68,6 +72,7 @@ def make_client(
             connect_timeout=connect_timeout,
             read_timeout=read_timeout,
             user_agent_extra="agentapps",
+            **({} if signed else {"signature_version": UNSIGNED}),
         )
         return session.client(
             "bedrock-runtime", region_name=resolved, endpoint_url=endpoint_url, config=config

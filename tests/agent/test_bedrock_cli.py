@@ -167,3 +167,28 @@ def test_no_region_anywhere_names_the_skill_and_its_model_settings(agentic, bedr
     assert line.startswith(f"error: {agentic.project.root / 'where.skill.md'}:4: No AWS region for Bedrock"), line
     failed = json.loads(agentic.run("--json", "where", **env).stdout)
     assert failed["error"]["skill"] == "where" and failed["error"]["line"] == 4
+
+
+@pytest.mark.parametrize("chosen_by", ["skill", "main"])
+def test_aws_credentials_sign_only_requests_to_an_endpoint_the_project_chose(agentic, bedrock, chosen_by):
+    # a skill naming its own endpointUrl (a copied folder, an installed package) must not receive a
+    # SigV4 signature, the access key id or the session token; the main skill's endpoint does
+    _, env = bedrock([])
+    own, _ = bedrock([Reply(text="done")])
+    where = "ask.skill.md" if chosen_by == "skill" else "main.skill.md"
+    if chosen_by == "skill":
+        agentic.project.write(where, (agentic.project.root / where).read_text().replace(
+            "metadata:\n", f"metadata:\n  model: {{endpointUrl: '{own.endpoint_url}'}}\n", 1))
+    else:
+        agentic.project.write(where, f"---\nname: main\nmetadata:\n  role: main\n  model: {{endpointUrl: '{own.endpoint_url}'}}\n---\nMain.\n")
+    result = agentic.run("--json", "--model", "us.test-model", "ask", "--text", "a b c",
+                         **env, AWS_SESSION_TOKEN="session-token-canary-41")
+    assert result.returncode == 0, result.stderr
+    [request] = own.requests
+    sent = " ".join(f"{k}: {v}" for k, v in request.headers.items())
+    if chosen_by == "skill":
+        assert "authorization" not in request.headers and "x-amz-security-token" not in request.headers
+        assert "AKIDEXAMPLEFAKEKEY00" not in sent and "session-token-canary-41" not in sent
+    else:
+        assert "AKIDEXAMPLEFAKEKEY00" in request.headers["authorization"]
+        assert request.headers["x-amz-security-token"] == "session-token-canary-41"
