@@ -8,19 +8,20 @@ variable holding the key, default ANTHROPIC_API_KEY), `temperature` (0 to 1), `m
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentapps.agent.converse import Backend, run_streaming
 from agentapps.agent.models import cache_mode
-from agentapps.agent.openai_provider import Bound, cached_client, project_urls, read_timeout
+from agentapps.agent.openai_provider import Bound, cached_client, project_trusted, read_timeout
+from agentapps.providers.endpoint import NOTHING_TRUSTED, Trusted
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context
     from agentapps.providers.endpoint import Endpoint
 
 
-def endpoint(config: Mapping[str, Any], skill: str, trusted: Collection[str] = ()) -> Endpoint:
+def endpoint(config: Mapping[str, Any], skill: str, trusted: Trusted = NOTHING_TRUSTED) -> Endpoint:
     from agentapps.providers.anthropic_messages import endpoint_of
 
     return endpoint_of(dict(config), skill, trusted)
@@ -29,7 +30,7 @@ def endpoint(config: Mapping[str, Any], skill: str, trusted: Collection[str] = (
 def _client(ctx: Context, config: Mapping[str, Any], skill: str, attempts: int) -> Any:
     from agentapps.providers.anthropic_messages import make_client
 
-    where, timeout = endpoint(config, skill, project_urls(ctx)), read_timeout(config, skill)
+    where, timeout = endpoint(config, skill, project_trusted(ctx)), read_timeout(config, skill)
     return cached_client(ctx, "anthropic.clients", (where, timeout),
                          lambda: Bound(make_client(where, read_timeout=timeout), where))
 

@@ -10,12 +10,13 @@ settings every provider shares (limits, budgets, `pricing`, `contextEdit`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agentapps.agent.converse import Backend, run_streaming
 from agentapps.core.cleanup import register
 from agentapps.errors import ConfigError
+from agentapps.providers.endpoint import NOTHING_TRUSTED, Trusted
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context
@@ -25,7 +26,7 @@ DEFAULT_READ_TIMEOUT = 600.0
 APIS = ("chat", "responses")
 
 
-def endpoint(config: Mapping[str, Any], skill: str, trusted: Collection[str] = ()) -> Endpoint:
+def endpoint(config: Mapping[str, Any], skill: str, trusted: Trusted = NOTHING_TRUSTED) -> Endpoint:
     from agentapps.providers.openai_chat import endpoint_of
 
     return endpoint_of(dict(config), skill, trusted)
@@ -53,13 +54,17 @@ def cached_client(ctx: Context, name: str, key: Any, make: Callable[[], Bound]) 
     return cache[key]  # type: ignore[no-any-return]
 
 
-def project_urls(ctx: Context) -> tuple[str, ...]:
-    """The `model.baseUrl` the project set in its main skill (after `--local`): besides the vendor's
-    URL and its variable, the one place a key is sent to. A skill's own `baseUrl` is not."""
+def project_trusted(ctx: Context) -> Trusted:
+    """The `model.baseUrl` and `model.apiKeyEnv` the project set in its main skill (after `--local`):
+    besides the vendor's URL and variables, the one place a key is sent to and the one other
+    variable it is read from. A skill's own are not."""
     main = ctx.globals.config.main_tool
     model = main.metadata.get("model") if main is not None else None
-    url = model.get("baseUrl") if isinstance(model, Mapping) else None
-    return (url,) if isinstance(url, str) else ()
+    if not isinstance(model, Mapping):
+        return Trusted()
+    url, key_env = model.get("baseUrl"), model.get("apiKeyEnv")
+    return Trusted(urls=(url,) if isinstance(url, str) else (),
+                   key_envs=(key_env,) if isinstance(key_env, str) else ())
 
 
 def read_timeout(config: Mapping[str, Any], skill: str) -> float:
@@ -82,7 +87,7 @@ def api_of(config: Mapping[str, Any], skill: str) -> str:
 def _client(ctx: Context, config: Mapping[str, Any], skill: str, attempts: int) -> Any:
     from agentapps.providers.openai_chat import make_client
 
-    where, timeout = endpoint(config, skill, project_urls(ctx)), read_timeout(config, skill)
+    where, timeout = endpoint(config, skill, project_trusted(ctx)), read_timeout(config, skill)
     return cached_client(ctx, "openai.clients", (where, timeout),
                          lambda: Bound(make_client(where, read_timeout=timeout), where))
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -23,7 +23,7 @@ from agentapps.providers.bedrock import TurnResult
 from agentapps.providers.bedrock_errors import (
     IncompleteStreamError,
 )
-from agentapps.providers.endpoint import Endpoint
+from agentapps.providers.endpoint import NOTHING_TRUSTED, Endpoint, Trusted
 from agentapps.providers.http_errors import retry_after
 from agentapps.providers.stream_thread import OnRetry, Vendor, read_stream, retried
 
@@ -33,9 +33,9 @@ ANTHROPIC_URL = "https://api.anthropic.com"
 EPHEMERAL = {"type": "ephemeral"}
 
 
-def endpoint_of(config: dict[str, Any], skill: str, trusted: Collection[str] = ()) -> Endpoint:
+def endpoint_of(config: dict[str, Any], skill: str, trusted: Trusted = NOTHING_TRUSTED) -> Endpoint:
     """`model.baseUrl`, else ANTHROPIC_BASE_URL, else Anthropic; the key from `model.apiKeyEnv`
-    (default ANTHROPIC_API_KEY), sent only to a URL the project chose (`trusted`, see Endpoint)."""
+    (default ANTHROPIC_API_KEY), sent only to a URL the project chose (`trusted`, see Endpoint); another variable than the vendor's only when the project named it."""
     return Endpoint.from_config(config, skill, default_url=ANTHROPIC_URL, url_env="ANTHROPIC_BASE_URL",
                                 key_env="ANTHROPIC_API_KEY", trusted=trusted)
 
@@ -48,6 +48,8 @@ def make_client(endpoint: Endpoint, *, read_timeout: float = 600) -> Any:
     except ImportError:
         raise UsageError("The anthropic provider needs the Anthropic SDK: pip install "
                          "'agentapps[anthropic]'.") from None
+    if endpoint.withheld == "key_env":  # the vendor's own URL, a variable the project did not name
+        raise ConfigError(f"No Anthropic API key sent.{endpoint.unsent_key('ANTHROPIC_BASE_URL')}", setting=("model", "apiKeyEnv"))
     if endpoint.key is None and endpoint.official:
         raise ConfigError(f"No Anthropic API key: set {endpoint.key_env} (`export {endpoint.key_env}=sk-ant-...`), "
                           "or point model.baseUrl / ANTHROPIC_BASE_URL at a gateway that needs none.",

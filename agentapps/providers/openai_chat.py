@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
@@ -23,7 +23,7 @@ from agentapps.providers.bedrock import TurnResult
 from agentapps.providers.bedrock_errors import (
     IncompleteStreamError,
 )
-from agentapps.providers.endpoint import Endpoint
+from agentapps.providers.endpoint import NOTHING_TRUSTED, Endpoint, Trusted
 from agentapps.providers.openai_errors import vendor
 from agentapps.providers.stream_thread import OnRetry, read_stream, retried
 
@@ -34,9 +34,9 @@ STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "
                 "length": "max_tokens", "content_filter": "content_filtered"}
 
 
-def endpoint_of(config: dict[str, Any], skill: str, trusted: Collection[str] = ()) -> Endpoint:
+def endpoint_of(config: dict[str, Any], skill: str, trusted: Trusted = NOTHING_TRUSTED) -> Endpoint:
     """`model.baseUrl`, else OPENAI_BASE_URL, else OpenAI; the key from `model.apiKeyEnv`
-    (default OPENAI_API_KEY), sent only to a URL the project chose (`trusted`, see Endpoint)."""
+    (default OPENAI_API_KEY), sent only to a URL the project chose (`trusted`, see Endpoint); another variable than the vendor's only when the project named it."""
     return Endpoint.from_config(config, skill, default_url=OPENAI_URL, url_env="OPENAI_BASE_URL",
                                 key_env="OPENAI_API_KEY", trusted=trusted)
 
@@ -48,6 +48,8 @@ def make_client(endpoint: Endpoint, *, read_timeout: float = 600) -> Any:
         import openai
     except ImportError:
         raise UsageError("The openai provider needs the OpenAI SDK: pip install 'agentapps[openai]'.") from None
+    if endpoint.withheld == "key_env":  # the vendor's own URL, a variable the project did not name
+        raise ConfigError(f"No OpenAI API key sent.{endpoint.unsent_key('OPENAI_BASE_URL')}", setting=("model", "apiKeyEnv"))
     if endpoint.key is None and endpoint.official:
         raise ConfigError(f"No OpenAI API key: set {endpoint.key_env} (`export {endpoint.key_env}=sk-...`), or "
                           "point model.baseUrl / OPENAI_BASE_URL at a server that needs none.",

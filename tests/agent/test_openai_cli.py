@@ -254,16 +254,33 @@ def test_sigint_during_a_slow_stream_exits_130_quickly_and_closes_the_stream(age
 
 
 def test_api_key_env_names_only_an_api_key_variable(agentic, openai):
-    fake, env = openai([Reply(text="OpenRouter.")],
-                       model="{provider: openai, id: gpt-4.1, apiKeyEnv: OPENROUTER_API_KEY}")
+    fake, env = openai([Reply(text="OpenRouter.")])
+    agentic.project.write("main.skill.md", "---\nname: main\nmetadata:\n  role: main\n"
+                          "  model: {apiKeyEnv: OPENROUTER_API_KEY}\n---\n")
     result = agentic.run("ask", OPENAI_BASE_URL=env["OPENAI_BASE_URL"], OPENROUTER_API_KEY=KEY)
     assert result.returncode == 0, result.stderr
     assert fake.requests[0].headers["authorization"] == f"Bearer {KEY}"
+    agentic.project.write("main.skill.md", "---\nname: main\nmetadata:\n  role: main\n---\n")
     openai([], model="{provider: openai, id: gpt-4.1, apiKeyEnv: GITHUB_TOKEN}")
     result = agentic.run("ask", OPENAI_BASE_URL=env["OPENAI_BASE_URL"], GITHUB_TOKEN="ghp_secret_value")
     assert result.returncode == 2
     assert "model.apiKeyEnv must name an environment variable ending in _API_KEY" in result.stderr
     assert "ghp_secret_value" not in result.stderr and len(fake.requests) == 1
+
+
+@pytest.mark.parametrize("url", ["vendor", "project"])
+def test_a_skill_cannot_pick_which_of_the_users_keys_is_sent(agentic, openai, url):
+    # a skill (a copied folder, an installed package) naming another vendor's variable must not send
+    # that key to OpenAI, or to the gateway the user pointed OPENAI_BASE_URL at: the project names it
+    fake, env = openai([Reply(text="sent")], model="{provider: openai, id: gpt-4.1, apiKeyEnv: ANTHROPIC_API_KEY}")
+    where = {"OPENAI_BASE_URL": env["OPENAI_BASE_URL"]} if url == "project" else {}
+    other = "sk-ant-canary-not-for-openai"
+    result = agentic.run("ask", ANTHROPIC_API_KEY=other, OPENAI_API_KEY=KEY, **where)
+    assert result.returncode == 2, result.stderr  # refused before any request leaves
+    line = result.stderr.strip().splitlines()[-1]  # (after the agent's header lines)
+    assert "ANTHROPIC_API_KEY was not sent: a skill's own model.apiKeyEnv names it" in line
+    assert fake.requests == []
+    assert other not in result.stderr and all(other not in str(r.headers) for r in fake.requests)
 
 
 RESPONSES = "{provider: openai, id: gpt-4.1, api: responses}"
