@@ -267,6 +267,21 @@ def test_redis_unreachable_is_one_line_exit_2_naming_host_and_port_but_never_the
     assert "sekret-pw-99" not in result.stderr + result.stdout
 
 
+def _until_connected(url: str, waiter: subprocess.Popen[str], within: float = 20.0) -> None:
+    """Until the waiting process holds a connection to the server at `url` (besides this one)."""
+    import redis
+
+    client = redis.Redis.from_url(url)
+    deadline = time.monotonic() + within
+    try:
+        while len(client.client_list()) < 2:
+            assert waiter.poll() is None and time.monotonic() < deadline, "the waiter never connected"
+            time.sleep(0.05)
+    finally:
+        client.close()
+    time.sleep(0.3)  # its wait is sent right after it connects
+
+
 def test_a_wait_in_flight_when_redis_goes_away_fails_with_exit_1_not_a_hang(redis_project, tmp_path):
     from tests.support.redis_server import PrivateRedis
 
@@ -277,7 +292,7 @@ def test_a_wait_in_flight_when_redis_goes_away_fails_with_exit_1_not_a_hang(redi
             cwd=redis_project.root, env=redis_project.env(AGENTAPPS_REDIS_URL=server.url,
                                                           AGENTAPPS_REDIS_RECONNECT="1"),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)
+        _until_connected(server.url, waiter)  # (a fixed sleep lost the race on a loaded machine: exit 2, unreachable)
         server.kill()
         started = time.monotonic()
         _, stderr = waiter.communicate(timeout=30)
