@@ -22,6 +22,7 @@ SLEEP = "exec sleep 30.0173"  # an argument no other process on the machine has
 SLEEPER = [{"text": "Sleeping.", "code": [f"await ctx.manager.invoke('shell', {{command: '{SLEEP}'}}); "
                                           "return 'woke up'"]},
            {"text": "Changed course."}]
+PLANNER = [{"text": "Planning.", "code": ["return 'ran'"], "delay": 1.5}, {"text": "Replanned."}]
 TALKER = [{"text": "Working.", "code": ["return 6 * 7"], "delay": 1.0}, {"text": "First answer."},
           {"text": "Second answer."}]
 
@@ -62,6 +63,7 @@ def served(project: Any) -> Iterator[Served]:
     project.write("leaky.skill.py", LEAKY)  # declares SERVE_TEST_SECRET: the server redacts its value
     _agent(project, "sleeper", SLEEPER, allowed="shell")
     _agent(project, "talker", TALKER)
+    _agent(project, "planner", PLANNER)
     _agent(project, "waiter", [{"text": "Waiting.", "delay": 3}, {"text": "unused"}])
     _agent(project, "quick", [{"text": "Done at once."}])
     server = start(project, "--token", ALICE, "--token", BOB, "--timeout", "60", "--heartbeat", "0.2",
@@ -93,6 +95,18 @@ def test_a_steer_interrupts_a_running_shell_call_and_the_next_model_step_sees_it
     assert shown["ok"] is False and shown["error"].startswith("Interrupted: the user steered the run")
     assert second[1] == "Stop sleeping; list the files."
     wait_for(lambda: not _sleeping(), timeout=5, what="the shell command to be killed")
+
+
+def test_tool_calls_a_model_step_asked_for_before_a_steer_are_skipped(served, project):
+    _fresh(project, "planner")
+    stream = Stream(served, "planner")
+    stream.wait_for("turn-start")  # the model call is in flight
+    assert _post(served, "/steer", {"streamId": stream.id, "message": "Plan again."}).status_code == 202
+    got = dict(stream.finish(timeout=20))
+    assert got["result"]["result"] == "Replanned."
+    second = _requests(project, "planner")[1]["input"]
+    assert second == [{"status": "error", "text": "Denied: The user steered the run (their message follows); "
+                                                  "this call did not run."}, "Plan again."]
 
 
 def test_a_follow_up_becomes_the_next_user_turn_once_the_model_would_end_the_run(served, project):
