@@ -19,8 +19,7 @@ from tests.serve.test_api import ALICE, BOB, Stream
 from tests.support.waiting import wait_for
 
 SLEEP = "exec sleep 30.0173"  # an argument no other process on the machine has
-SLEEPER = [{"text": "Sleeping.", "code": [f"await ctx.manager.invoke('shell', {{command: '{SLEEP}'}}); "
-                                          "return 'woke up'"]},
+SLEEPER = [{"text": "Sleeping.", "code": [f"await ctx.manager.invoke('shell', {{command: '{SLEEP}'}}); return 1"]},
            {"text": "Changed course."}]
 PLANNER = [{"text": "Planning.", "code": ["return 'ran'"], "delay": 1.5}, {"text": "Replanned."}]
 TALKER = [{"text": "Working.", "code": ["return 6 * 7"], "delay": 1.0}, {"text": "First answer."},
