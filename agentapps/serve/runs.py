@@ -151,14 +151,23 @@ class LiveRun:
     def cancel(self, reason: str) -> None:
         """Stop the run; every approval it waits for is denied."""
         self.run.g.signal.abort(reason)
+        self._call_off_approvals()
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+
+    def steer(self, text: str) -> None:
+        """Steer the run's agent: its running tool calls stop, so the approvals they wait for are
+        called off (`cancelled`); `text` is the model's next step."""
+        self._call_off_approvals()
+        self.inbox.steer(text)
+
+    def _call_off_approvals(self) -> None:
         for approval, waiting in list(self.pending.items()):
             if not waiting.done():
                 waiting.set_result("cancelled")
                 # said now: the run's last event may follow before the waiting approval wakes up
                 self.decided.add(approval)
                 self.emit("approval-decided", {"approvalId": approval, "decision": "cancelled"})
-        if self.task is not None and not self.task.done():
-            self.task.cancel()
 
     # -- the run ----------------------------------------------------------------------------------
 

@@ -72,7 +72,7 @@ class Server:
         elif signal.get("kind") == "cancel":
             run.cancel("Cancelled by the client.")
         elif signal.get("kind") == "steer":
-            run.inbox.steer(signal.get("text", ""))
+            run.steer(signal.get("text", ""))
         elif signal.get("kind") == "follow-up":
             run.inbox.follow_up(signal.get("text", ""))
 

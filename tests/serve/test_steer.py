@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.serve.conftest import Served, make_project, start
-from tests.serve.skills import LEAKY, SECRET
+from tests.serve.skills import GREET, LEAKY, SECRET
 from tests.serve.test_api import ALICE, BOB, Stream
 from tests.support.waiting import wait_for
 
@@ -22,18 +22,21 @@ SLEEP = "exec sleep 30.0173"  # an argument no other process on the machine has
 SLEEPER = [{"text": "Sleeping.", "code": [f"await ctx.manager.invoke('shell', {{command: '{SLEEP}'}}); return 1"]},
            {"text": "Changed course."}]
 PLANNER = [{"text": "Planning.", "code": ["return 'ran'"], "delay": 1.5}, {"text": "Replanned."}]
+ASKER = [{"text": "Greeting.", "code": ["return await ctx.manager.invoke('greet', {name: 'Bob'})"]},
+         {"text": "Steered."}]
 TALKER = [{"text": "Working.", "code": ["return 6 * 7"], "delay": 1.0}, {"text": "First answer."},
           {"text": "Second answer."}]
 
 
-def _agent(project: Any, name: str, turns: list[dict[str, Any]], allowed: str | None = None) -> None:
+def _agent(project: Any, name: str, turns: list[dict[str, Any]], allowed: str | None = None,
+           **meta: Any) -> None:
     """A served markdown skill played by agent-scripted, logging what its model is sent."""
     project.write(f"{name}.turns.json", json.dumps({"turns": turns}))
     model = {"agent": "agent-scripted", "script": f"{name}.turns.json", "snippetTimeout": 60,
              "requests": str(project.root / f"{name}.requests.jsonl")}
     head = f"allowed-tools: {allowed}\n" if allowed else ""
     project.write(f"{name}.skill.md", f"---\nname: {name}\ndescription: A scripted agent.\n{head}"
-                  f"metadata: {json.dumps({'model': model, 'params': {'type': 'object'}})}\n---\nDo the task.\n")
+                  f"metadata: {json.dumps({'model': model, 'params': {'type': 'object'}, **meta})}\n---\nDo the task.\n")
 
 
 def _fresh(project: Any, name: str) -> None:
@@ -63,6 +66,8 @@ def served(project: Any) -> Iterator[Served]:
     _agent(project, "sleeper", SLEEPER, allowed="shell")
     _agent(project, "talker", TALKER)
     _agent(project, "planner", PLANNER)
+    project.write("greet.skill.py", GREET)
+    _agent(project, "asker", ASKER, allowed="greet", trust="greet")  # its call of greet waits for approval
     _agent(project, "waiter", [{"text": "Waiting.", "delay": 3}, {"text": "unused"}])
     _agent(project, "quick", [{"text": "Done at once."}])
     server = start(project, "--token", ALICE, "--token", BOB, "--timeout", "60", "--heartbeat", "0.2",
@@ -106,6 +111,20 @@ def test_tool_calls_a_model_step_asked_for_before_a_steer_are_skipped(served, pr
     second = _requests(project, "planner")[1]["input"]
     assert second == [{"status": "error", "text": "Denied: The user steered the run (their message follows); "
                                                   "this call did not run."}, "Plan again."]
+
+
+def test_a_steer_calls_off_the_approval_the_stopped_call_waited_for(served, project):
+    _fresh(project, "asker")
+    stream = Stream(served, "asker")
+    pending = stream.wait_for("approval-pending")
+    assert _post(served, "/steer", {"streamId": stream.id, "message": "Do not greet."}).status_code == 202
+    got = stream.finish(timeout=20)
+    data = dict(got)
+    assert data["approval-decided"] == {"approvalId": pending["approvalId"], "decision": "cancelled"}
+    assert data["result"]["result"] == "Steered."
+    assert "Interrupted: the user steered the run" in json.dumps(data["tool-error"])
+    decision = {"streamId": stream.id, "approvalId": pending["approvalId"], "decision": "approve"}
+    assert _post(served, "/approve", decision).status_code == 404  # nothing is left to decide
 
 
 def test_a_follow_up_becomes_the_next_user_turn_once_the_model_would_end_the_run(served, project):
