@@ -315,7 +315,7 @@ def repl(skill: str | None, task: str | None, *, model: str | None = None, repla
                     shown.drain()
                     session.send(line)
                     continue
-                line = _ask(PROMPT)
+                line = None if ahead is not None and ahead.ended else _ask(PROMPT)
                 session.send(line)
                 if line is None:
                     session.done.wait()

@@ -4,7 +4,8 @@ A line typed during a turn is a follow-up: it is kept, and sent as the next mess
 would otherwise ask for one (the prompt is skipped). `/steer TEXT` steers: the running snippet and
 its skill calls (a `shell` command too) stop at once, the turn's remaining tool calls are skipped,
 and TEXT is the model's next step (agentapps/agent/steering.py). The terminal stays in its normal
-line mode, so a line is read only once Enter is pressed, and Ctrl-C still interrupts the turn.
+line mode, so a line is read only once Enter is pressed, and Ctrl-C still interrupts the turn;
+Ctrl-D ends the session once the turn (and what was queued) is over.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ class TypeAhead:
         self.fd = fd
         self.shown = shown or sys.stderr
         self.follow_ups: list[str] = []
+        self.ended = False  # Ctrl-D during the turn: the session ends once it is over
         self._partial = b""
 
     def poll(self, timeout: float) -> list[str]:
@@ -34,6 +36,9 @@ class TypeAhead:
             return []
         chunk = os.read(self.fd, 65536)
         if not chunk:
+            if not self.ended:
+                self.ended = True
+                self._say("end of input: the session ends after this turn")
             return []
         lines = (self._partial + chunk).split(b"\n")
         self._partial = lines.pop()

@@ -229,3 +229,19 @@ def test_steer_stops_the_running_call_and_the_model_takes_the_message_next(talk)
     stopped = agentic.tool_results()[0]
     assert stopped["ok"] is False and stopped["error"].startswith("Interrupted: the user steered the run")
     assert agentic.requests()[-1]["input"][1:] == ["wake up and count"]  # after the stopped call's result
+
+
+def test_ctrl_d_during_a_turn_ends_the_session_once_the_queued_message_is_answered(talk):
+    agentic = talk([{"text": "Ready."}, {"text": "Thinking it over.", "delay": 1.5}, {"text": "Last answer."}])
+    term = Terminal(agentic.project, "repl", "talk", "--task", "go")
+    term.expect("Ready.")
+    term.expect("> ")
+    term.send("think hard\n")
+    wait_for(lambda: asked(agentic, "think hard"))
+    term.send("one more thing\n")
+    term.expect("queued")
+    term.send(CTRL_D)
+    term.expect("the session ends after this turn")
+    assert term.close() == 0, term.output
+    assert "Last answer." in term.output
+    assert [r["input"] for r in agentic.requests()[1:]] == [["think hard"], ["one more thing"]]
