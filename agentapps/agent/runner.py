@@ -32,6 +32,7 @@ from agentapps.agent.scope import (
 from agentapps.agent.script import recorder_for
 from agentapps.agent.spend import Spend, process_spend
 from agentapps.agent.state import AgentRun
+from agentapps.agent.steering import INBOX, directive_for
 from agentapps.agent.trace import Trace
 from agentapps.agent.validate import lookup_names, model_problems
 from agentapps.context.context import Namespace
@@ -184,11 +185,14 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
         return served.target.locals.result
 
     gateway = GATEWAY.get() if limits.persistent and depth == 0 else None
+    inbox = INBOX.get() if depth == 0 else None  # steering and follow-ups (agent/steering.py)
 
     async def on_invoke(cb_ctx: Context, cb_args: dict[str, Any]) -> Any:
         refuse_from_code(cb_ctx)
         snippet = run_code(run, sandbox, code_ctx, cb_args,
                            run_next if served.target is not served else None)
+        if inbox is not None:
+            snippet = inbox.run_snippet(snippet, limits.max_result_chars)
         if gateway is None:
             return await snippet
         return await interruptible(gateway, snippet, limits.max_result_chars)
@@ -202,6 +206,8 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
             directive = await ask_context_full(ctx, str(config["contextFull"]), run, event)
         if gateway is not None and gateway.interrupted and event.get("type") == "tool-call":
             directive = {"deny": "The user interrupted this turn; this call did not run."}
+        if inbox is not None and not (gateway is not None and gateway.interrupted):
+            directive = directive_for(inbox, run, event, directive)
         if event.get("type") == "tool-call" and isinstance(directive, dict) and directive.get("deny"):
             run.denied({k: v for k, v in event.items() if k != "type"}, str(directive["deny"]))
         if event.get("type") == "turn-end" and isinstance(directive, dict):

@@ -7,7 +7,9 @@ skill names); the agent runs on an event loop in a worker thread. Ctrl-C during 
 (the running snippet stops, the turn's remaining tool calls are refused, its output is hidden)
 and returns to the prompt once the model's reply is in; a second Ctrl-C in the same turn ends
 the session (exit 130). Ctrl-C at the prompt clears the line; Ctrl-D (end of input) ends the
-session cleanly (exit 0). Failures are raised to the CLI's one error boundary.
+session cleanly (exit 0). Failures are raised to the CLI's one error boundary. On a terminal, a
+line typed during a turn is queued as the next message, and `/steer TEXT` steers the running turn
+(`repl_ahead.py`).
 
 Each message sent is a run in the run log (`TurnLog`): one record per turn, not per session, so
 spending lands as it happens (a session that runs for hours, or ends by a closed terminal or a
@@ -28,6 +30,8 @@ from pathlib import Path
 from typing import Any, TextIO, cast
 
 from agentapps.agent.slots import AGENT_SPEND
+from agentapps.agent.steering import INBOX, Inbox
+from agentapps.cli.repl_ahead import TypeAhead
 from agentapps.cli.repl_command import DEFAULT_SKILL
 from agentapps.errors import AgentAppsError, InterruptedError_, UsageError
 from agentapps.gateway import GATEWAY, Gateway
@@ -46,6 +50,7 @@ class Session:
         self.asking = threading.Event()  # the agent waits for the next message
         self.done = threading.Event()
         self.gateway = Gateway(self._read, "terminal")
+        self.steering = Inbox()  # `/steer TEXT` typed during a turn (used on the loop's thread)
         self.log = TurnLog(root.globals, tool.name, self.gateway)
         self.log.start(first)
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -68,6 +73,11 @@ class Session:
         self.log.interrupted = True
         if self.loop is not None:
             self.loop.call_soon_threadsafe(self.gateway.interrupt)
+            self.loop.call_soon_threadsafe(self.steering.clear)  # the turn is over: nothing steers it
+
+    def steer(self, text: str) -> None:
+        if self.loop is not None:
+            self.loop.call_soon_threadsafe(self.steering.steer, text)
 
     def stop(self) -> None:
         if self.loop is not None and self.task is not None:
@@ -87,6 +97,7 @@ class Session:
         self.loop = asyncio.get_running_loop()
         self.task = asyncio.current_task()
         GATEWAY.set(self.gateway)
+        INBOX.set(self.steering)
         try:
             await self.root.manager.invoke(self.tool, {}, context={"locals": {"userMessage": self.first}})
         except BaseException as exc:
@@ -233,14 +244,20 @@ def _ask(prompt: str) -> str | None:
             return line
 
 
-def _wait_for_turn(session: Session) -> None:
+def _wait_for_turn(session: Session, ahead: TypeAhead | None) -> None:
     """Until the agent asks for input or the session ends; Ctrl-C cancels the turn (twice: the
-    session)."""
+    session). Lines typed meanwhile are kept by `ahead` (a terminal), and steers go to the agent."""
     interrupted = False
     while not (session.asking.is_set() or session.done.is_set()):
         try:
-            session.asking.wait(0.1)
+            if ahead is None:
+                session.asking.wait(0.1)
+            else:
+                for text in ahead.poll(0.1):
+                    session.steer(text)
         except KeyboardInterrupt:
+            if ahead is not None:
+                ahead.drop()  # what was typed for the cancelled turn is not sent
             if interrupted:
                 session.stop()
                 session.done.wait()
@@ -283,15 +300,22 @@ def repl(skill: str | None, task: str | None, *, model: str | None = None, repla
         progress = Progress(cast(TextIO, shown))
         if not quiet:
             g.internals.reporter = QuietWhenInterrupted(progress, session.gateway)
+        ahead = TypeAhead(sys.stdin.fileno()) if sys.stdin.isatty() else None
         session.thread.start()
         try:
             while True:
-                _wait_for_turn(session)
+                _wait_for_turn(session, ahead)
                 if session.done.is_set():
                     break
                 progress.close()
                 shown.drain()
-                line = _ask(PROMPT)
+                line = ahead.take() if ahead is not None else None
+                if line is not None:  # typed during the turn: sent without a prompt
+                    shown.write(f"{PROMPT}{line}\n")  # redacted and escaped, as the agent's text is
+                    shown.drain()
+                    session.send(line)
+                    continue
+                line = None if ahead is not None and ahead.ended else _ask(PROMPT)
                 session.send(line)
                 if line is None:
                     session.done.wait()

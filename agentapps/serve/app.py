@@ -74,6 +74,8 @@ def build(server: Server) -> Any:
         Route("/skills", routes.skills, methods=["GET"]),
         Route("/approve", routes.approve, methods=["POST"]),
         Route("/cancel", routes.cancel, methods=["POST"]),
+        Route("/steer", routes.steer, methods=["POST"]),
+        Route("/follow-up", routes.follow_up, methods=["POST"]),
         Route("/threads", threads.list_threads, methods=["GET"]),
         Route("/threads/{thread}", threads.get_thread, methods=["GET"]),
         Route("/threads/{thread}", threads.delete_thread, methods=["DELETE"]),

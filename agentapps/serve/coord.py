@@ -3,8 +3,9 @@ open and who owns them, their pending approvals and the decisions on them, cance
 and once-only claims (a scheduled run, a webhook delivery). `Local` keeps it in this process;
 `redis_coord.RedisCoordinator` shares it between processes through Redis.
 
-Decisions and cancellations are *delivered*: the coordinator calls the `Deliver` function of the
-process that holds the stream (with Redis, whichever process that is), which resumes or stops it.
+Decisions, cancellations and messages to a running agent (steering, follow-ups) are *delivered*:
+the coordinator calls the `Deliver` function of the process that holds the stream (with Redis,
+whichever process that is), which resumes, stops or tells it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-Signal = dict[str, str]  # {"kind": "decision"|"cancel", "stream", "approval"?, "decision"?}
+Signal = dict[str, str]  # {"kind": "decision"|"cancel"|"steer"|"follow-up", "stream", "approval"?,
+#                           "decision"?, "text"?}
 Deliver = Callable[[Signal], None]
 Thread = dict[str, Any]  # {id, owner, skill, created, updated, runs, status}
 MAX_CLAIMS = 100_000  # remembered once-only keys (a bound, not a promise: they also expire)
@@ -30,6 +32,8 @@ class Coordinator(Protocol):
     async def decide(self, stream: str, approval: str, decision: str) -> bool:
         """Deliver `decision` if the approval is still pending (the first decision wins)."""
     async def cancel(self, stream: str) -> None: ...
+    async def message(self, stream: str, kind: str, text: str) -> None:
+        """Deliver a message for the stream's agent: `kind` is "steer" or "follow-up"."""
     async def save_thread(self, thread: Thread) -> None: ...
     async def thread(self, thread_id: str) -> Thread | None: ...
     async def threads(self, owner: str) -> list[Thread]: ...
@@ -81,6 +85,9 @@ class Local:
 
     async def cancel(self, stream: str) -> None:
         self.deliver({"kind": "cancel", "stream": stream})
+
+    async def message(self, stream: str, kind: str, text: str) -> None:
+        self.deliver({"kind": kind, "stream": stream, "text": text})
 
     async def save_thread(self, thread: Thread) -> None:
         self.saved[thread["id"]] = dict(thread)

@@ -2,7 +2,9 @@
 
 The stream uses the seed's names (`agent-start`, `turn-start`, `turn-end`, `tool-call`,
 `tool-result`, `tool-error`, `agent-message`, `agent-error`, `agent-complete`) plus `text-delta`
-for streamed model text. Trace entries are mapped here whatever the trace calls them, so renaming
+for streamed model text and `steer` / `follow-up` when the agent takes a message a client sent
+(`POST /steer`, `POST /follow-up`),
+. Trace entries are mapped here whatever the trace calls them, so renaming
 them in the agent is one edit of `NAMES`.
 """
 
@@ -15,6 +17,7 @@ NAMES = {
     "tool-call": "tool-call", "tool-result": "tool-result", "tool-error": "tool-error",
     "message": "agent-message", "agent-message": "agent-message",
     "error": "agent-error", "agent-error": "agent-error", "agent-complete": "agent-complete",
+    "agent-steer": "steer", "agent-follow-up": "follow-up",
 }
 DROPPED = ("type", "conversation")  # the name travels as the SSE event; a conversation is too big
 

@@ -33,6 +33,10 @@ DECISION = {"type": "object", "required": ["streamId", "approvalId", "decision"]
     "streamId": {"type": "string"}, "approvalId": {"type": "string"},
     "decision": {"enum": ["approve", "deny"]}}}
 OK = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+MESSAGE = {"type": "object", "required": ["streamId", "message"], "properties": {
+    "streamId": {"type": "string"}, "message": {"type": "string", "minLength": 1}}}
+QUEUED = {"type": "object", "properties": {"ok": {"type": "boolean"}, "streamId": {"type": "string"},
+                                           "queued": {"enum": ["steer", "follow-up"]}}}
 ANY = {"type": "object"}
 ACCEPTED = {"type": "object", "required": ["ok", "runId", "skill"], "properties": {
     "ok": {"const": True}, "runId": {"type": "string"}, "skill": {"type": "string"}}}
@@ -67,6 +71,10 @@ def document() -> dict[str, Any]:
                                   media="text/event-stream")},
             "/approve": {"post": _op("Decide a pending approval", DECISION, OK, codes=(400, 401, 403, 404, 409))},
             "/cancel": {"post": _op("Cancel a stream", STREAM, OK, codes=(400, 401, 403, 404))},
+            "/steer": {"post": _op("Steer a stream's agent: stop its running tool calls, the message is "
+                                   "its next step's", MESSAGE, QUEUED, codes=(400, 401, 403, 404), success="202")},
+            "/follow-up": {"post": _op("Queue the next user turn of a stream's agent", MESSAGE, QUEUED,
+                                       codes=(400, 401, 403, 404), success="202")},
             "/threads": {"get": _op("Your threads", None, ANY, codes=(401, 403))},
             "/threads/{thread}": {"get": _op("A thread and its entries", None, ANY, codes=(401, 403, 404),
                                              param="thread"),

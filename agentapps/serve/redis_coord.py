@@ -3,7 +3,7 @@
 Keys live under `agentapps:serve:{namespace}:` (the project's name, as for the other stores):
 `stream:{id}` (owner, with a time-to-live), `pending:{id}` (the set of approvals waiting),
 `thread:{id}` (JSON) and `threads:{owner}` (a sorted set by last use), `claim:{key}` (SET NX EX).
-Decisions and cancellations go out on one channel, `signals`, that every replica listens to;
+Decisions, cancellations and messages for a running agent go out on one channel, `signals`, that every replica listens to;
 the one holding the stream acts on them. This module is the only one here that imports redis.
 """
 
@@ -121,6 +121,9 @@ class RedisCoordinator:
 
     async def cancel(self, stream: str) -> None:
         await self._signal({"kind": "cancel", "stream": stream})
+
+    async def message(self, stream: str, kind: str, text: str) -> None:
+        await self._signal({"kind": kind, "stream": stream, "text": text})
 
     async def save_thread(self, thread: Thread) -> None:
         owner = str(thread.get("owner"))

@@ -1,5 +1,5 @@
 """The run endpoints of `agentapps serve`: `/invocations`, `/chat` (server-sent events), `/approve`,
-`/cancel`, and the read-only `/skills` and `/healthz`."""
+`/cancel`, `/steer` and `/follow-up` (messages for a stream's running agent), and the read-only `/skills` and `/healthz`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from agentapps.agent.steering import MAX_MESSAGE
 from agentapps.errors import DeniedError, UsageError
 from agentapps.serve.calls import (
     admit,
@@ -120,7 +121,8 @@ async def _owned_stream(request: Request) -> tuple[Server, dict[str, Any], str]:
     if owner is None:
         raise Refused(404, UsageError(f"No open stream '{stream}'."))
     if owner != request.state.identity:
-        raise Refused(403, DeniedError("Only the client that started the stream may decide on it or cancel it."))
+        raise Refused(403, DeniedError("Only the client that started the stream may decide on it, cancel it "
+                                       "or send its agent messages."))
     return server, data, stream
 
 
@@ -144,6 +146,29 @@ async def cancel(request: Request) -> Response:
     server, _, stream = await _owned_stream(request)
     await server.coord.cancel(stream)
     return JSONResponse({"ok": True, "streamId": stream})
+
+
+async def _message(request: Request, kind: str) -> Response:
+    server, data, stream = await _owned_stream(request)
+    text = data.get("message")
+    if not isinstance(text, str) or not text.strip() or len(text) > MAX_MESSAGE:
+        raise Refused(400, UsageError(f"'message' must be a non-empty string of at most {MAX_MESSAGE} characters."))
+    await server.coord.message(stream, kind, text)
+    return JSONResponse({"ok": True, "streamId": stream, "queued": kind}, status_code=202)
+
+
+@endpoint
+async def steer(request: Request) -> Response:
+    """Steer a stream's agent: {streamId, message}. Its running tool calls stop and the message is
+    the next model step's."""
+    return await _message(request, "steer")
+
+
+@endpoint
+async def follow_up(request: Request) -> Response:
+    """Queue the next user turn of a stream's agent: {streamId, message}, taken when the model
+    would otherwise end the run."""
+    return await _message(request, "follow-up")
 
 
 @endpoint

@@ -2,7 +2,8 @@
 
 It runs the skill through the full pipeline as a run of its own (`agentapps.lifecycle.served`), turns its
 agent's trace into stream events, asks trust approvals of the stream's owner (`approval-pending`,
-answered through `POST /approve` on any replica), and ends with the object `agentapps run --json`
+answered through `POST /approve` on any replica), takes steering and follow-up messages for its
+agent (`POST /steer`, `POST /follow-up`: its `Inbox`), and ends with the object `agentapps run --json`
 prints — redacted, and appended to the run log.
 """
 
@@ -15,6 +16,7 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
+from agentapps.agent.steering import INBOX, Inbox
 from agentapps.errors import AgentAppsError, InterruptedError_, LimitError
 from agentapps.lifecycle import served
 from agentapps.lifecycle.outcome import outcome
@@ -41,6 +43,7 @@ class LiveRun:
         self.loop = asyncio.get_running_loop()
         self.pending: dict[str, asyncio.Future[str]] = {}
         self.decided: set[str] = set()  # approvals whose decision the client was already sent
+        self.inbox = Inbox()  # steering and follow-ups for the run's agent, taken on this loop
         self.run = served.begin(server.g, server.exposure.policy, run_id=self.id, traceparent=traceparent)
         self.outcome: dict[str, Any] = {}
         self.task: asyncio.Task[None] | None = None
@@ -148,20 +151,30 @@ class LiveRun:
     def cancel(self, reason: str) -> None:
         """Stop the run; every approval it waits for is denied."""
         self.run.g.signal.abort(reason)
+        self._call_off_approvals()
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+
+    def steer(self, text: str) -> None:
+        """Steer the run's agent: its running tool calls stop, so the approvals they wait for are
+        called off (`cancelled`); `text` is the model's next step."""
+        self._call_off_approvals()
+        self.inbox.steer(text)
+
+    def _call_off_approvals(self) -> None:
         for approval, waiting in list(self.pending.items()):
             if not waiting.done():
                 waiting.set_result("cancelled")
                 # said now: the run's last event may follow before the waiting approval wakes up
                 self.decided.add(approval)
                 self.emit("approval-decided", {"approvalId": approval, "decision": "cancelled"})
-        if self.task is not None and not self.task.done():
-            self.task.cancel()
 
     # -- the run ----------------------------------------------------------------------------------
 
     async def _execute(self, stopping: str | None = None) -> None:
         reporter = served.REPORT.set(self.on_trace)
         asker = ASK.set(self.ask if self.streaming else None)
+        inbox = INBOX.set(self.inbox)
         result: Any = None
         error: BaseException | None = None
         limit = self.server.options.timeout
@@ -181,6 +194,7 @@ class LiveRun:
         finally:
             served.REPORT.reset(reporter)
             ASK.reset(asker)
+            INBOX.reset(inbox)
         await self._finish(result, error)
 
     async def _finish(self, result: Any, error: BaseException | None) -> None:

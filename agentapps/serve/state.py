@@ -63,7 +63,7 @@ class Server:
     background: set[asyncio.Task[Any]] = field(default_factory=set)
 
     def deliver(self, signal: Signal) -> None:
-        """A decision or cancellation for a stream; ignored unless this process holds it."""
+        """A decision, cancellation or message for a stream; ignored unless this process holds it."""
         run = self.live.get(signal.get("stream", ""))
         if run is None:
             return
@@ -71,6 +71,10 @@ class Server:
             run.resolve(signal.get("approval", ""), signal.get("decision", "deny"))
         elif signal.get("kind") == "cancel":
             run.cancel("Cancelled by the client.")
+        elif signal.get("kind") == "steer":
+            run.steer(signal.get("text", ""))
+        elif signal.get("kind") == "follow-up":
+            run.inbox.follow_up(signal.get("text", ""))
 
     def tool(self, name: str) -> ToolDef | None:
         """The offered skill `name` (None when it is not offered: hidden, middleware, bundled...)."""

@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "9575ee6a7527"
+STAMP = "045c2c70fc9b"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -29,6 +29,7 @@ WAITS = {
     "agentapps.agent.slots": False,
     "agentapps.agent.spend": False,
     "agentapps.agent.state": True,
+    "agentapps.agent.steering": True,
     "agentapps.agent.system_prompt": False,
     "agentapps.agent.trace": True,
     "agentapps.agent.usage": False,
@@ -79,6 +80,7 @@ WAITS = {
     "agentapps.cli.progress": False,
     "agentapps.cli.render": False,
     "agentapps.cli.repl": True,
+    "agentapps.cli.repl_ahead": False,
     "agentapps.cli.repl_command": True,
     "agentapps.cli.run": True,
     "agentapps.cli.run_options": False,

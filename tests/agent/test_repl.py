@@ -189,3 +189,59 @@ def test_declared_secrets_are_redacted_in_the_session(agentic):
     term.send(CTRL_D)
     assert term.close() == 0
     assert "s3cr3t-value-123" not in term.output and "[redacted:REPL_TOKEN]" in term.output
+
+
+def test_a_line_typed_during_a_turn_is_the_next_message_without_a_prompt(talk):
+    agentic = talk([{"text": "Ready."}, {"text": "Thinking it over.", "delay": 1.5}, {"text": "Answered both."}])
+    term = Terminal(agentic.project, "repl", "talk", "--task", "go")
+    term.expect("Ready.")
+    term.expect("> ")
+    term.send("think hard\n")
+    wait_for(lambda: asked(agentic, "think hard"))  # the model call is in flight
+    term.send("and keep it short\n")
+    term.expect("queued: sent as your next message")
+    term.expect("Thinking it over.")
+    term.expect("> and keep it short")  # sent as soon as the turn ended: no prompt waited for it
+    term.expect("Answered both.")
+    term.expect("> ")
+    term.send(CTRL_D)
+    assert term.close() == 0, term.output
+    assert [r["input"] for r in agentic.requests()[1:]] == [["think hard"], ["and keep it short"]]
+
+
+def test_steer_stops_the_running_call_and_the_model_takes_the_message_next(talk):
+    agentic = talk([{"text": "Ready."},
+                    {"text": "Sleeping.", "code": "return await ctx.manager.invoke('slow', {})"},
+                    {"text": "Steered."}])
+    term = Terminal(agentic.project, "repl", "talk", "--task", "go")
+    term.expect("Ready.")
+    term.expect("> ")
+    term.send("sleep please\n")
+    wait_for(lambda: (agentic.project.root / "slow.started").exists())
+    term.send("/steer wake up and count\n")
+    term.expect("steering: the running tool calls stop")
+    took = term.expect("Steered.", timeout=10)
+    assert took < 5  # not the 30 s the call sleeps
+    term.expect("> ")
+    term.send(CTRL_D)
+    assert term.close() == 0, term.output
+    assert "turn cancelled" not in term.output
+    stopped = agentic.tool_results()[0]
+    assert stopped["ok"] is False and stopped["error"].startswith("Interrupted: the user steered the run")
+    assert agentic.requests()[-1]["input"][1:] == ["wake up and count"]  # after the stopped call's result
+
+
+def test_ctrl_d_during_a_turn_ends_the_session_once_the_queued_message_is_answered(talk):
+    agentic = talk([{"text": "Ready."}, {"text": "Thinking it over.", "delay": 1.5}, {"text": "Last answer."}])
+    term = Terminal(agentic.project, "repl", "talk", "--task", "go")
+    term.expect("Ready.")
+    term.expect("> ")
+    term.send("think hard\n")
+    wait_for(lambda: asked(agentic, "think hard"))
+    term.send("one more thing\n")
+    term.expect("queued")
+    term.send(CTRL_D)
+    term.expect("the session ends after this turn")
+    assert term.close() == 0, term.output
+    assert "Last answer." in term.output
+    assert [r["input"] for r in agentic.requests()[1:]] == [["think hard"], ["one more thing"]]

@@ -13,6 +13,9 @@ import pytest
 
 from tests.serve.conftest import REDIS_URL, Served, make_project, redis_or_skip, start
 from tests.serve.skills import CHATTY, GREET, SLOW, TWICE_TURNS, agent_skill
+
+PAUSER_TURNS = [{"text": "Waiting.", "code": ["return await ctx.manager.invoke('slow', {seconds: 30})"]},
+                {"text": "Changed course."}]
 from tests.serve.test_api import ALICE, BOB, Stream
 
 TICK = """
@@ -57,6 +60,7 @@ def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served,
     project.write("chatty.skill.py", CHATTY.replace('"session": "args.sessionId"',
                                                     '"session": {"key": "args.sessionId", "store": "file"}'))
     agent_skill(project, "twice", TWICE_TURNS, {"trust": "greet"}, allowed="greet")
+    agent_skill(project, "pauser", PAUSER_TURNS, allowed="slow")
     first, second = _pair(project, space)
     yield first, second
     first.stop()
@@ -93,6 +97,22 @@ def test_a_cancel_posted_to_one_replica_stops_a_stream_held_by_another(replicas)
     assert got["error"]["error"]["exit_code"] == 130 and time.monotonic() - started < 3
     with other.client(ALICE) as alice:
         assert alice.post("/cancel", json={"streamId": stream_id}).status_code == 404
+
+
+def test_a_steer_posted_to_one_replica_reaches_the_agent_of_a_stream_held_by_another(replicas):
+    holder, other = replicas
+    stream = Stream(holder, "pauser")
+    stream.wait_for("tool-call")
+    steer = {"streamId": stream.id, "message": "Stop waiting."}
+    started = time.monotonic()
+    with other.client(BOB) as bob:
+        assert bob.post("/steer", json=steer).status_code == 403  # the owner is known there too
+    with other.client(ALICE) as alice:
+        assert alice.post("/steer", json=steer).status_code == 202
+    got = dict(stream.finish())
+    assert time.monotonic() - started < 4  # not the snippet's 5 s timeout
+    assert got["steer"]["text"] == "Stop waiting." and got["result"]["result"] == "Changed course."
+    assert "Interrupted: the user steered the run" in json.dumps(got["tool-error"])
 
 
 def test_a_thread_started_on_one_replica_continues_on_another(replicas):

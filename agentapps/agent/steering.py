@@ -1,0 +1,123 @@
+"""Steering and follow-ups: messages a host sends to an agent while it runs.
+
+A host (serve's `POST /steer` and `POST /follow-up`, the REPL's `/steer`) installs an `Inbox` in
+`INBOX` before the run; the outermost agent of that run reads it. Every method runs on the run's
+event loop thread (a host on another thread posts with `loop.call_soon_threadsafe`).
+
+- `steer(text)`: the snippet of agent code that is running is cancelled at once (with the skill
+  calls it was making, a `shell` command's whole process tree too), and its result tells the model
+  it was interrupted; the turn's remaining tool calls are skipped; the text is the next user
+  message, so the next model step sees it.
+- `follow_up(text)`: queued; when the model would otherwise end the run (it answered without a
+  tool call), the queued texts become the next user turn and the run goes on.
+
+What is taken goes into the agent's trace (`steer`, `follow-up`: redacted like every trace entry)
+and so out as events. Messages still queued when the run ends are not taken.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
+
+from agentapps.agent.code import tool_result
+
+if TYPE_CHECKING:
+    from agentapps.agent.state import AgentRun
+
+STEERED = ("Interrupted: the user steered the run (their message follows), so this snippet was "
+           "stopped and the skill calls it was making were cancelled; `memory` is as it was after "
+           "the last snippet that completed.")
+SKIPPED = "The user steered the run (their message follows); this call did not run."
+MAX_MESSAGE = 32_000  # characters of one steering or follow-up message
+
+
+class Inbox:
+    """The messages sent to one run's agent while it runs, and the snippet a steer stops."""
+
+    def __init__(self) -> None:
+        self.steers: list[str] = []
+        self.follow_ups: list[str] = []
+        self._running: asyncio.Task[Any] | None = None
+
+    def steer(self, text: str) -> None:
+        """Interrupt the running snippet; `text` is processed in the next model step."""
+        self.steers.append(text)
+        if self._running is not None and not self._running.done():
+            self._running.cancel()
+
+    def follow_up(self, text: str) -> None:
+        """Queue `text` as the next user turn, for when the model would end the run."""
+        self.follow_ups.append(text)
+
+    def clear(self) -> None:
+        self.steers.clear()
+        self.follow_ups.clear()
+
+    @property
+    def steered(self) -> bool:
+        """A steer waits for the next model step: tool calls of this turn do not run."""
+        return bool(self.steers)
+
+    async def run_snippet(self, snippet: Coroutine[Any, Any, dict[str, Any]], limit: int) -> dict[str, Any]:
+        """Run one snippet so that a steer stops it (the model is told so)."""
+        if self.steered:  # steered after the call was let through, before it started
+            snippet.close()
+            return tool_result(False, {"ok": False, "error": STEERED}, limit)
+        task = asyncio.ensure_future(snippet)
+        self._running = task
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # the run itself is being cancelled
+            return tool_result(False, {"ok": False, "error": STEERED}, limit)
+        finally:
+            self._running = None
+
+    def at_turn_end(self, run: AgentRun, directive: dict[str, Any], tool_calls: int) -> dict[str, Any]:
+        """The turn-end directive with what is waiting added: steers always (even over an answer
+        that would end the run), follow-ups when the model would otherwise end it. A run that
+        `finish()` ended, or that stops for a limit, stays stopped."""
+        answered = directive.get("stop") and run.stop_reason == "answered" and not run.finished
+        ending = answered or (directive.get("input") and not tool_calls)  # persistent: it would wait
+        taken: list[str] = []
+        if self.steers and (answered or not directive.get("stop")):
+            taken += self._take("steer", self.steers, run)
+        if self.follow_ups and ending:
+            taken += self._take("follow-up", self.follow_ups, run)
+        if not taken:
+            return directive
+        if answered:  # the answer does not end the run after all
+            run.stop_reason, run.result = None, None
+            directive = {"continue": True}
+        said = directive.get("message") if not directive.get("input") else None
+        message = "\n\n".join(([said] if isinstance(said, str) and said else []) + taken)
+        return {**{k: v for k, v in directive.items() if k not in ("input", "stop", "result")},
+                "continue": True, "message": message}
+
+    @staticmethod
+    def _take(kind: str, queue: list[str], run: AgentRun) -> list[str]:
+        texts = list(queue)
+        queue.clear()
+        for text in texts:
+            run.trace.record(kind, text=text, turnNumber=run.turn)
+        return texts
+
+
+def directive_for(inbox: Inbox, run: AgentRun, event: dict[str, Any], directive: Any) -> Any:
+    """The agent hook's answer to `event` with the inbox considered: a tool call of a steered
+    turn is skipped; a turn's end takes what is waiting."""
+    kind = event.get("type")
+    if kind == "tool-call" and inbox.steered and not (isinstance(directive, dict) and directive.get("deny")):
+        return {"deny": SKIPPED}
+    if kind == "turn-end" and isinstance(directive, dict):
+        calls = event.get("toolCalls")
+        return inbox.at_turn_end(run, directive, calls if isinstance(calls, int) else 0)
+    return directive
+
+
+INBOX: ContextVar[Inbox | None] = ContextVar("agentapps_agent_inbox", default=None)

@@ -1,0 +1,96 @@
+"""The inbox of a running agent (agent/steering.py): which turn-end answers take a steer or a
+follow-up, and what the model is sent. Over a real server and terminal: tests/serve/test_steer.py
+and tests/agent/test_repl.py."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+from typing import Any
+
+from agentapps.agent.steering import SKIPPED, STEERED, Inbox, directive_for
+
+
+class Recorded:
+    def __init__(self) -> None:
+        self.entries: list[tuple[str, dict[str, Any]]] = []
+
+    def record(self, kind: str, **fields: Any) -> None:
+        self.entries.append((kind, fields))
+
+
+def _run(stop_reason: str | None = None, finished: bool = False) -> Any:
+    return SimpleNamespace(stop_reason=stop_reason, finished=finished, result="the answer", turn=3,
+                           trace=Recorded())
+
+
+def test_a_steer_keeps_a_run_that_answered_going_with_the_message():
+    inbox, run = Inbox(), _run("answered")
+    inbox.steer("look at the tests instead")
+    directive = inbox.at_turn_end(run, {"stop": True, "result": "the answer"}, 0)
+    assert directive == {"continue": True, "message": "look at the tests instead"}
+    assert run.stop_reason is None and run.result is None
+    assert run.trace.entries == [("steer", {"text": "look at the tests instead", "turnNumber": 3})]
+    assert not inbox.steered
+
+
+def test_a_run_that_finish_ended_takes_nothing():
+    inbox, run = Inbox(), _run("finished", finished=True)
+    inbox.steer("too late")
+    inbox.follow_up("also too late")
+    stop = {"stop": True, "result": {"done": 1}}
+    assert inbox.at_turn_end(run, stop, 1) == stop
+    assert run.stop_reason == "finished" and run.trace.entries == []
+
+
+def test_a_follow_up_waits_while_the_model_makes_tool_calls():
+    inbox, run = Inbox(), _run()
+    inbox.follow_up("next question")
+    assert inbox.at_turn_end(run, {"continue": True}, 2) == {"continue": True}
+    assert inbox.follow_ups == ["next question"]
+
+
+def test_follow_ups_replace_a_persistent_agents_wait_for_input_in_order():
+    inbox, run = Inbox(), _run()
+    inbox.follow_up("first")
+    inbox.follow_up("second")
+    directive = inbox.at_turn_end(run, {"continue": True, "message": "Continue with the task.", "input": True}, 0)
+    assert directive == {"continue": True, "message": "first\n\nsecond"}
+
+
+def test_a_steer_follows_the_message_the_turn_already_had():
+    inbox, run = Inbox(), _run()
+    inbox.steer("use the other file")
+    directive = inbox.at_turn_end(run, {"continue": True, "message": "Call finish(value)."}, 0)
+    assert directive == {"continue": True, "message": "Call finish(value).\n\nuse the other file"}
+
+
+def test_tool_calls_of_a_steered_step_are_skipped_and_a_denial_stays_a_denial():
+    inbox, run = Inbox(), _run()
+    call = {"type": "tool-call", "tool": "invoke", "args": {"code": "1"}}
+    assert directive_for(inbox, run, call, None) is None
+    inbox.steer("stop")
+    assert directive_for(inbox, run, call, None) == {"deny": SKIPPED}
+    assert directive_for(inbox, run, call, {"deny": "guarded"}) == {"deny": "guarded"}
+
+
+def test_a_steer_cancels_the_running_snippet_and_its_result_says_so():
+    async def scenario() -> tuple[dict[str, Any], bool]:
+        inbox = Inbox()
+        cancelled = asyncio.Event()
+
+        async def snippet() -> dict[str, Any]:
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                cancelled.set()
+                raise
+            return {"status": "success", "text": "slept"}
+
+        running = asyncio.ensure_future(inbox.run_snippet(snippet(), 10_000))
+        await asyncio.sleep(0.05)
+        inbox.steer("wake up")
+        return await asyncio.wait_for(running, 5), cancelled.is_set()
+
+    result, cancelled = asyncio.run(scenario())
+    assert cancelled and result["status"] == "error" and STEERED in result["text"]
