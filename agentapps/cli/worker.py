@@ -196,7 +196,9 @@ class _Handler:
         self.log = log  # run-log records, written in batches (None: AGENTAPPS_RUN_LOG is off)
 
     async def __call__(self, event: dict[str, Any]) -> Any:
-        run = self.runs[id(event)] = begin(self.g)  # its own usage, cost, budgets and session key
+        # its own usage, cost, budgets and session key; in the trace of the call that emitted it
+        parent = event.get("traceparent")
+        run = self.runs[id(event)] = begin(self.g, traceparent=parent if isinstance(parent, str) else None)
         RUN_STARTED.set(time.time_ns())  # each event is a run: skill code written during it is not loaded
         return await invoke_root(run.root, self.tool, {"event": event})
 

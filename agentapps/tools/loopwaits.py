@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "9575ee6a7527"
+STAMP = "8213f5f5e023"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -93,6 +93,7 @@ WAITS = {
     "agentapps.cli.testing": True,
     "agentapps.cli.watchdog": False,
     "agentapps.cli.worker": True,
+    "agentapps.cli.worker_schedules": True,
     "agentapps.context": False,
     "agentapps.context.activate": False,
     "agentapps.context.admission": False,
@@ -155,6 +156,7 @@ WAITS = {
     "agentapps.lifecycle.failure": False,
     "agentapps.lifecycle.outcome": False,
     "agentapps.lifecycle.results": False,
+    "agentapps.lifecycle.schedules": True,
     "agentapps.lifecycle.served": True,
     "agentapps.lifecycle.server": True,
     "agentapps.lifecycle.streaming": False,

@@ -19,6 +19,7 @@ import pytest
 
 from tests.agent.conftest import Agentic
 from tests.fakes.otlp import FakeOtlp, Span
+from tests.support.redis_server import redis_project, redis_url  # noqa: F401 - fixtures
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_ID = "00f067aa0ba902b7"
@@ -312,3 +313,31 @@ def test_an_endpoint_that_is_not_an_http_url_is_one_line_naming_the_variable_and
     assert json.loads(result.stdout.splitlines()[-1]) == []  # the SDK was not even started
     (line,) = result.stderr.splitlines()
     assert f"{variable} is {value!r}" in line and "not an http:// or https:// URL" in line
+
+
+def test_a_workers_run_of_an_event_joins_the_trace_of_the_call_that_emitted_it(redis_project, otlp):  # noqa: F811
+    project = redis_project.project
+    project.write("producer.skill.py", 'frontmatter = {"name": "producer", "allowed-tools": "event-emit"}\n\n'
+                  'async def run(ctx, args):\n    return (await ctx.manager.invoke("event-emit", '
+                  '{"topic": "jobs", "data": 7, "store": "redis"}))["id"]\n')
+    project.write("handle.skill.py", 'frontmatter = {"name": "handle", "metadata": {"params": {"type": "object", '
+                  '"properties": {"event": {"type": "object"}}}}}\n\n'
+                  'def run(ctx, args):\n    return args["event"]["data"] + 1\n')
+    env = {"AGENTAPPS_REDIS_URL": redis_project.url, **otel_env(otlp)}
+    emitted = project.cli("run", "producer", **env)
+    assert emitted.returncode == 0, emitted.stderr
+    handled = project.cli("worker", "jobs", "--group", "g", "--handler", "handle", "--max-events", "1", "-q",
+                          real_process=True, timeout=60, **env)
+    assert handled.returncode == 0, handled.stderr
+    spans = otlp.wait_for(lambda s: {"producer", "event-emit", "handle"} <= {x.name for x in s})
+    producer, emit, handle = only(spans, "producer"), only(spans, "event-emit"), only(spans, "handle")
+    assert emit.parent_id == producer.span_id
+    assert (handle.trace_id, handle.parent_id, handle.kind) == (emit.trace_id, emit.span_id, "SERVER")
+
+
+def test_without_traces_an_event_carries_no_traceparent(redis_project):  # noqa: F811
+    project = redis_project.project
+    emitted = project.cli("run", "--json", "event-emit", "--topic", "jobs", "--data", "1", "--store", "redis",
+                          AGENTAPPS_REDIS_URL=redis_project.url)
+    assert emitted.returncode == 0, emitted.stderr
+    assert "traceparent" not in json.loads(emitted.stdout)["result"]
