@@ -341,3 +341,24 @@ def test_without_traces_an_event_carries_no_traceparent(redis_project):  # noqa:
                           AGENTAPPS_REDIS_URL=redis_project.url)
     assert emitted.returncode == 0, emitted.stderr
     assert "traceparent" not in json.loads(emitted.stdout)["result"]
+
+
+def test_a_tool_of_a_stdio_mcp_server_joins_the_callers_trace_through_meta(project, otlp, tmp_path):
+    """The caller sends its MCP tool call's `traceparent` in the request's `_meta` (MCP SEP-414);
+    `agentapps mcp-server` over stdio, which has no headers, joins the trace from there."""
+    project.write("greet.skill.py", 'frontmatter = {"name": "greet"}\n\ndef run(ctx, args):\n    return "hi"\n')
+    caller = tmp_path / "caller"
+    (caller / ".agent-apps").mkdir(parents=True)
+    server = {"command": sys.executable, "args": ["-m", "agentapps", "mcp-server"], "cwd": str(project.root),
+              "env": otel_env(otlp, OTEL_SERVICE_NAME="served")}
+    main = {"role": "main", "mcp": {"peer": server}, "sandbox": "off"}
+    (caller / "main.skill.md").write_text(f"---\nname: main\nmetadata: {json.dumps(main)}\n---\n")
+    (caller / "ask.skill.py").write_text('frontmatter = {"name": "ask", "allowed-tools": "peer-greet"}\n\n'
+                                         'async def run(ctx, args):\n'
+                                         '    return await ctx.manager.invoke("peer-greet", {})\n')
+    result = project.cli("run", "ask", cwd=caller, **otel_env(otlp))
+    assert result.returncode == 0 and result.stdout == "hi\n", result.stderr
+    spans = otlp.wait_for(lambda s: {"ask", "peer-greet", "greet"} <= {x.name for x in s})
+    tool, greet = only(spans, "peer-greet"), only(spans, "greet")
+    assert (greet.trace_id, greet.parent_id, greet.kind) == (tool.trace_id, tool.span_id, "SERVER")
+    assert greet.resource["service.name"] == "served" and tool.resource["service.name"] == "agentapps-tests"
