@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import contextvars
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from agentapps.errors import AgentAppsError, ArgsError, ConfigError, LimitError, SkillError
 from agentapps.mcp import config, elicit
@@ -19,7 +19,7 @@ from agentapps.secrets import redact
 if TYPE_CHECKING:
     from mcp import Client
     from mcp.shared.dispatcher import ProgressFnT
-    from mcp_types import CallToolResult
+    from mcp_types import CallToolResult, RequestParamsMeta
 
     from agentapps.context.context import Globals
     from agentapps.mcp.config import ServerSpec
@@ -182,7 +182,7 @@ class Connection:
             # multi-round-trip input that wrapper drives, so we skip its per-call machinery
             result = await client.session.call_tool(tool, args, read_timeout_seconds=self.spec.timeout,
                                                     progress_callback=progress,
-                                                    meta={"traceparent": traceparent} if traceparent else None)
+                                                    meta=_meta(traceparent))
             if self._relists:  # the call changed the tool list: the next call should see the new one
                 await asyncio.wait(set(self._relists), timeout=self.spec.timeout)
             return result
@@ -268,3 +268,11 @@ class Connection:
     async def _relist(self, client: Client) -> None:
         with contextlib.suppress(Exception):
             self.on_tools(await list_tools(client))
+
+
+def _meta(traceparent: str | None) -> RequestParamsMeta | None:
+    """A request's `_meta` with the caller's W3C trace context (MCP SEP-414), or None."""
+    if not traceparent:
+        return None
+    # an extra item, which the TypedDict allows (PEP 728 extra_items) and mypy does not know yet
+    return cast("RequestParamsMeta", {"traceparent": traceparent})

@@ -143,3 +143,13 @@ def test_workers_and_a_server_run_each_missed_time_once(redis_project):  # noqa:
     assert [word for _, _, word in lines(project)] == ["missed"] * 5
     kept = store_for(project.boot().globals).get("schedule:hourly")
     assert kept["lastDue"] == (time.time() // hour) * hour  # the newest missed time, written back
+
+
+def test_a_worker_needs_a_topic_or_schedules_and_topic_options_need_a_topic(project):
+    cases = [((), "Name a TOPIC (with --group and --handler), or pass --schedules."),
+             (("--schedules", "--group", "g"), "--group, --handler and --max-events go with a TOPIC."),
+             (("--schedules", "--max-events", "3"), "--group, --handler and --max-events go with a TOPIC."),
+             (("jobs", "--schedules"), "A TOPIC needs --group and --handler.")]
+    for argv, says in cases:
+        result = project.cli("worker", *argv, real_process=True, timeout=30)
+        assert result.returncode == 2 and says in result.stderr, (argv, result.stderr)
