@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class Counts:
+    """The scheduled runs a worker started, and how they ended (its summary's `schedules`)."""
+
     started: int = 0
     succeeded: int = 0
     failed: int = 0
