@@ -146,7 +146,7 @@ class HistoryFrame(NamedTuple):
 class Event:
     """One event on a topic: what emit delivers to each subscriber."""
 
-    FIELDS = ("id", "topic", "type", "timestamp", "source", "data", "root_context_id", "depth")
+    FIELDS = ("id", "topic", "type", "timestamp", "source", "data", "root_context_id", "depth", "traceparent")
     __slots__ = FIELDS
     id: str
     topic: str
@@ -156,11 +156,14 @@ class Event:
     data: Any
     root_context_id: str | None
     depth: int  # how many event handlers this emission is nested in (a re-emitting handler loops)
+    traceparent: str | None  # the W3C trace context of the emitting call, when traces were on
 
     def __init__(self, id: str, topic: str, type: str, timestamp: float, source: str | None = None,
-                 data: Any = None, root_context_id: str | None = None, depth: int = 0) -> None:
+                 data: Any = None, root_context_id: str | None = None, depth: int = 0,
+                 traceparent: str | None = None) -> None:
         self.id, self.topic, self.type, self.timestamp = id, topic, type, timestamp
         self.source, self.data, self.root_context_id, self.depth = source, data, root_context_id, depth
+        self.traceparent = traceparent
 
     def __repr__(self) -> str:
         return fields_repr(self, self.FIELDS)

@@ -175,9 +175,13 @@ def mcp_server(
 
 @app.command(help=COMMANDS["worker"])
 def worker(
-    topic: str = typer.Argument(..., help="The topic whose events to handle (a Redis stream)."),
-    group: str = typer.Option(..., "--group", help="Consumer group: workers in one group split the events."),
-    handler: str = typer.Option(..., "--handler", help="Skill run for each event, with args {event}."),
+    topic: str = typer.Argument(None, help="The topic whose events to handle (a Redis stream)."),
+    group: str = typer.Option(None, "--group", help="Consumer group: workers in one group split the events."),
+    handler: str = typer.Option(None, "--handler", help="Skill run for each event, with args {event}."),
+    schedules: bool = typer.Option(False, "--schedules",
+                                   help="Also run the project's stored schedules (schedule-create), "
+                                        "each due time once across servers and workers; alone "
+                                        "without a TOPIC."),
     concurrency: int = typer.Option(1, "--concurrency", help="Events handled at once by this worker."),
     max_events: int = typer.Option(None, "--max-events", help="Exit after handling this many events."),
     visibility: float = typer.Option(None, "--visibility-timeout",
@@ -192,4 +196,5 @@ def worker(
     from agentapps.cli.worker import run_worker
 
     return run_worker(topic, group=group, handler=handler, concurrency=concurrency, max_events=max_events,
-                      visibility=visibility, max_deliveries=max_deliveries, as_json=as_json, quiet=quiet)
+                      visibility=visibility, max_deliveries=max_deliveries, as_json=as_json, quiet=quiet,
+                      schedules=schedules)

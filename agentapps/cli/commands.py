@@ -19,7 +19,8 @@ COMMANDS: dict[str, str] = {
     "runs": "Read the run log: one record per 'agentapps run', with cost and tokens.",
     "mcp-server": "Serve the project's skills to MCP clients (Claude Code, Copilot, Cursor...).",
     "serve": "Serve the project's skills over HTTP: run, stream, approve, webhooks, schedules, a chat page.",
-    "worker": "Handle a Redis topic's events in a consumer group with a handler skill, until stopped.",
+    "worker": "Handle a Redis topic's events in a consumer group with a handler skill, and/or run the "
+              "project's stored schedules (--schedules), until stopped.",
     "add": "Install the skills of a git repository, pinned in agentapps-lock.json: agentapps add github:OWNER/REPO.",
     "install": "Install what agentapps-lock.json pins into .agent-apps/packages/ (--frozen: exit 5 on any mismatch).",
     "hub": "Skill packages from git registries: agentapps hub search|add|remove|update|list.",

@@ -11,6 +11,9 @@ one run-log record (skill: the handler; exit code 0 or the error's; a failed del
 says what became of the event: retried, or moved to the dead-letter topic). Records are written in
 batches by one writer task, so the log costs the worker little throughput; the ones still pending
 are written before it exits (not after a second signal, which exits at once).
+
+`--schedules` also runs the project's stored schedules (cli/worker_schedules.py); without a TOPIC
+the worker runs only them, needing no Redis unless the project's state store is on it.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from agentapps.runlog.batch import Batcher
 from agentapps.tools.loader import RUN_STARTED
 
 if TYPE_CHECKING:
+    from agentapps.cli.worker_schedules import ScheduledRuns
     from agentapps.context.context import Context
     from agentapps.events.consumer import Tally, Worker
     from agentapps.lifecycle.served import ServedRun
@@ -40,11 +44,19 @@ if TYPE_CHECKING:
 PROGRESS_EVERY = 5.0  # seconds between progress lines
 
 
-def run_worker(topic: str, *, group: str, handler: str, concurrency: int, max_events: int | None,
-               visibility: float | None, max_deliveries: int | None, as_json: bool, quiet: bool) -> int:
+def run_worker(topic: str | None, *, group: str | None, handler: str | None, concurrency: int,
+               max_events: int | None, visibility: float | None, max_deliveries: int | None, as_json: bool,
+               quiet: bool, schedules: bool = False) -> int:
     from agentapps.cli.streams import redacted_output
     from agentapps.secrets import Redactor
 
+    if topic is None:
+        if not schedules:
+            raise UsageError("Name a TOPIC (with --group and --handler), or pass --schedules.")
+        if group is not None or handler is not None or max_events is not None:
+            raise UsageError("--group, --handler and --max-events go with a TOPIC.")
+    elif group is None or handler is None:
+        raise UsageError("A TOPIC needs --group and --handler.")
     if concurrency < 1 or (max_events is not None and max_events < 1):
         raise UsageError("--concurrency and --max-events must be at least 1.")
     if visibility is not None and not 0.1 <= visibility <= 86_400:
@@ -53,59 +65,79 @@ def run_worker(topic: str, *, group: str, handler: str, concurrency: int, max_ev
         raise UsageError("--max-deliveries must be from 1 to 1000.")
     redactor = Redactor()
     with redacted_output(redactor, verbose=False):
-        return _serve(topic, group, handler, concurrency, max_events, visibility, max_deliveries,
-                      as_json, quiet, redactor)
+        return _serve(topic, group or "", handler or "", concurrency, max_events, visibility, max_deliveries,
+                      as_json, quiet, redactor, schedules)
 
 
-def _serve(topic: str, group_name: str, handler: str, concurrency: int, max_events: int | None,
+def _serve(topic: str | None, group_name: str, handler: str, concurrency: int, max_events: int | None,
            visibility: float | None, max_deliveries: int | None, as_json: bool, quiet: bool,
-           redactor: Any) -> int:
+           redactor: Any, schedules: bool) -> int:
     from agentapps.boot import bootstrap
+    from agentapps.cli.worker_schedules import ScheduledRuns
     from agentapps.events.consumer import Worker
     from agentapps.events.group import Group, consumer_name
     from agentapps.sandbox.pool import keep_warm
     from agentapps.stores.config import link_for, stores_config
+    from agentapps.stores.state import store_for
 
     keep_warm()  # each event's agent run finds its sandbox process started
     root = bootstrap()
     g = root.globals
     g.internals.redactor = redactor
-    tool = g.lookup.resolve(handler)
-    _register_secrets(g, tool)
-    _check_handler(g, tool)
-    config = stores_config(g)
-    link = link_for(g)  # exit 2 when the server cannot be reached now
-    link.set_reconnect(0.5)  # the worker waits out longer outages itself, without blocking its handlers
-    group = Group(link, topic, group_name, consumer_name(), visibility=visibility or config.visibility,
-                  max_deliveries=max_deliveries or config.max_deliveries)
-    group.ensure("0")
-    label = f"worker {topic}/{group_name}"
+    log = Batcher(g.config.log_dir) if enabled() else None  # run-log records, written in batches
+    worker: Worker | None = None
+    clock: ScheduledRuns | None = None
+    head: dict[str, Any] = {}
+    label = "worker schedules"
     lines = _Lines(label, quiet, redactor)
-    runs = _Handler(root, tool)
-    worker = Worker(group, runs, concurrency=concurrency, max_events=max_events, report=lines.report,
-                    finished=runs.record)
-    lines.say(f"{label}: handler '{tool.name}', consumer {group.consumer}, concurrency {concurrency}, "
-              f"redis {link.where}")
-    head = {"topic": topic, "group": group_name, "handler": tool.name, "consumer": group.consumer}
+    if topic is not None:
+        tool = g.lookup.resolve(handler)
+        _register_secrets(g, tool)
+        _check_handler(g, tool)
+        config = stores_config(g)
+        link = link_for(g)  # exit 2 when the server cannot be reached now
+        link.set_reconnect(0.5)  # the worker waits out longer outages itself, without blocking its handlers
+        group = Group(link, topic, group_name, consumer_name(), visibility=visibility or config.visibility,
+                      max_deliveries=max_deliveries or config.max_deliveries)
+        group.ensure("0")
+        label = f"worker {topic}/{group_name}"
+        lines = _Lines(label, quiet, redactor)
+        runs = _Handler(root, tool, log)
+        worker = Worker(group, runs, concurrency=concurrency, max_events=max_events, report=lines.report,
+                        finished=runs.record)
+        lines.say(f"{label}: handler '{tool.name}', consumer {group.consumer}, concurrency {concurrency}, "
+                  f"redis {link.where}")
+        head = {"topic": topic, "group": group_name, "handler": tool.name, "consumer": group.consumer}
+    else:
+        _register_secrets(g, None)
+        g.internals.remote_caller = True  # as for an event: the project's trust rules apply
+    if schedules:
+        clock = ScheduledRuns(g, store_for(g), log, label)
+        lines.say(f"{label}: running the project's stored schedules")
+
+    def tallies() -> dict[str, Any]:
+        return {**(worker.tally.as_dict() if worker is not None else {}),
+                **({"schedules": clock.counts.as_dict()} if clock is not None else {})}
 
     def abandoned(name: str) -> None:
         """A second signal: the process exits at once, but --json still gets its summary line."""
         if as_json:
-            late = {"ok": False, **head, **worker.tally.as_dict(), "stoppedBy": name,
-                    "abandoned": worker.in_flight}  # taken, not acknowledged: redelivered later
+            late = {"ok": False, **head, **tallies(), "stoppedBy": name,
+                    # taken, not acknowledged: redelivered later
+                    **({"abandoned": worker.in_flight} if worker is not None else {})}
             os.write(1, (g.internals.redactor.redact(json.dumps(late)) + "\n").encode())
 
-    stopped_by = asyncio.run(_supervised(worker, lines, g, runs, abandoned))
-    tally = worker.tally
-    summary = {"ok": True, **head, **tally.as_dict(), "stoppedBy": stopped_by or "max-events"}
-    render.info(_summary_line(label, tally, stopped_by))
+    stopped_by = asyncio.run(_supervised(worker, clock, lines, g, log, abandoned))
+    summary = {"ok": True, **head, **tallies(), "stoppedBy": stopped_by or "max-events"}
+    render.info(_summary_line(label, worker.tally if worker is not None else None,
+                              clock.counts.as_dict() if clock is not None else None, stopped_by))
     if as_json:
         render.emit_json(summary, g.internals)
     return {"SIGTERM": 143, "SIGINT": 130}.get(stopped_by or "", 0)
 
 
-async def _supervised(worker: Worker, lines: _Lines, g: Any, runs: _Handler,
-                      abandoned: Callable[[str], None]) -> str | None:
+async def _supervised(worker: Worker | None, clock: ScheduledRuns | None, lines: _Lines, g: Any,
+                      log: Batcher | None, abandoned: Callable[[str], None]) -> str | None:
     from agentapps.core.cleanup import run_cleanups
 
     loop = asyncio.get_running_loop()
@@ -120,20 +152,36 @@ async def _supervised(worker: Worker, lines: _Lines, g: Any, runs: _Handler,
             abandoned(name)
             os._exit(128 + number)
         stopped.append(name)
-        worker.stop()
-        loop.call_soon_threadsafe(lines.say, f"{lines.label}: {name}: finishing the events in flight, "
-                                             "then exiting.")
+        if worker is not None:
+            worker.stop()
+        if clock is not None:
+            clock.stop()
+        what = "events in flight" if clock is None else "runs under way" if worker is None else \
+            "events in flight and scheduled runs under way"
+        loop.call_soon_threadsafe(lines.say, f"{lines.label}: {name}: finishing the {what}, then exiting.")
 
     previous = {number: signal.signal(number, on_signal) for number in (signal.SIGTERM, signal.SIGINT)}
-    ticker = asyncio.create_task(lines.tick(worker))
+    ticker = asyncio.create_task(lines.tick(worker)) if worker is not None else None
+    timing = asyncio.ensure_future(clock.run()) if clock is not None else None
     try:
-        await worker.run()
+        if worker is not None:
+            await worker.run()
+            if clock is not None:  # --max-events reached: the schedules stop with the events
+                clock.stop()
+        if timing is not None:
+            await timing
     finally:
-        ticker.cancel()
+        if ticker is not None:
+            ticker.cancel()
+        if clock is not None and timing is not None and not timing.done():
+            clock.stop()
+            await timing
         for number, handler in previous.items():
             signal.signal(number, handler)
-        await runs.close()  # the run-log records still pending
-        worker.group.leave()
+        if log is not None:
+            await log.close()  # the run-log records still pending
+        if worker is not None:
+            worker.group.leave()
         await run_cleanups(g.internals)
     return stopped[0] if stopped else None
 
@@ -141,15 +189,16 @@ async def _supervised(worker: Worker, lines: _Lines, g: Any, runs: _Handler,
 class _Handler:
     """Runs the handler skill for one event as a run of its own, then adds it to the run log."""
 
-    def __init__(self, root: Context, tool: Any) -> None:
+    def __init__(self, root: Context, tool: Any, log: Batcher | None) -> None:
         self.g, self.tool = root.globals, tool
         self.g.internals.remote_caller = True  # an event from the queue: the project's trust rules apply
         self.runs: dict[int, ServedRun] = {}  # by id() of the event being handled
-        self.logging = enabled()  # AGENTAPPS_RUN_LOG
-        self.log = Batcher(self.g.config.log_dir)  # run-log records, written in batches
+        self.log = log  # run-log records, written in batches (None: AGENTAPPS_RUN_LOG is off)
 
     async def __call__(self, event: dict[str, Any]) -> Any:
-        run = self.runs[id(event)] = begin(self.g)  # its own usage, cost, budgets and session key
+        # its own usage, cost, budgets and session key; in the trace of the call that emitted it
+        parent = event.get("traceparent")
+        run = self.runs[id(event)] = begin(self.g, traceparent=parent if isinstance(parent, str) else None)
         RUN_STARTED.set(time.time_ns())  # each event is a run: skill code written during it is not loaded
         return await invoke_root(run.root, self.tool, {"event": event})
 
@@ -157,7 +206,7 @@ class _Handler:
                      failed: dict[str, Any] | None) -> None:
         """The event's run-log record (the worker's `finished` hook; never raises)."""
         run = self.runs.pop(id(event), None)
-        if run is None or not self.logging:
+        if run is None or self.log is None:
             return
         found = None if error is None else record_of(error, run.g.internals.redactor, skill=self.tool.name)
         code = 0 if found is None else int(found["exit_code"])
@@ -173,10 +222,6 @@ class _Handler:
         except Exception as exc:  # noqa: BLE001 - the log never stops the worker
             render.warn(f"the run was not added to the run log: {type(exc).__name__}: {exc}")
 
-    async def close(self) -> None:
-        """Write the records still pending (the worker is stopping)."""
-        await self.log.close()
-
 
 def _check_handler(g: Any, tool: Any) -> None:
     from agentapps.cascade.interface import params_of
@@ -188,7 +233,7 @@ def _check_handler(g: Any, tool: Any) -> None:
                          "e.g. {type: object, properties: {event: {type: object}}}.", skill=tool.name)
 
 
-def _register_secrets(g: Any, tool: Any) -> None:
+def _register_secrets(g: Any, tool: Any | None) -> None:
     from agentapps.secrets import register_declared
 
     try:
@@ -239,7 +284,11 @@ def _counts(tally: Tally) -> str:
             f"{tally.dead_lettered} dead-lettered, {tally.handled / seconds:,.0f}/s")
 
 
-def _summary_line(label: str, tally: Tally, stopped_by: str | None) -> str:
-    seconds = time.monotonic() - tally.started
+def _summary_line(label: str, tally: Tally | None, scheduled: dict[str, int] | None, stopped_by: str | None) -> str:
+    seconds = time.monotonic() - tally.started if tally is not None else None
     why = f"stopped by {stopped_by}" if stopped_by else "reached --max-events"
-    return f"{label}: {_counts(tally)} in {seconds:.1f} s; {why}."
+    parts = [_counts(tally)] if tally is not None else []
+    if scheduled is not None:
+        parts.append(f"{scheduled['started']} scheduled runs ({scheduled['succeeded']} ok, {scheduled['failed']} failed)")
+    took = f" in {seconds:.1f} s" if seconds is not None else ""
+    return f"{label}: {', '.join(parts)}{took}; {why}."

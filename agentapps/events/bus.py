@@ -34,9 +34,12 @@ log = logger("agentapps.events")
 
 def envelope(event: Event) -> dict[str, Any]:
     """The public form of an event, a fresh copy for each receiver."""
-    return {"id": event.id, "topic": event.topic, "type": event.type, "source": event.source,
-            "data": copy.deepcopy(event.data), "timestamp": event.timestamp,
-            "rootContextId": event.root_context_id, "depth": event.depth}
+    found = {"id": event.id, "topic": event.topic, "type": event.type, "source": event.source,
+             "data": copy.deepcopy(event.data), "timestamp": event.timestamp,
+             "rootContextId": event.root_context_id, "depth": event.depth}
+    if event.traceparent is not None:  # only when the emitting run was traced
+        found["traceparent"] = event.traceparent
+    return found
 
 
 @dataclass
@@ -119,14 +122,15 @@ class EventBus:
         return self.topics.setdefault(name, _Topic())
 
     def emit(self, topic: str, type_: str = "event", data: Any = None, *, source: str | None = None,
-             root_context_id: str | None = None, depth: int = 0) -> dict[str, Any]:
-        """Fill every queue of `topic` now, then schedule its handlers; return the envelope."""
+             root_context_id: str | None = None, depth: int = 0, traceparent: str | None = None) -> dict[str, Any]:
+        """Fill every queue of `topic` now, then schedule its handlers; return the envelope
+        (`traceparent`: the emitting call's trace context, kept with the event)."""
         if depth > MAX_DEPTH:
             raise LimitError(
                 f"Event '{type_}' on topic '{topic}' is emitted {depth} handlers deep; a handler that emits "
                 f"on a topic it handles loops. The limit is {MAX_DEPTH}.")
         event = Event(uuid.uuid4().hex[:8], topic, type_, int(time.time() * 1000), source, data,
-                      root_context_id, depth)
+                      root_context_id, depth, traceparent)
         t = self._topic(topic)
         t.buffer.append(event)
         for queue in list(t.queues.values()):

@@ -98,7 +98,8 @@ def envelope_of(topic: str, delivery_id: str, fields: dict[bytes, bytes], nestin
                              "agentapps wrote.")
     return {"id": delivery_id, "topic": topic, "type": body.get("type", "event"), "source": body.get("source"),
             "data": body["data"], "timestamp": body.get("timestamp"),
-            "rootContextId": body.get("rootContextId"), "depth": body.get("depth", 0)}
+            "rootContextId": body.get("rootContextId"), "depth": body.get("depth", 0),
+            **({"traceparent": body["traceparent"]} if isinstance(body.get("traceparent"), str) else {})}
 
 
 def _dead_letter(topic: str, delivery_id: str, fields: dict[bytes, bytes], note: dict[str, Any],

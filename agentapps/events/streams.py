@@ -57,14 +57,17 @@ class StreamBus:
         return found
 
     def emit(self, topic: str, type_: str = "event", data: Any = None, *, source: str | None = None,
-             root_context_id: str | None = None, depth: int = 0) -> dict[str, Any]:
-        """Append the event to the topic's stream; its id is the stream entry's id."""
+             root_context_id: str | None = None, depth: int = 0, traceparent: str | None = None) -> dict[str, Any]:
+        """Append the event to the topic's stream; its id is the stream entry's id. `traceparent`
+        (the emitting call's W3C trace context) is kept with it: a worker's run of it joins that trace."""
         if depth > MAX_DEPTH:
             raise LimitError(
                 f"Event '{type_}' on topic '{topic}' is emitted {depth} handlers deep; a handler that emits "
                 f"on a topic it handles loops. The limit is {MAX_DEPTH}.")
         body = {"type": type_, "source": source, "data": data, "timestamp": int(time.time() * 1000),
                 "rootContextId": root_context_id, "depth": depth}
+        if traceparent is not None:
+            body["traceparent"] = traceparent
         try:
             text = json.dumps(body, ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError) as exc:

@@ -15,6 +15,7 @@ from agentapps.mcp.hub import Hub
 from agentapps.mcp.registry import registry_for
 from agentapps.mcp.slots import MCP_HUB
 from agentapps.secrets import redact
+from agentapps.telemetry.ending import traceparent
 
 if TYPE_CHECKING:
     from mcp_types import CallToolResult
@@ -124,8 +125,9 @@ async def call_tool(ctx: Context, prefix: str, tool: str, skill: str, args: dict
 
     # progress is asked for only when someone shows it (it costs a token and a handler per call)
     on_progress = progress if report is not None else None
+    parent = traceparent(ctx)  # traces on: the server's run of the tool joins this call's trace
     try:
-        result = await conn.call(tool, dict(args), FORWARD.get(), on_progress)
+        result = await conn.call(tool, dict(args), FORWARD.get(), on_progress, parent)
     except LostSession:
         # The server restarted since the last call: it refused our session without running the
         # call, so sending it again is safe. Once: the hub opens a new session (counted like a
@@ -133,5 +135,5 @@ async def call_tool(ctx: Context, prefix: str, tool: str, skill: str, args: dict
         conn = await hub.connection(spec, on_tools)
         if report is not None:
             report("mcp-reconnect", {"server": spec.name, "tool": tool})
-        result = await conn.call(tool, dict(args), FORWARD.get(), on_progress)
+        result = await conn.call(tool, dict(args), FORWARD.get(), on_progress, parent)
     return outcome(spec, tool, skill, result, structured, g.internals)

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import contextvars
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from agentapps.errors import AgentAppsError, ArgsError, ConfigError, LimitError, SkillError
 from agentapps.mcp import config, elicit
@@ -19,7 +19,7 @@ from agentapps.secrets import redact
 if TYPE_CHECKING:
     from mcp import Client
     from mcp.shared.dispatcher import ProgressFnT
-    from mcp_types import CallToolResult
+    from mcp_types import CallToolResult, RequestParamsMeta
 
     from agentapps.context.context import Globals
     from agentapps.mcp.config import ServerSpec
@@ -167,7 +167,9 @@ class Connection:
         return (f" (exit code {code})" if code is not None else "") + (f"; its last words: {said}" if said else "")
 
     async def call(self, tool: str, args: dict[str, Any], forward: elicit.Forward | None,
-                   progress: ProgressFnT | None = None) -> CallToolResult:
+                   progress: ProgressFnT | None = None, traceparent: str | None = None) -> CallToolResult:
+        """Call `tool`; `traceparent` (the calling span's, traces on) goes in the request's `_meta`
+        (MCP SEP-414), so a server that traces joins the run's trace over any transport."""
         from mcp.shared.exceptions import MCPError
         from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, INVALID_REQUEST, REQUEST_TIMEOUT
 
@@ -179,7 +181,8 @@ class Connection:
             # the session's call, not Client.call_tool: the handshake protocol never asks for the
             # multi-round-trip input that wrapper drives, so we skip its per-call machinery
             result = await client.session.call_tool(tool, args, read_timeout_seconds=self.spec.timeout,
-                                                    progress_callback=progress)
+                                                    progress_callback=progress,
+                                                    meta=_meta(traceparent))
             if self._relists:  # the call changed the tool list: the next call should see the new one
                 await asyncio.wait(set(self._relists), timeout=self.spec.timeout)
             return result
@@ -265,3 +268,11 @@ class Connection:
     async def _relist(self, client: Client) -> None:
         with contextlib.suppress(Exception):
             self.on_tools(await list_tools(client))
+
+
+def _meta(traceparent: str | None) -> RequestParamsMeta | None:
+    """A request's `_meta` with the caller's W3C trace context (MCP SEP-414), or None."""
+    if not traceparent:
+        return None
+    # an extra item, which the TypedDict allows (PEP 728 extra_items) and mypy does not know yet
+    return cast("RequestParamsMeta", {"traceparent": traceparent})

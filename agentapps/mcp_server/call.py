@@ -163,7 +163,11 @@ def success(result: Any, structured: bool, internals: Internals) -> types.CallTo
 
 
 def _traceparent(ctx: Any) -> str | None:
-    """The W3C `traceparent` header of the HTTP request that carried this call (None over stdio)."""
+    """The W3C `traceparent` the call carried: in its request's `_meta` (MCP SEP-414, any transport,
+    stdio too), else in the header of the HTTP request that carried it."""
+    found = (ctx.meta or {}).get("traceparent")
+    if isinstance(found, str):
+        return found
     headers = getattr(getattr(ctx, "request", None), "headers", None)
     found = headers.get("traceparent") if headers is not None else None
     return found if isinstance(found, str) else None

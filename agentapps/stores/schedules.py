@@ -1,9 +1,10 @@
 """Schedules made at run time (`schedule-create`), kept in the project's state store as
 `schedule:<id>`: a skill, a cron expression (UTC), its args, and what happens to the times that
 passed while no server ran (`catchUp`: `skip` them, run `once` for all of them, or run `each`, at
-most MAX_CATCH_UP). `agentapps serve` runs them like `metadata.schedule`, each due time claimed once
-across replicas; the last due time run is written back (`lastDue`), so the next server knows what
-it missed. With the project's store on Redis, every replica and every process sees the same set.
+most MAX_CATCH_UP). `agentapps serve` and `agentapps worker --schedules` run them
+(lifecycle/schedules.py); each due time is claimed by moving the schedule's `lastDue` up to it in
+the store (`claim`), so exactly one process runs it and the next one started knows what it missed.
+With the project's store on Redis, every replica and every process sees the same set.
 """
 
 from __future__ import annotations
@@ -102,15 +103,18 @@ def delete(store: StateStore, schedule_id: str) -> bool:
     return store.delete(PREFIX + schedule_id)
 
 
-def ran(store: StateStore, schedule_id: str, due: float) -> None:
-    """Note that `due` was run (compare-and-swap: replicas noting other times never lose one; a
-    schedule deleted meanwhile stays deleted)."""
+def claim(store: StateStore, schedule_id: str, due: float) -> bool:
+    """Take the due time `due` of a schedule for this process: True when this call moved its
+    `lastDue` up to `due` (compare-and-swap, so of every server and worker sharing the store exactly
+    one wins each due time, and none runs a time at or before one already run); False when another
+    took it first or the schedule was deleted meanwhile (it stays deleted)."""
     for _ in range(10):
         value = store.get(PREFIX + schedule_id)
-        if not isinstance(value, Mapping) or (value.get("lastDue") or 0) >= due:
-            return
+        if not isinstance(value, Mapping) or float(value.get("lastDue") or 0) >= due:
+            return False
         try:
             store.set(PREFIX + schedule_id, {**value, "lastDue": due}, expect=value)
-            return
+            return True
         except ConflictError:
-            continue
+            continue  # another process wrote it meanwhile: look again
+    return False

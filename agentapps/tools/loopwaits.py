@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "045c2c70fc9b"
+STAMP = "2e565fc03684"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -95,6 +95,7 @@ WAITS = {
     "agentapps.cli.testing": True,
     "agentapps.cli.watchdog": False,
     "agentapps.cli.worker": True,
+    "agentapps.cli.worker_schedules": True,
     "agentapps.context": False,
     "agentapps.context.activate": False,
     "agentapps.context.admission": False,
@@ -157,6 +158,7 @@ WAITS = {
     "agentapps.lifecycle.failure": False,
     "agentapps.lifecycle.outcome": False,
     "agentapps.lifecycle.results": False,
+    "agentapps.lifecycle.schedules": True,
     "agentapps.lifecycle.served": True,
     "agentapps.lifecycle.server": True,
     "agentapps.lifecycle.streaming": False,

@@ -1,5 +1,6 @@
 """event-emit: publish an event on a topic of the in-process event bus."""
 
+from agentapps.io import traceparent
 from agentapps.runtime import events_for
 
 frontmatter = {
@@ -7,7 +8,7 @@ frontmatter = {
     "description": (
         "Publish an event on a topic. Every subscribed queue receives it at once, in emission order; "
         "handlers subscribed with a ref are then invoked in the background. Returns the event "
-        "{id, topic, type, source, data, timestamp, rootContextId}."
+        "{id, topic, type, source, data, timestamp, rootContextId} (and traceparent, when traces are on)."
     ),
     "metadata": {
         "params": {
@@ -38,6 +39,7 @@ def run(ctx, args):
     return events_for(ctx.globals, args.get("store")).emit(
         args["topic"], args.get("type", "event"), args.get("data"),
         source=source, root_context_id=ctx.nonlocals.get("rootContextId"), depth=_handler_depth(ctx) + 1,
+        traceparent=traceparent(ctx),  # traces on: a worker's run of this event joins this call's trace
     )
 
 

@@ -19,6 +19,7 @@ import pytest
 
 from tests.agent.conftest import Agentic
 from tests.fakes.otlp import FakeOtlp, Span
+from tests.support.redis_server import redis_project, redis_url  # noqa: F401 - fixtures
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_ID = "00f067aa0ba902b7"
@@ -312,3 +313,52 @@ def test_an_endpoint_that_is_not_an_http_url_is_one_line_naming_the_variable_and
     assert json.loads(result.stdout.splitlines()[-1]) == []  # the SDK was not even started
     (line,) = result.stderr.splitlines()
     assert f"{variable} is {value!r}" in line and "not an http:// or https:// URL" in line
+
+
+def test_a_workers_run_of_an_event_joins_the_trace_of_the_call_that_emitted_it(redis_project, otlp):  # noqa: F811
+    project = redis_project.project
+    project.write("producer.skill.py", 'frontmatter = {"name": "producer", "allowed-tools": "event-emit"}\n\n'
+                  'async def run(ctx, args):\n    return (await ctx.manager.invoke("event-emit", '
+                  '{"topic": "jobs", "data": 7, "store": "redis"}))["id"]\n')
+    project.write("handle.skill.py", 'frontmatter = {"name": "handle", "metadata": {"params": {"type": "object", '
+                  '"properties": {"event": {"type": "object"}}}}}\n\n'
+                  'def run(ctx, args):\n    return args["event"]["data"] + 1\n')
+    env = {"AGENTAPPS_REDIS_URL": redis_project.url, **otel_env(otlp)}
+    emitted = project.cli("run", "producer", **env)
+    assert emitted.returncode == 0, emitted.stderr
+    handled = project.cli("worker", "jobs", "--group", "g", "--handler", "handle", "--max-events", "1", "-q",
+                          real_process=True, timeout=60, **env)
+    assert handled.returncode == 0, handled.stderr
+    spans = otlp.wait_for(lambda s: {"producer", "event-emit", "handle"} <= {x.name for x in s})
+    producer, emit, handle = only(spans, "producer"), only(spans, "event-emit"), only(spans, "handle")
+    assert emit.parent_id == producer.span_id
+    assert (handle.trace_id, handle.parent_id, handle.kind) == (emit.trace_id, emit.span_id, "SERVER")
+
+
+def test_without_traces_an_event_carries_no_traceparent(redis_project):  # noqa: F811
+    project = redis_project.project
+    emitted = project.cli("run", "--json", "event-emit", "--topic", "jobs", "--data", "1", "--store", "redis",
+                          AGENTAPPS_REDIS_URL=redis_project.url)
+    assert emitted.returncode == 0, emitted.stderr
+    assert "traceparent" not in json.loads(emitted.stdout)["result"]
+
+
+def test_a_tool_of_a_stdio_mcp_server_joins_the_callers_trace_through_meta(project, otlp, tmp_path):
+    """The caller sends its MCP tool call's `traceparent` in the request's `_meta` (MCP SEP-414);
+    `agentapps mcp-server` over stdio, which has no headers, joins the trace from there."""
+    project.write("greet.skill.py", 'frontmatter = {"name": "greet"}\n\ndef run(ctx, args):\n    return "hi"\n')
+    caller = tmp_path / "caller"
+    (caller / ".agent-apps").mkdir(parents=True)
+    server = {"command": sys.executable, "args": ["-m", "agentapps", "mcp-server"], "cwd": str(project.root),
+              "env": otel_env(otlp, OTEL_SERVICE_NAME="served")}
+    main = {"role": "main", "mcp": {"peer": server}, "sandbox": "off"}
+    (caller / "main.skill.md").write_text(f"---\nname: main\nmetadata: {json.dumps(main)}\n---\n")
+    (caller / "ask.skill.py").write_text('frontmatter = {"name": "ask", "allowed-tools": "peer-greet"}\n\n'
+                                         'async def run(ctx, args):\n'
+                                         '    return await ctx.manager.invoke("peer-greet", {})\n')
+    result = project.cli("run", "ask", cwd=caller, **otel_env(otlp))
+    assert result.returncode == 0 and result.stdout == "hi\n", result.stderr
+    spans = otlp.wait_for(lambda s: {"ask", "peer-greet", "greet"} <= {x.name for x in s})
+    tool, greet = only(spans, "peer-greet"), only(spans, "greet")
+    assert (greet.trace_id, greet.parent_id, greet.kind) == (tool.trace_id, tool.span_id, "SERVER")
+    assert greet.resource["service.name"] == "served" and tool.resource["service.name"] == "agentapps-tests"
