@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.redis_server import redis_project, redis_url  # noqa: F401 - fixtures
 from tests.support.waiting import wait_for
 
 TURNS = 20
@@ -22,13 +23,13 @@ PRICING = {"scripted-model": {"input": 3, "output": 15}}  # USD per million toke
 WAIT_SECONDS = float(os.environ.get("AGENTAPPS_TEST_RESUME_WAIT", "20"))
 
 
-def _turns(count: int = TURNS) -> list[dict[str, Any]]:
-    """`count` model turns: each adds its number to `memory.seen`; turn HOLD_AT first calls `hold`
+def _turns(count: int = TURNS, hold_at: int = HOLD_AT) -> list[dict[str, Any]]:
+    """`count` model turns: each adds its number to `memory.seen`; turn `hold_at` first calls `hold`
     (which waits while the file `hold` exists); the last finishes with what memory saw."""
     turns = []
     for n in range(1, count + 1):
         code = f"memory.seen = [...(memory.seen || []), {n}];"
-        if n == HOLD_AT:
+        if n == hold_at:
             code = f"await ctx.manager.invoke('hold', {{}}); {code}"
         if n == count:
             code += " ctx.manager.finish({seen: memory.seen, topic: memory.args.topic});"
@@ -44,13 +45,19 @@ if pathlib.Path('hold').exists():
 return 'held'"""
 
 
+def _long(agentic: Any, hold_at: int = HOLD_AT, **model: Any) -> Any:
+    """The skill `long`: TURNS scripted turns, turn `hold_at` waiting on the file `hold`."""
+    agentic.code("hold", HOLD)
+    agentic.skill("long", _turns(hold_at=hold_at),
+                  params={"type": "object", "properties": {"topic": {"type": "string"}}},
+                  model={"id": "scripted-model", "pricing": PRICING, "snippetTimeout": WAIT_SECONDS + 10,
+                         "maxTurns": 30, **model})
+    return agentic
+
+
 @pytest.fixture
 def long_run(agentic: Any) -> Any:
-    agentic.code("hold", HOLD)
-    agentic.skill("long", _turns(), params={"type": "object", "properties": {"topic": {"type": "string"}}},
-                  model={"id": "scripted-model", "pricing": PRICING, "snippetTimeout": WAIT_SECONDS + 10,
-                         "maxTurns": 30})
-    return agentic
+    return _long(agentic)
 
 
 def _cli(agentic: Any, *argv: str, **env: str) -> subprocess.Popen[str]:
@@ -121,3 +128,101 @@ def test_a_run_killed_at_turn_12_resumes_and_ends_as_an_uninterrupted_run(long_r
 
     again_resumed = long_run.run("--resume", "2")
     assert again_resumed.returncode == 7 and "ended well" in again_resumed.stderr
+
+
+def test_a_changed_skill_file_refuses_to_resume_unless_forced(long_run):
+    _kill_at_hold(long_run, "long", "--topic", "tides")
+    skill = long_run.project.root / "long.skill.md"
+    skill.write_text(skill.read_text().replace("Do the task.", "Do the task well."))
+
+    refused = long_run.run("--resume", "1")
+    assert refused.returncode == 9, refused.stderr
+    assert refused.stderr.count("\n") == 1 and "long.skill.md" in refused.stderr
+    assert "changed since run 1" in refused.stderr and "--force" in refused.stderr
+    assert long_run.requests()[-1]["turn"] == HOLD_AT  # nothing ran
+
+    forced = long_run.project.cli("runs", "resume", "1", "--force", "--json")
+    assert forced.returncode == 0, forced.stderr
+    assert json.loads(forced.stdout)["result"] == {"seen": list(range(1, TURNS + 1)), "topic": "tides"}
+    assert _show(long_run, 1)["turns"] == TURNS
+
+
+def test_resume_refuses_an_unknown_run_and_one_without_a_checkpoint(long_run):
+    unknown = long_run.run("--resume", "41")
+    assert unknown.returncode == 6 and unknown.stderr.count("\n") == 1, unknown.stderr
+    assert "No run 41" in unknown.stderr and "runs list" in unknown.stderr
+
+    long_run.skill("early", [{"error": "the model went away"}])  # fails before a turn completes
+    assert long_run.run("early").returncode == 1
+    none = long_run.run("--resume", "1")
+    assert none.returncode == 8 and none.stderr.count("\n") == 1, none.stderr
+    assert "Run 1 has no checkpoint" in none.stderr
+
+    bad = long_run.run("--resume", "1", "long")
+    assert bad.returncode == 2 and "names no skill" in bad.stderr
+
+
+def test_budgets_count_the_turns_before_the_resume(agentic):
+    """maxTurns 15: a run killed during turn 13 (12 done) resumes for 3 more turns, then stops."""
+    _long(agentic, hold_at=13, maxTurns=15)
+    _kill_at_hold(agentic, "long")
+    assert _runs(agentic)[0]["turns"] == 12
+
+    resumed = agentic.run("--resume", "1")
+    assert resumed.returncode == 4, resumed.stderr
+    assert "used all 15 turns" in resumed.stderr
+    shown = _show(agentic, 1)
+    assert (shown["turns"], shown["stop_reason"], shown["exit_code"]) == (15, "max_turns", 4)
+    assert shown["input_tokens"] == 15 * USAGE["inputTokens"]
+    assert [r["turn"] for r in agentic.requests()][-3:] == [13, 14, 15]
+
+
+def test_resume_with_the_checkpoints_on_redis(redis_project, agentic):
+    _long(agentic)
+    url = {"AGENTAPPS_REDIS_URL": redis_project.url}
+    _kill_at_hold(agentic, "long", "--topic", "tides", **url)
+    assert redis_project.keys() == [f"agentapps:{redis_project.namespace}:checkpoint:run-1"]
+    assert not (agentic.project.root / ".agent-apps" / "checkpoints").exists()
+
+    resumed = agentic.run("--json", "--resume", "1", **url)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["result"] == {"seen": list(range(1, TURNS + 1)), "topic": "tides"}
+    assert _show(agentic, 1)["turns"] == TURNS
+
+
+def test_record_writes_the_turns_before_a_kill_and_the_resume_completes_the_recording(long_run):
+    recording = long_run.project.root / "rec.json"
+    _kill_at_hold(long_run, "--record", str(recording), "long", "--topic", "tides")
+    before = json.loads(recording.read_text())
+    assert [t["text"] for t in before["turns"]] == [f"turn {n}" for n in range(1, HOLD_AT)]
+
+    assert long_run.run("--resume", "1").returncode == 0  # records to the same file
+    after = json.loads(recording.read_text())
+    assert [t["text"] for t in after["turns"]] == [f"turn {n}" for n in range(1, TURNS + 1)]
+    replayed = long_run.run("--json", "--replay", str(recording), "long", "--topic", "tides")
+    assert json.loads(replayed.stdout)["result"] == {"seen": list(range(1, TURNS + 1)), "topic": "tides"}
+
+
+def test_a_checkpoint_holds_no_declared_secret(agentic):
+    agentic.code("peek", "import os\nreturn 'the key is ' + os.environ['RESUME_TOKEN']",
+                 meta={"env": ["RESUME_TOKEN"]})
+    agentic.skill("peeks", [{"code": "return await ctx.manager.invoke('peek', {})"},
+                            {"code": "memory.saw = 'x'"}, {"error": "the model went away"}],
+                  meta={"env": ["RESUME_TOKEN"]})
+    failed = agentic.run("peeks", RESUME_TOKEN="s3cr3t-resume-77")
+    assert failed.returncode == 1, failed.stderr
+    saved = (agentic.project.root / ".agent-apps" / "checkpoints" / "run-1.json").read_text()
+    assert "s3cr3t-resume-77" not in saved and "[redacted:RESUME_TOKEN]" in saved
+    assert '"turn": 2' in saved
+
+
+def test_a_checkpoint_that_cannot_be_written_does_not_fail_the_run(long_run, tmp_path):
+    from tests.support.full_disk import full_disk
+
+    with full_disk(long_run.project.root / ".agent-apps" / "checkpoints"):
+        result = long_run.run("--json", "long", "--topic", "tides")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["result"]["seen"] == list(range(1, TURNS + 1))
+    assert result.stderr.count("checkpoint of run 1 was not saved") == 1, result.stderr
+    assert "No space left on device" in result.stderr or "no space" in result.stderr.lower()
+    assert _show(long_run, 1)["exit_code"] == 0
