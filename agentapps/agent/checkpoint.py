@@ -43,7 +43,7 @@ def key_of(run_id: int) -> str:
 def store_for(g: Globals) -> SessionStore:
     """Where this project keeps checkpoints: its session store, files when that is memory."""
     from agentapps.stores.config import backend
-    from agentapps.stores.sessions import FileSessionStore, open_store
+    from agentapps.stores.sessions import FileSessionStore
 
     if backend(g, "sessions") == "redis":
         from agentapps.stores.config import link_for

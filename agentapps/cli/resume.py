@@ -12,7 +12,7 @@ from agentapps.errors import RunFinishedError, SkillChangedError, UnknownRunErro
 if TYPE_CHECKING:
     from agentapps.cli.run_options import RunOptions
     from agentapps.context.context import Globals
-    from agentapps.types import Tool
+    from agentapps.types import ToolDef as Tool
 
 
 def checkpoint_of(opts: RunOptions) -> dict[str, Any]:

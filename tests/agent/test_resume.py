@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -177,7 +176,7 @@ def test_budgets_count_the_turns_before_the_resume(agentic):
     assert [r["turn"] for r in agentic.requests()][-3:] == [13, 14, 15]
 
 
-def test_resume_with_the_checkpoints_on_redis(redis_project, agentic):
+def test_resume_with_the_checkpoints_on_redis(redis_project, agentic):  # noqa: F811 - the fixture imported above
     _long(agentic)
     url = {"AGENTAPPS_REDIS_URL": redis_project.url}
     _kill_at_hold(agentic, "long", "--topic", "tides", **url)
