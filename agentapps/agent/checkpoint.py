@@ -99,6 +99,8 @@ class Ticket:
     digest: str | None = None
     claimed: bool = False  # an agent took it: only the first agent of the command's own skill saves
     warned: bool = False
+    key: str | None = None  # a worker's event: the checkpoint's key (the worker logs each try itself)
+    earlier: dict[str, Any] | None = None  # a resumed run's totals at its checkpoint (agent.resume)
 
     def __post_init__(self) -> None:
         if self.digest is None:
@@ -116,6 +118,9 @@ class Ticket:
 
         recorded = False
         try:
+            if self.key is not None:  # a worker's event: no record of the ticket's own
+                self._store(g, state, self.key)
+                return False
             entry = runlog.entry_for(skill=self.skill, args=self.args, internals=g.internals,
                                      exit_code=UNFINISHED, error=None, started=self.begun(), totals=totals)
             entry["stop_reason"] = "unfinished"
@@ -129,16 +134,29 @@ class Ticket:
             elif not runlog.update_run(self.data_dir, self.run_id, entry, quiet=True):
                 raise OSError("the run log could not be written")
             recorded = True
-            redactor = g.internals.redactor
-            held = {"args": self.args, "options": self.options}
-            body = redactor.redact_data({
-                "version": VERSION, "runId": self.run_id, "skill": self.skill, "path": self.path,
-                "digest": self.digest, "elapsedMs": round((time.perf_counter() - self.begun()) * 1000, 1),
-                "secretHeld": redactor.redact_data(held) != held, **held, **state})
-            store_for(g).append(key_of(self.run_id), body, 1)
+            self._store(g, state, key_of(self.run_id))
         except Exception as exc:  # noqa: BLE001 - a checkpoint is a side record: the run goes on
             self._warn(exc)
         return recorded
+
+    def _store(self, g: Globals, state: dict[str, Any], key: str) -> None:
+        redactor = g.internals.redactor
+        held = {"args": self.args, "options": self.options}
+        body = redactor.redact_data({
+            "version": VERSION, "runId": self.run_id, "skill": self.skill, "path": self.path,
+            "digest": self.digest, "elapsedMs": round((time.perf_counter() - self.begun()) * 1000, 1),
+            "secretHeld": redactor.redact_data(held) != held, **held, **state})
+        store_for(g).append(key, body, 1)
+
+    def clear(self, g: Globals) -> None:
+        """Drop the checkpoint (the run ended well, or will not be tried again). Never raises."""
+        key = self.key if self.key is not None else key_of(self.run_id) if self.run_id is not None else None
+        if key is None:
+            return
+        try:
+            store_for(g).clear(key)
+        except Exception:  # noqa: BLE001, S110 - a checkpoint left behind is harmless (and refused)
+            pass
 
     def _warn(self, exc: Exception) -> None:
         if self.warned:
@@ -151,8 +169,30 @@ class Ticket:
         why = exc.message if isinstance(exc, AgentAppsError) else (
             getattr(exc, "strerror", None) or str(exc) or type(exc).__name__)
         where = f"run {self.run_id}" if self.run_id is not None else "the run"
+        if self.key is not None:
+            where = f"the run ({self.key})"
         sys.stderr.write(f"warning: a checkpoint of {where} was not saved: {why}; the run goes on, and a "
                          "resume starts from its last saved checkpoint.\n")
+
+
+def event_ticket(g: Globals, tool: Any, event: dict[str, Any], group: str) -> Ticket:
+    """A worker's ticket for handling `event` with `tool` (an agent skill): checkpointed under the
+    event's id, and resumed from its checkpoint when an earlier delivery of the event failed after
+    a completed turn (unless the skill file changed since: then it starts afresh)."""
+    key = f"event-{group}-{event.get('topic')}-{event.get('id')}"
+    ticket = Ticket(tool.name, str(tool.path) if tool.path else None, {"event": event}, {},
+                    g.config.log_dir, key=key)
+    try:
+        entries = store_for(g).load(key)
+    except Exception:  # noqa: BLE001 - an unreadable checkpoint: the event is handled afresh
+        entries = []
+    found = entries[-1] if entries else None
+    if (isinstance(found, dict) and found.get("version") == VERSION and not found.get("secretHeld")
+            and found.get("skill") == tool.name and found.get("digest") == ticket.digest):
+        ticket.resume = found
+        ticket.earlier_ms = float(found.get("elapsedMs") or 0)
+    g.internals.set(AGENT_TICKET, ticket)
+    return ticket
 
 
 @dataclass

@@ -36,6 +36,9 @@ def attach(g: Globals, ticket: Ticket, run: AgentRun, sandbox: Sandbox, hook_ref
     seed = ticket.resume
     if seed is not None:
         _seed(g, run, seed)
+        ticket.earlier = {"turns": run.spend.turns if run.spend else run.turn,
+                          "steps": run.spend.steps if run.spend else run.steps,
+                          "models": process_spend(g).totals()["models"]}
 
     def on_save(turn: int, messages: list[dict[str, Any]], provider: dict[str, Any]) -> None:
         _save(g, ticket, run, sandbox, turn, messages, provider)

@@ -28,7 +28,8 @@ from agentapps.context.manager import invoke_root
 from agentapps.errors import AgentAppsError, UsageError
 from agentapps.lifecycle.failure import record as record_of
 from agentapps.lifecycle.served import begin
-from agentapps.runlog import enabled, entry_for
+from agentapps.runlog import enabled, entry_for, spent_between
+from agentapps.runlog.slots import AGENT_TOTALS
 from agentapps.runlog.batch import Batcher
 from agentapps.tools.loader import RUN_STARTED
 
@@ -81,7 +82,7 @@ def _serve(topic: str, group_name: str, handler: str, concurrency: int, max_even
     group.ensure("0")
     label = f"worker {topic}/{group_name}"
     lines = _Lines(label, quiet, redactor)
-    runs = _Handler(root, tool)
+    runs = _Handler(root, tool, group_name)
     worker = Worker(group, runs, concurrency=concurrency, max_events=max_events, report=lines.report,
                     finished=runs.record)
     lines.say(f"{label}: handler '{tool.name}', consumer {group.consumer}, concurrency {concurrency}, "
@@ -141,8 +142,8 @@ async def _supervised(worker: Worker, lines: _Lines, g: Any, runs: _Handler,
 class _Handler:
     """Runs the handler skill for one event as a run of its own, then adds it to the run log."""
 
-    def __init__(self, root: Context, tool: Any) -> None:
-        self.g, self.tool = root.globals, tool
+    def __init__(self, root: Context, tool: Any, group: str) -> None:
+        self.g, self.tool, self.group = root.globals, tool, group
         self.g.internals.remote_caller = True  # an event from the queue: the project's trust rules apply
         self.runs: dict[int, ServedRun] = {}  # by id() of the event being handled
         self.logging = enabled()  # AGENTAPPS_RUN_LOG
@@ -151,13 +152,31 @@ class _Handler:
     async def __call__(self, event: dict[str, Any]) -> Any:
         run = self.runs[id(event)] = begin(self.g)  # its own usage, cost, budgets and session key
         RUN_STARTED.set(time.time_ns())  # each event is a run: skill code written during it is not loaded
+        if self.tool.kind != "code":  # an agent handler checkpoints; a redelivery resumes it
+            from agentapps.agent.checkpoint import event_ticket
+
+            event_ticket(run.g, self.tool, event, self.group)
         return await invoke_root(run.root, self.tool, {"event": event})
+
+    def _ticket(self, run: ServedRun, error: BaseException | None, failed: dict[str, Any] | None) -> Any:
+        """The event's checkpoint ticket (an agent handler's), cleared once the event is done with."""
+        if self.tool.kind == "code":
+            return None
+        from agentapps.agent.slots import AGENT_TICKET
+
+        ticket = run.g.internals.get(AGENT_TICKET)
+        if ticket is not None and (error is None or (failed is not None and failed["outcome"] == "dead")):
+            ticket.clear(run.g)
+        return ticket
 
     async def record(self, event: dict[str, Any], error: BaseException | None,
                      failed: dict[str, Any] | None) -> None:
         """The event's run-log record (the worker's `finished` hook; never raises)."""
         run = self.runs.pop(id(event), None)
-        if run is None or not self.logging:
+        if run is None:
+            return
+        ticket = self._ticket(run, error, failed)
+        if not self.logging:
             return
         found = None if error is None else record_of(error, run.g.internals.redactor, skill=self.tool.name)
         code = 0 if found is None else int(found["exit_code"])
@@ -168,8 +187,11 @@ class _Handler:
                      "gone": "another consumer holds it now"}.get(failed["outcome"], failed["outcome"])
             note = f"event {event.get('id')}, delivery {failed['deliveries']} of {failed['limit']}; {after}"
         try:
+            totals = None
+            if ticket is not None and ticket.earlier is not None:  # a resumed try: only what it spent
+                totals = spent_between(ticket.earlier, run.g.internals.get(AGENT_TOTALS) or {})
             self.log.add(entry_for(skill=self.tool.name, args={"event": event}, internals=run.g.internals,
-                                   exit_code=code, error=found, started=run.started, note=note))
+                                   exit_code=code, error=found, started=run.started, note=note, totals=totals))
         except Exception as exc:  # noqa: BLE001 - the log never stops the worker
             render.warn(f"the run was not added to the run log: {type(exc).__name__}: {exc}")
 

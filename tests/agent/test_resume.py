@@ -225,3 +225,36 @@ def test_a_checkpoint_that_cannot_be_written_does_not_fail_the_run(long_run, tmp
     assert result.stderr.count("checkpoint of run 1 was not saved") == 1, result.stderr
     assert "No space left on device" in result.stderr or "no space" in result.stderr.lower()
     assert _show(long_run, 1)["exit_code"] == 0
+
+
+FLAKY = """import asyncio, pathlib
+if pathlib.Path('once').exists():  # the first delivery stalls past model.deadline; a redelivery goes on
+    pathlib.Path('once').unlink()
+    await asyncio.sleep(30)
+return 'ok'"""
+
+
+def test_a_worker_resumes_a_failed_event_instead_of_restarting_it(redis_project, agentic):  # noqa: F811
+    from agentapps.events.streams import streams_for
+
+    agentic.code("flaky", FLAKY)
+    turns = [{"text": f"turn {n}", "usage": USAGE, "code": f"memory.seen = [...(memory.seen || []), {n}];"
+              + (" await ctx.manager.invoke('flaky', {});" if n == 3 else "")
+              + (" ctx.manager.finish({seen: memory.seen});" if n == 5 else "")} for n in range(1, 6)]
+    agentic.skill("triage", turns, params={"type": "object", "properties": {"event": {"type": "object"}}},
+                  model={"id": "scripted-model", "pricing": PRICING, "deadline": 3, "snippetTimeout": 20})
+    (agentic.project.root / "once").touch()
+    streams_for(redis_project.project.boot().globals).emit("jobs", "job", {"n": 1})
+
+    done = redis_project.cli("worker", "jobs", "--group", "g", "--handler", "triage", "--max-events", "2",
+                             "--max-deliveries", "2", "-q", timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "delivery 1 of 2" in done.stderr  # the first try failed (model.deadline) and was released
+    # the second delivery went on from turn 3, with the first try's memory
+    assert [r["turn"] for r in agentic.requests()] == [1, 2, 3, 3, 4, 5]
+    rows = sorted(_runs(agentic), key=lambda r: r["id"])
+    assert [r["exit_code"] for r in rows] == [4, 0]
+    # each try's record holds what that try spent: the tokens of the five turns counted once
+    assert sum(r["input_tokens"] for r in rows) == 5 * USAGE["inputTokens"]
+    assert [r["input_tokens"] for r in rows] == [2 * USAGE["inputTokens"], 3 * USAGE["inputTokens"]]
+    assert redis_project.keys() == [] or all(":checkpoint:" not in k for k in redis_project.keys())
