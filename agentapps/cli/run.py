@@ -181,6 +181,8 @@ def _run(opts: run_options.RunOptions, redactor: Any) -> int:
         render.emit_result(f"{result['system']}\n--- user message ---\n{result['userMessage']}\n", internals)
     else:
         render.emit_result(result, internals)
+    if ticket is not None:  # it ended well: nothing to resume, so its checkpoint goes
+        ticket.clear(g)
     return _logged(0, None, opts, skill_name, args, started, internals, data_dir, ticket)
 
 

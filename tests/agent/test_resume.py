@@ -125,6 +125,7 @@ def test_a_run_killed_at_turn_12_resumes_and_ends_as_an_uninterrupted_run(long_r
     turns = [r["turn"] for r in long_run.requests()]
     assert turns == [*range(1, TURNS + 1), *range(1, HOLD_AT + 1), *range(HOLD_AT, TURNS + 1)]
 
+    assert not list((long_run.project.root / ".agent-apps" / "checkpoints").glob("*.json"))  # ended well: dropped
     again_resumed = long_run.run("--resume", "2")
     assert again_resumed.returncode == 7 and "ended well" in again_resumed.stderr
 
