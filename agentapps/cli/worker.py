@@ -11,6 +11,10 @@ one run-log record (skill: the handler; exit code 0 or the error's; a failed del
 says what became of the event: retried, or moved to the dead-letter topic). Records are written in
 batches by one writer task, so the log costs the worker little throughput; the ones still pending
 are written before it exits (not after a second signal, which exits at once).
+
+An agent handler checkpoints each event's run (agentapps.agent.checkpoint, keyed by group, topic
+and event id); a failed event delivered again resumes from its checkpoint, and that try's record
+holds only what it spent.
 """
 
 from __future__ import annotations
@@ -29,8 +33,8 @@ from agentapps.errors import AgentAppsError, UsageError
 from agentapps.lifecycle.failure import record as record_of
 from agentapps.lifecycle.served import begin
 from agentapps.runlog import enabled, entry_for, spent_between
-from agentapps.runlog.slots import AGENT_TOTALS
 from agentapps.runlog.batch import Batcher
+from agentapps.runlog.slots import AGENT_TOTALS
 from agentapps.tools.loader import RUN_STARTED
 
 if TYPE_CHECKING:
@@ -189,7 +193,8 @@ class _Handler:
         try:
             totals = None
             if ticket is not None and ticket.earlier is not None:  # a resumed try: only what it spent
-                totals = spent_between(ticket.earlier, run.g.internals.get(AGENT_TOTALS) or {})
+                spent: dict[str, Any] | None = run.g.internals.get(AGENT_TOTALS)
+                totals = spent_between(ticket.earlier, spent or {})
             self.log.add(entry_for(skill=self.tool.name, args={"event": event}, internals=run.g.internals,
                                    exit_code=code, error=found, started=run.started, note=note, totals=totals))
         except Exception as exc:  # noqa: BLE001 - the log never stops the worker
