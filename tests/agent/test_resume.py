@@ -260,3 +260,20 @@ def test_a_worker_resumes_a_failed_event_instead_of_restarting_it(redis_project,
     assert [r["input_tokens"] for r in rows] == [2 * USAGE["inputTokens"], 3 * USAGE["inputTokens"]]
     left = redis_project.keys()  # a list of the project's Redis keys
     assert not [k for k in left if ":checkpoint:" in k]  # the event is done: its checkpoint is dropped
+
+
+def test_a_timed_out_run_resumes_and_runner_options_given_again_win(long_run):
+    root = long_run.project.root
+    (root / "hold").touch()
+    timed_out = long_run.run("--timeout", "3", "long", "--topic", "tides", real_process=True)
+    assert timed_out.returncode == 4, timed_out.stderr
+    [row] = _runs(long_run)
+    assert (row["exit_code"], row["turns"]) == (4, HOLD_AT)  # its end was recorded over the checkpoint's
+    (root / "hold").unlink()
+
+    resumed = long_run.run("--json", "--timeout", "60", "--resume", "1", real_process=True)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["result"] == {"seen": list(range(1, TURNS + 1)), "topic": "tides"}
+    shown = _show(long_run, 1)
+    # the turn the timeout cut short was run again, and is counted once
+    assert (shown["exit_code"], shown["turns"], shown["input_tokens"]) == (0, TURNS, TURNS * USAGE["inputTokens"])
