@@ -10,7 +10,7 @@ run killed with `kill -9` is listed with what it spent and an id to resume; a re
 that one record, so its usage is counted once.
 
 Checkpoints live in the project's session store (`stores.sessions`: file, under
-`.agent-apps/checkpoints/`, or Redis, under `agentapps:{namespace}:checkpoint:run-ID`; a project
+`.agent-apps/checkpoints/` beside the run log (`~/.agent-apps/` outside a project), or Redis, under `agentapps:{namespace}:checkpoint:run-ID`; a project
 that keeps sessions in memory keeps checkpoints in files, since memory ends with the process). Only
 the latest is kept. Declared secrets are redacted from everything saved; a run whose args or
 `--local` settings held a secret's value is saved marked so, and refuses to resume (it could not
@@ -50,7 +50,7 @@ def store_for(g: Globals) -> SessionStore:
         from agentapps.stores.redissessions import RedisSessionStore
 
         return RedisSessionStore(link_for(g), kind="checkpoint")
-    return FileSessionStore(g.config.data_dir / "checkpoints")
+    return FileSessionStore(g.config.log_dir / "checkpoints")  # beside the run log whose ids key them
 
 
 def load(g: Globals, run_id: int) -> dict[str, Any]:
