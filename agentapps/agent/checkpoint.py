@@ -117,6 +117,8 @@ class Ticket:
         from agentapps import runlog
 
         recorded = False
+        if self.key is None and self.run_id is None and not runlog.enabled():
+            return False  # no record, no id to resume by
         try:
             if self.key is not None:  # a worker's event: no record of the ticket's own
                 self._store(g, state, self.key)
@@ -125,8 +127,6 @@ class Ticket:
                                      exit_code=UNFINISHED, error=None, started=self.begun(), totals=totals)
             entry["stop_reason"] = "unfinished"
             if self.run_id is None:
-                if not runlog.enabled():
-                    return False  # no record, no id to resume by
                 ids = runlog.log_entries(self.data_dir, [entry], quiet=True)
                 if not ids:
                     raise OSError("the run log could not be written")

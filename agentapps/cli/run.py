@@ -40,6 +40,8 @@ def run_command(tokens: list[str]) -> int:
         opts = run_options.parse(tokens)
         if opts is not None and opts.record and opts.record == opts.replay:
             raise UsageError("--record and --replay name the same file; record to another file.")
+        if opts is not None and opts.force and opts.resume is None:
+            raise UsageError("--force goes with --resume RUN_ID: it resumes a run whose skill file changed.")
     except AgentAppsError as exc:
         return fail(exc, as_json=as_json and exc.exit_code != 0)
     if opts is None:

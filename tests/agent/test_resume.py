@@ -160,6 +160,8 @@ def test_resume_refuses_an_unknown_run_and_one_without_a_checkpoint(long_run):
 
     bad = long_run.run("--resume", "1", "long")
     assert bad.returncode == 2 and "names no skill" in bad.stderr
+    alone = long_run.run("--force", "long")
+    assert alone.returncode == 2 and "--force goes with --resume" in alone.stderr
 
 
 def test_budgets_count_the_turns_before_the_resume(agentic):
