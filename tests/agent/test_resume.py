@@ -20,6 +20,8 @@ HOLD_AT = 12  # the turn whose code waits while the file `hold` exists
 USAGE = {"inputTokens": 100, "outputTokens": 10}
 PRICING = {"scripted-model": {"input": 3, "output": 15}}  # USD per million tokens
 WAIT_SECONDS = float(os.environ.get("AGENTAPPS_TEST_RESUME_WAIT", "20"))
+# how long a run may take to reach the turn that stalls, before --timeout or model.deadline stops it
+STALL_SECONDS = os.environ.get("AGENTAPPS_TEST_RESUME_STALL", "6")
 
 
 def _turns(count: int = TURNS, hold_at: int = HOLD_AT) -> list[dict[str, Any]]:
@@ -245,7 +247,8 @@ def test_a_worker_resumes_a_failed_event_instead_of_restarting_it(redis_project,
               + (" await ctx.manager.invoke('flaky', {});" if n == 3 else "")
               + (" ctx.manager.finish({seen: memory.seen});" if n == 5 else "")} for n in range(1, 6)]
     agentic.skill("triage", turns, params={"type": "object", "properties": {"event": {"type": "object"}}},
-                  model={"id": "scripted-model", "pricing": PRICING, "deadline": 3, "snippetTimeout": 20})
+                  model={"id": "scripted-model", "pricing": PRICING, "deadline": float(STALL_SECONDS),
+                         "snippetTimeout": 20})
     (agentic.project.root / "once").touch()
     streams_for(redis_project.project.boot().globals).emit("jobs", "job", {"n": 1})
 
@@ -267,8 +270,9 @@ def test_a_worker_resumes_a_failed_event_instead_of_restarting_it(redis_project,
 def test_a_timed_out_run_resumes_and_runner_options_given_again_win(long_run):
     root = long_run.project.root
     (root / "hold").touch()
-    timed_out = long_run.run("--timeout", "3", "long", "--topic", "tides", real_process=True)
+    timed_out = long_run.run("--timeout", STALL_SECONDS, "long", "--topic", "tides", real_process=True)
     assert timed_out.returncode == 4, timed_out.stderr
+    assert (root / "at-hold").exists(), f"turn {HOLD_AT} was not reached in {STALL_SECONDS} s"
     [row] = _runs(long_run)
     assert (row["exit_code"], row["turns"]) == (4, HOLD_AT)  # its end was recorded over the checkpoint's
     (root / "hold").unlink()
