@@ -20,6 +20,11 @@
     ├── LimitError                      exit 4  depth, turns, steps, timeouts, sizes
     │   └── LockTimeoutError            exit 4  a state lock could not be taken in time
     ├── IntegrityError                  exit 5  an installed package differs from the lock file
+    ├── ResumeError                     `run --resume ID` refused:
+    │   ├── UnknownRunError             exit 6  no run ID in the run log
+    │   ├── RunFinishedError            exit 7  run ID ended well: nothing to resume
+    │   ├── NoCheckpointError           exit 8  run ID left no checkpoint (or one that cannot be used)
+    │   └── SkillChangedError           exit 9  the skill file changed since run ID (--force resumes)
     └── RunInterruptedError             exit 130 Ctrl-C / SIGTERM (143), a cancelled run
 
 Messages are one line, name the skill (and file:line where there is one) and say the remedy.
@@ -172,6 +177,28 @@ class IntegrityError(AgentAppsError):
     file, a package missing from the lock): its skills are refused, `install --frozen` fails."""
 
     exit_code = 5
+
+
+class ResumeError(AgentAppsError):
+    """`agentapps run --resume ID` (`runs resume ID`) cannot continue run ID; each reason has its code."""
+
+    exit_code = 6
+
+
+class UnknownRunError(ResumeError):
+    exit_code = 6
+
+
+class RunFinishedError(ResumeError):
+    exit_code = 7
+
+
+class NoCheckpointError(ResumeError):
+    exit_code = 8
+
+
+class SkillChangedError(ResumeError):
+    exit_code = 9
 
 
 class RunInterruptedError(AgentAppsError):

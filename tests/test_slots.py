@@ -138,4 +138,5 @@ def test_per_run_slots_are_the_ones_a_run_of_its_own_would_start_afresh():
     declared = [value for module in (agent, callbacks, events, mcp, runlog, stores)
                 for value in vars(module).values() if isinstance(value, Slot)]
     assert sorted(slot.name for slot in declared if slot.per_run) == [
-        "agent.recorder", "agent.scripts", "agent.spend", "runlog.agent_totals", "runlog.session_key"]
+        "agent.recorder", "agent.resumable", "agent.scripts", "agent.spend", "agent.ticket", "runlog.agent_totals",
+        "runlog.session_key"]

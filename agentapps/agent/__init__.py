@@ -14,6 +14,8 @@
     code        the `invoke` tool: agent code in the V8 sandbox, results shaped for the model
     script      the scripted-provider file format, its per-process cursor and the recorder
     runner      one agent run end to end: sandbox, callback refs, provider call, result
+    checkpoint  `agentapps run`'s checkpoints after each turn and the ticket a run is resumed by
+    resume      the runner's side of them: seed a resumed agent, save a completed turn
     scripted    the `agent-scripted` provider loop (no network)
     converse    the streaming provider loop and `agent-bedrock` (Converse streaming via agentapps.providers)
     openai_provider     `agent-openai`: that loop over Chat Completions (OpenAI and compatible servers)

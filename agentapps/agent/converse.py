@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from agentapps.agent.bedrock_config import attempts as max_attempts
 from agentapps.agent.bedrock_config import inference as inference_of
 from agentapps.agent.bedrock_config import model_ids
+from agentapps.agent.checkpoint import resumable_for
 from agentapps.agent.context_edit import SUMMARY_SYSTEM, fit, settings
 from agentapps.agent.context_view import View
 from agentapps.agent.models import cache_mode
@@ -169,6 +170,10 @@ async def run_streaming(ctx: Context, args: dict[str, Any], backend: Backend) ->
     view = View([{"role": "user", "content": [{"text": args.get("userMessage") or "Carry out the task."}]}],
                 len(system) + len(json.dumps(INVOKE_TOOL)))
     current = 0
+    turn, attempt, fresh = 0, 0, True
+    resumable = resumable_for(ctx, hook_ref)  # `agentapps run`'s own agent: checkpoints after each turn
+    if resumable is not None and resumable.seed is not None:  # a resume: from the checkpoint's turn
+        view.messages, turn = list(resumable.seed["messages"]), int(resumable.seed["turn"])
 
     async def summarize(prompt: str) -> tuple[str, dict[str, int], str | None]:
         model = models[current]
@@ -182,7 +187,6 @@ async def run_streaming(ctx: Context, args: dict[str, Any], backend: Backend) ->
         done = await _stream(ctx, _quiet, call)
         return "".join(b.get("text", "") for b in done.content), done.usage, model
 
-    turn, attempt, fresh = 0, 0, True
     while True:
         model = models[current]
         if fresh:
@@ -235,6 +239,8 @@ async def run_streaming(ctx: Context, args: dict[str, Any], backend: Backend) ->
         follow = [{"text": directive["message"]}] if directive.get("message") else []
         if uses or directive.get("continue"):
             view.messages.append({"role": "user", "content": results + follow or [{"text": "Continue."}]})
+            if resumable is not None:
+                resumable.save(turn, view.messages, {})
             continue
         return text
 

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agentapps.agent.checkpoint import Ticket, ticket_for
 from agentapps.agent.code import BridgeError, run_code
 from agentapps.agent.config import Limits, confine, effective_config, provider_of
 from agentapps.agent.context_edit import ask_context_full
@@ -21,6 +22,7 @@ from agentapps.agent.discovery import discover
 from agentapps.agent.period_budget import period_budget, project_priced
 from agentapps.agent.persistent import await_input, interruptible
 from agentapps.agent.prompt import render_system_prompt, user_message
+from agentapps.agent.resume import attach, detach, memory_seed
 from agentapps.agent.scope import (
     code_context,
     code_policies,
@@ -128,17 +130,20 @@ async def _run_agent(ctx: Context, args: dict[str, Any]) -> Any:
                 "system": p.prompt, "userMessage": p.message}
     from agentapps.sandbox import Sandbox
 
-    memory = dict(args.get("memory") or {})
+    # `agentapps run`'s own agent checkpoints each turn, and a resumed one starts where it stopped
+    ticket = None if scope_of(ctx) else ticket_for(ctx.globals, served_context(ctx))
+    memory = memory_seed(ticket, dict(args.get("memory") or {}))
     if isinstance(args.get("args"), dict):  # the served skill's args, so code need not copy them
         memory.setdefault("args", args["args"])
     wraps = wrapped_skill(served_context(ctx))
     if wraps is not None:  # middleware mode: the call it wraps, for agent code to look at
         memory.setdefault("target", {"skill": wraps, "args": dict(served_context(ctx).target.args)})
     with Sandbox(memory=memory, middleware=wraps is not None) as sandbox:  # starts while plan() runs
-        return await _run_planned(ctx, args, plan(ctx, args), sandbox)
+        return await _run_planned(ctx, args, plan(ctx, args), sandbox, ticket)
 
 
-async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: Sandbox) -> Any:
+async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: Sandbox,
+                       ticket: Ticket | None = None) -> Any:
     g = ctx.globals
     skill, config, limits = p.skill, p.config, p.limits
     parent, served = scope_of(ctx), served_context(ctx)
@@ -224,6 +229,8 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
     try:
         refs.append(create_callback_ref(g, on_invoke, label="agent-invoke"))
         refs.append(create_callback_ref(g, on_hook, label="agent-hook"))
+        if ticket is not None:  # seeded from its checkpoint (a resume); saves one after each turn
+            attach(g, ticket, run, sandbox, refs[1])
         deadline = None if math.isinf(limits.deadline) else limits.deadline
         try:
             async with asyncio.timeout(deadline) as scope:
@@ -247,6 +254,8 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
     finally:
         for ref in refs:
             release_callback_ref(g, ref)
+        if ticket is not None and len(refs) > 1:
+            detach(g, refs[1])
         _settle(g, info, run, depth)
         # the run's totals close its trace, and go out as agent-complete (one shape for every listener)
         totals: dict[str, Any] = {"stopReason": run.stop_reason, "usage": spend.usage, "cost": spend.cost, "turns": run.turn,

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentapps.agent.checkpoint import resumable_for
 from agentapps.agent.context_edit import fit, settings
 from agentapps.agent.context_view import View
 from agentapps.agent.converse import INVOKE_TOOL
@@ -72,6 +73,10 @@ async def run_scripted(ctx: Context, args: dict[str, Any]) -> Any:
                 len(str(args.get("prompt") or "")) + len(json.dumps(INVOKE_TOOL)))
     failed: list[tuple[int, str]] = []  # (turn, error) of the tool calls that failed since the last success
     turn = 0
+    resumable = resumable_for(ctx, hook_ref)  # `agentapps run`'s own agent: checkpoints after each turn
+    if resumable is not None and resumable.seed is not None:  # a resume: from the checkpoint's turn
+        view.messages, turn, pending = list(resumable.seed["messages"]), int(resumable.seed["turn"]), []
+        cursor.index = int(resumable.seed["provider"].get("cursor", cursor.index))
     while True:
         turn += 1
         await fit(view, edit, hook, summarize)
@@ -125,6 +130,8 @@ async def run_scripted(ctx: Context, args: dict[str, Any]) -> Any:
         if not directive.get("continue") and not step.code:
             return step.text
         view.messages.append({"role": "user", "content": _user_blocks(uses, pending)})
+        if resumable is not None:
+            resumable.save(turn, view.messages, {"cursor": cursor.index})
 
 
 def _model_turn(cursor: Cursor) -> Turn | None:

@@ -83,6 +83,21 @@ class Spend:
         """The first level whose `maxSteps` one more invoke call would pass."""
         return next((level for level in self.chain() if level.steps + 1 > level.max_steps), None)
 
+    def seed(self, models: dict[str, Any], turns: int, steps: int) -> None:
+        """Count, at every level, what the earlier tries of a resumed run spent (`models`: per model,
+        tokens and `cost`, as `totals()` gives them), so its budgets include them."""
+        for level in self.chain():
+            level.turns += turns
+            level.steps += steps
+            for model, spent in models.items():
+                if not isinstance(spent, dict):
+                    continue
+                mine = level.models.setdefault(str(model), ModelSpend())
+                u.add(mine.usage, u.normalize({k: v for k, v in spent.items() if k != "cost"}))
+                cost = spent.get("cost")
+                mine.cost = None if mine.cost is None or not isinstance(cost, (int, float)) \
+                    else mine.cost + float(cost)
+
     def take_turn(self) -> None:
         for level in self.chain():
             level.turns += 1

@@ -30,6 +30,10 @@ def dispatch(args: list[str]) -> int:
         from agentapps.cli.completion import command
 
         return command(args)
+    if args[:2] == ["runs", "resume"] and not {"-h", "--help"} & set(args):
+        from agentapps.cli.run import run_command  # `run --resume`, spelled as a `runs` command
+
+        return run_command(["--resume", *args[2:]])
     if args and args[0] == "run":
         # The hot path skips typer: `run` parses its own argv (the skill's params follow the ref).
         from agentapps.cli.run import run_command

@@ -40,6 +40,8 @@ def run_command(tokens: list[str]) -> int:
         opts = run_options.parse(tokens)
         if opts is not None and opts.record and opts.record == opts.replay:
             raise UsageError("--record and --replay name the same file; record to another file.")
+        if opts is not None and opts.force and opts.resume is None:
+            raise UsageError("--force goes with --resume RUN_ID: it resumes a run whose skill file changed.")
     except AgentAppsError as exc:
         return fail(exc, as_json=as_json and exc.exit_code != 0)
     if opts is None:
@@ -64,6 +66,7 @@ def _run(opts: run_options.RunOptions, redactor: Any) -> int:
     progress: Any = None
     args: dict[str, Any] = {}
     data_dir: Path | None = None
+    ticket: Any = None  # the agent's checkpoint ticket (agentapps.cli.resume)
     try:
         from agentapps.boot import bootstrap
         from agentapps.cascade.interface import params_of
@@ -73,6 +76,11 @@ def _run(opts: run_options.RunOptions, redactor: Any) -> int:
         from agentapps.lifecycle.target import resolve as resolve_target
         from agentapps.runlog.slots import AGENT_TOTALS
 
+        resumed = None
+        if opts.resume is not None:  # the run's skill, args and settings come from its checkpoint
+            from agentapps.cli.resume import checkpoint_of
+
+            resumed = checkpoint_of(opts)
         if opts.replay:  # a missing or broken script fails before anything starts
             from agentapps.agent.script import load_script
 
@@ -109,7 +117,12 @@ def _run(opts: run_options.RunOptions, redactor: Any) -> int:
             return 0
         args = read_args_file(opts.args_file) if opts.args_file else {}
         params = params_of(tool, g.lookup)
-        if takes_task(tool, params):  # a folder skill: its task is the agent's request
+        if resumed is not None:
+            from agentapps.cli.resume import check_skill
+
+            check_skill(tool, resumed, opts.force)
+            args = dict(resumed.get("args") or {})
+        elif takes_task(tool, params):  # a folder skill: its task is the agent's request
             _task_args(opts, tool.name, params, args)
         else:
             if opts.rest and not opts.rest[0].startswith("-"):
@@ -120,6 +133,9 @@ def _run(opts: run_options.RunOptions, redactor: Any) -> int:
             refuse_unused_stdin(tool, g.config.main_tool, params, args, used_stdin=opts.args_file == "-")
             stdin_input(params, args, used_stdin=opts.args_file == "-")
         g.internals.dry_run = opts.dry_run
+        from agentapps.cli.resume import give_ticket
+
+        ticket = give_ticket(g, tool, args, opts, data_dir, started, resumed)
         try:
             from agentapps.cli.supervise import json_report, plain_report, run_supervised
             from agentapps.gateway import GATEWAY, stdin_gateway
@@ -150,9 +166,9 @@ def _run(opts: run_options.RunOptions, redactor: Any) -> int:
     except (KeyboardInterrupt, _Terminated) as exc:
         number = 15 if isinstance(exc, _Terminated) else 2
         stop = InterruptedError_("Interrupted.", signal_number=number)
-        return _failed(stop, opts, skill_name, args, started, extras, internals, data_dir)
+        return _failed(stop, opts, skill_name, args, started, extras, internals, data_dir, ticket)
     except Exception as exc:  # noqa: BLE001 - a run's every failure is reported and logged here
-        return _failed(exc, opts, skill_name, args, started, extras, internals, data_dir)
+        return _failed(exc, opts, skill_name, args, started, extras, internals, data_dir, ticket)
     finally:
         signal.signal(signal.SIGTERM, previous)
         from agentapps.telemetry.ending import close
@@ -167,7 +183,9 @@ def _run(opts: run_options.RunOptions, redactor: Any) -> int:
         render.emit_result(f"{result['system']}\n--- user message ---\n{result['userMessage']}\n", internals)
     else:
         render.emit_result(result, internals)
-    return _logged(0, None, opts, skill_name, args, started, internals, data_dir)
+    if ticket is not None:  # it ended well: nothing to resume, so its checkpoint goes
+        ticket.clear(g)
+    return _logged(0, None, opts, skill_name, args, started, internals, data_dir, ticket)
 
 
 def _task_args(opts: run_options.RunOptions, skill: str, params: dict[str, Any] | None, args: dict[str, Any]) -> None:
@@ -186,9 +204,10 @@ def _task_args(opts: run_options.RunOptions, skill: str, params: dict[str, Any] 
 
 def _logged(code: int, error: dict[str, Any] | None, opts: run_options.RunOptions, skill: str | None,
             args: dict[str, Any], started: float, internals: Internals,
-            data_dir: Path | None) -> int:
+            data_dir: Path | None, ticket: Any = None) -> int:
     """Append this run to the run log (agentapps.runlog; never fails the run) and pass `code` on.
-    `error` is the run's error record, the one the terminal was shown."""
+    `error` is the run's error record, the one the terminal was shown. A run whose agent
+    checkpointed already has its record (`ticket`): that one is completed."""
     if not opts.dry_run and skill is not None:
         from agentapps.runlog import log_run
 
@@ -199,8 +218,11 @@ def _logged(code: int, error: dict[str, Any] | None, opts: run_options.RunOption
                 data_dir = log_dir_for(Path.cwd())
             except AgentAppsError:  # the project itself is broken (the error just shown says how)
                 return code
+        from agentapps.cli.resume import ticket_run
+
+        run_id, begun = ticket_run(ticket)
         log_run(data_dir, skill=skill, args=args, internals=internals, exit_code=code, error=error,
-                started=started)
+                started=started if begun is None else begun, run_id=run_id)
     return code
 
 
@@ -232,7 +254,8 @@ def _replayed(internals: Internals) -> dict[str, Any]:
 
 
 def _failed(exc: BaseException, opts: run_options.RunOptions, skill: str | None, args: dict[str, Any],
-            started: float, extras: dict[str, Any], internals: Internals, data_dir: Path | None) -> int:
+            started: float, extras: dict[str, Any], internals: Internals, data_dir: Path | None,
+            ticket: Any = None) -> int:
     """Show the run's error record (stderr, and stdout with --json), log it, return its exit code."""
     recording = _recorder(internals, opts)
     if recording is not None and recording.failed is not None and recording.failed is not exc:
@@ -242,7 +265,7 @@ def _failed(exc: BaseException, opts: run_options.RunOptions, skill: str | None,
         render.emit_result(result, internals)  # the skill did finish: only saving its session failed
     record = report(exc, as_json=opts.json, verbose=opts.verbose, internals=internals, started=started,
                     payload={"skill": skill, "result": result, **extras}, skill=skill)
-    return _logged(int(record["exit_code"]), record, opts, skill, args, started, internals, data_dir)
+    return _logged(int(record["exit_code"]), record, opts, skill, args, started, internals, data_dir, ticket)
 
 
 def _finished_result(exc: BaseException, skill: str | None) -> Any:

@@ -36,7 +36,7 @@ class RunOptions:
     """The runner options of one `agentapps run`, and the skill ref and the tokens after it."""
 
     FIELDS = ("json", "dry_run", "verbose", "quiet", "args_file", "model", "record", "replay", "timeout",
-              "max_cost", "approve", "local", "arg_tokens", "ref", "rest")
+              "max_cost", "approve", "local", "resume", "force", "arg_tokens", "ref", "rest")
     __slots__ = FIELDS
     json: bool
     dry_run: bool
@@ -50,6 +50,8 @@ class RunOptions:
     max_cost: float | None
     approve: list[str]
     local: list[Any]  # agentapps.cascade.local.Override, in order
+    resume: int | None  # the run-log id of the run to continue
+    force: bool  # --resume even though the skill file changed
     arg_tokens: list[str]
     ref: str | None
     rest: list[str]
@@ -58,12 +60,14 @@ class RunOptions:
                  args_file: str | None = None, model: str | None = None, record: str | None = None,
                  replay: str | None = None, timeout: float | None = None, max_cost: float | None = None,
                  approve: list[str] | None = None, local: list[Any] | None = None,
+                 resume: int | None = None, force: bool = False,
                  arg_tokens: list[str] | None = None, ref: str | None = None, rest: list[str] | None = None) -> None:
         self.json, self.dry_run, self.verbose, self.quiet = json, dry_run, verbose, quiet
         self.args_file, self.model, self.record, self.replay = args_file, model, record, replay
         self.timeout, self.max_cost = timeout, max_cost
         self.approve = [] if approve is None else approve
         self.local = [] if local is None else local
+        self.resume, self.force = resume, force
         self.arg_tokens = [] if arg_tokens is None else arg_tokens
         self.ref = ref
         self.rest = [] if rest is None else rest
@@ -90,6 +94,12 @@ def _dollars(raw: str) -> float:
     if not 0 < value < 1e9:  # also refuses nan and inf
         raise UsageError(f"--max-cost must be more than 0 US dollars, got {raw!r}.")
     return value
+
+
+def _run_id(raw: str) -> int:
+    if not raw.isdigit() or int(raw) < 1:
+        raise UsageError(f"--resume expects a run id (a number 'agentapps runs list' shows), got {raw!r:.60}.")
+    return int(raw)
 
 
 def _approve_pattern(raw: str) -> str:
@@ -142,6 +152,9 @@ OPTIONS: tuple[RunnerOption, ...] = (
                  "KEY.PATH=VALUE", _local_text, repeat=True),
     RunnerOption(("--local-json",), "local", "Override the main skill's metadata with a JSON value "
                  "(repeatable, in order with --local).", "KEY.PATH=JSON", _local_json, repeat=True),
+    RunnerOption(("--resume",), "resume", "Continue run RUN_ID (failed, interrupted or timed out) from its last "
+                 "completed agent turn, with its skill, args and settings; name no skill.", "RUN_ID", _run_id),
+    RunnerOption(("--force",), "force", "With --resume: resume even though the skill file changed since."),
     RunnerOption(("-v", "--verbose"), "verbose", "Show tracebacks and debug logs on stderr."),
     RunnerOption(("-q", "--quiet"), "quiet", "Show nothing on stderr but errors."),
     RunnerOption(("-h", "--help"), "help", "Show this message. 'agentapps run SKILL --help' shows the skill's params."),
@@ -150,7 +163,8 @@ _BY_NAME = {name: option for option in OPTIONS for name in option.names}
 LONG_NAMES = frozenset(n[2:] for o in OPTIONS for n in o.names if n.startswith("--"))
 SHORT_NAMES = frozenset(n for o in OPTIONS for n in o.names if not n.startswith("--"))
 
-EXIT_CODES = "Exit codes: 0 ok, 1 the skill failed, 2 bad input, 3 denied, 4 a limit was reached, 130 interrupted."
+EXIT_CODES = ("Exit codes: 0 ok, 1 the skill failed, 2 bad input, 3 denied, 4 a limit was reached, 130 interrupted;\n"
+              "--resume: 6 no such run, 7 the run ended well, 8 no checkpoint, 9 the skill file changed.")
 
 
 def usage() -> str:

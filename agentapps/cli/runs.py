@@ -131,4 +131,14 @@ def register(app: typer.Typer) -> None:
                  str(r["output_tokens"]), str(r["cache_read_tokens"]), str(r["cache_write_tokens"]),
                  _cost(r["cost"])] for r in rows], left=(0, 1))
 
+    @runs.command("resume", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+    def resume(ctx: typer.Context,
+               run_id: int = typer.Argument(..., metavar="ID", help="The run's id (see 'agentapps runs list')."),
+               force: bool = typer.Option(False, "--force", help="Resume even though the skill file changed.")) -> None:
+        """Continue a failed, interrupted or timed-out agent run from its last completed turn (the same
+        as 'agentapps run --resume ID'; runner options such as --json and --timeout may follow)."""
+        from agentapps.cli.run import run_command
+
+        raise typer.Exit(run_command(["--resume", str(run_id), *(["--force"] if force else []), *ctx.args]))
+
     app.add_typer(runs, name="runs")

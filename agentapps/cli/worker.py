@@ -14,6 +14,10 @@ are written before it exits (not after a second signal, which exits at once).
 
 `--schedules` also runs the project's stored schedules (cli/worker_schedules.py); without a TOPIC
 the worker runs only them, needing no Redis unless the project's state store is on it.
+
+An agent handler checkpoints each event's run (agentapps.agent.checkpoint, keyed by group, topic
+and event id); a failed event delivered again resumes from its checkpoint, and that try's record
+holds only what it spent.
 """
 
 from __future__ import annotations
@@ -31,8 +35,9 @@ from agentapps.context.manager import invoke_root
 from agentapps.errors import AgentAppsError, UsageError
 from agentapps.lifecycle.failure import record as record_of
 from agentapps.lifecycle.served import begin
-from agentapps.runlog import enabled, entry_for
+from agentapps.runlog import enabled, entry_for, spent_between
 from agentapps.runlog.batch import Batcher
+from agentapps.runlog.slots import AGENT_TOTALS
 from agentapps.tools.loader import RUN_STARTED
 
 if TYPE_CHECKING:
@@ -102,7 +107,7 @@ def _serve(topic: str | None, group_name: str, handler: str, concurrency: int, m
         group.ensure("0")
         label = f"worker {topic}/{group_name}"
         lines = _Lines(label, quiet, redactor)
-        runs = _Handler(root, tool, log)
+        runs = _Handler(root, tool, log, group_name)
         worker = Worker(group, runs, concurrency=concurrency, max_events=max_events, report=lines.report,
                         finished=runs.record)
         lines.say(f"{label}: handler '{tool.name}', consumer {group.consumer}, concurrency {concurrency}, "
@@ -189,8 +194,8 @@ async def _supervised(worker: Worker | None, clock: ScheduledRuns | None, lines:
 class _Handler:
     """Runs the handler skill for one event as a run of its own, then adds it to the run log."""
 
-    def __init__(self, root: Context, tool: Any, log: Batcher | None) -> None:
-        self.g, self.tool = root.globals, tool
+    def __init__(self, root: Context, tool: Any, log: Batcher | None, group: str) -> None:
+        self.g, self.tool, self.group = root.globals, tool, group
         self.g.internals.remote_caller = True  # an event from the queue: the project's trust rules apply
         self.runs: dict[int, ServedRun] = {}  # by id() of the event being handled
         self.log = log  # run-log records, written in batches (None: AGENTAPPS_RUN_LOG is off)
@@ -200,13 +205,31 @@ class _Handler:
         parent = event.get("traceparent")
         run = self.runs[id(event)] = begin(self.g, traceparent=parent if isinstance(parent, str) else None)
         RUN_STARTED.set(time.time_ns())  # each event is a run: skill code written during it is not loaded
+        if self.tool.kind != "code":  # an agent handler checkpoints; a redelivery resumes it
+            from agentapps.agent.checkpoint import event_ticket
+
+            event_ticket(run.g, self.tool, event, self.group)
         return await invoke_root(run.root, self.tool, {"event": event})
+
+    def _ticket(self, run: ServedRun, error: BaseException | None, failed: dict[str, Any] | None) -> Any:
+        """The event's checkpoint ticket (an agent handler's), cleared once the event is done with."""
+        if self.tool.kind == "code":
+            return None
+        from agentapps.agent.slots import AGENT_TICKET
+
+        ticket = run.g.internals.get(AGENT_TICKET)
+        if ticket is not None and (error is None or (failed is not None and failed["outcome"] == "dead")):
+            ticket.clear(run.g)
+        return ticket
 
     async def record(self, event: dict[str, Any], error: BaseException | None,
                      failed: dict[str, Any] | None) -> None:
         """The event's run-log record (the worker's `finished` hook; never raises)."""
         run = self.runs.pop(id(event), None)
-        if run is None or self.log is None:
+        if run is None:
+            return
+        ticket = self._ticket(run, error, failed)
+        if self.log is None:
             return
         found = None if error is None else record_of(error, run.g.internals.redactor, skill=self.tool.name)
         code = 0 if found is None else int(found["exit_code"])
@@ -217,8 +240,12 @@ class _Handler:
                      "gone": "another consumer holds it now"}.get(failed["outcome"], failed["outcome"])
             note = f"event {event.get('id')}, delivery {failed['deliveries']} of {failed['limit']}; {after}"
         try:
+            totals = None
+            if ticket is not None and ticket.earlier is not None:  # a resumed try: only what it spent
+                spent: dict[str, Any] | None = run.g.internals.get(AGENT_TOTALS)
+                totals = spent_between(ticket.earlier, spent or {})
             self.log.add(entry_for(skill=self.tool.name, args={"event": event}, internals=run.g.internals,
-                                   exit_code=code, error=found, started=run.started, note=note))
+                                   exit_code=code, error=found, started=run.started, note=note, totals=totals))
         except Exception as exc:  # noqa: BLE001 - the log never stops the worker
             render.warn(f"the run was not added to the run log: {type(exc).__name__}: {exc}")
 

@@ -138,8 +138,11 @@ def _tokens(spent: Any) -> int:
         if isinstance(spent, dict) else 0
 
 
-def log_run(data_dir: Path | None, *, quiet: bool = False, **run: Any) -> int | None:
-    """Append the run (see `entry_for`); returns its id, or None when off or not written."""
+def log_run(data_dir: Path | None, *, quiet: bool = False, run_id: int | None = None,
+            **run: Any) -> int | None:
+    """Append the run (see `entry_for`); returns its id, or None when off or not written.
+    `run_id`: the record the run already has (a resumable agent run's, see `update_run`), brought
+    up to date instead of adding another."""
     if not enabled():
         return None
     try:
@@ -147,8 +150,26 @@ def log_run(data_dir: Path | None, *, quiet: bool = False, **run: Any) -> int | 
     except Exception as exc:  # noqa: BLE001 - the log must never fail or hide the run's own outcome
         _warn(exc, quiet)
         return None
+    if run_id is not None and update_run(data_dir, run_id, entry, quiet=quiet):
+        return run_id
     ids = log_entries(data_dir, [entry], quiet=quiet)
     return ids[0] if ids else None
+
+
+def update_run(data_dir: Path | None, run_id: int, entry: dict[str, Any], *, quiet: bool = False) -> bool:
+    """Replace run `run_id`'s record with `entry` (all but `started_at`); False (one warning, unless
+    the record is gone) when it was not written. Never raises."""
+    try:
+        if data_dir is None:
+            raise SkillError("no folder for the run log could be found.")
+        from agentapps.core.atomic import require_inside
+        from agentapps.runlog.store import replace
+
+        require_inside(data_dir, log_path(data_dir))
+        return replace(log_path(data_dir), run_id, entry)
+    except Exception as exc:  # noqa: BLE001 - the log must never fail or hide the run's own outcome
+        _warn(exc, quiet)
+        return False
 
 
 def log_entries(data_dir: Path | None, entries: list[dict[str, Any]], *, quiet: bool = False,

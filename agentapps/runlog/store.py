@@ -24,7 +24,7 @@ try:
 except ImportError:  # pragma: no cover - an interpreter without the C module
     import sqlite3  # type: ignore[no-redef]
 
-__all__ = ["Writer", "append", "append_all", "connect", "damaged", "failed", "sqlite3"]
+__all__ = ["Writer", "append", "append_all", "connect", "damaged", "failed", "replace", "sqlite3"]
 
 from agentapps.errors import SkillError, StoreCorruptError, StoreWriteError
 
@@ -180,6 +180,39 @@ RUN_INSERT = (f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES "
               f"({', '.join('?' * len(RUN_COLUMNS))})")
 MODEL_INSERT = (f"INSERT OR REPLACE INTO run_models (run_id, {', '.join(MODEL_COLUMNS)}) VALUES "
                 f"(?, {', '.join('?' * len(MODEL_COLUMNS))})")
+
+
+RUN_UPDATE = (f"UPDATE runs SET {', '.join(c + ' = ?' for c in RUN_COLUMNS if c != 'started_at')} "
+              "WHERE id = ?")
+
+
+def replace(path: Path, run_id: int, entry: dict[str, Any]) -> bool:
+    """Put `entry` in place of run `run_id`'s record (all but when it started), per-model usage
+    included, in one transaction: a resumable run keeps one record, brought up to date at each
+    checkpoint and when it ends. False when there is no such record (it is left to the caller)."""
+    conn = connect(path, create=True)
+    assert conn is not None
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        cur = conn.execute(RUN_UPDATE, [*(entry.get(c, 0 if c in COUNTS else None) for c in RUN_COLUMNS
+                                          if c != "started_at"), run_id])
+        if cur.rowcount != 1:
+            conn.execute("ROLLBACK")
+            return False
+        conn.execute("DELETE FROM run_models WHERE run_id = ?", [run_id])
+        if entry.get("models"):
+            conn.executemany(MODEL_INSERT, [
+                [run_id, m["model"], *(m.get(USAGE_KEYS[c], 0) for c in MODEL_COLUMNS[1:-1]), m.get("cost")]
+                for m in entry["models"]])
+        conn.execute("COMMIT")
+        return True
+    except sqlite3.DatabaseError as exc:
+        if conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+        raise failed(path, exc, "written") from None
+    finally:
+        conn.close()
 
 
 def append(path: Path, entry: dict[str, Any]) -> int:

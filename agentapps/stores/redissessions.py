@@ -12,11 +12,12 @@ from agentapps.stores.sessions import Entry, checked_key, decode_entries
 class RedisSessionStore:
     """Sessions under `agentapps:{namespace}:session:{key}`, shared by every process of the project."""
 
-    def __init__(self, link: RedisLink) -> None:
+    def __init__(self, link: RedisLink, kind: str = "session") -> None:
         self.link = link
+        self.kind = kind  # `checkpoint`: an agent run's checkpoints (agentapps.agent.checkpoint)
 
     def _key(self, key: str) -> str:
-        return self.link.key("session", checked_key(key))
+        return self.link.key(self.kind, checked_key(key))
 
     def load(self, key: str) -> list[Entry]:
         name = self._key(key)
@@ -37,7 +38,7 @@ class RedisSessionStore:
         self.link.call(write)
 
     def all_keys(self) -> list[str]:
-        return self.link.names(self.link.key("session", ""))
+        return self.link.names(self.link.key(self.kind, ""))
 
     def clear(self, key: str) -> bool:
         return bool(self.link.call(self.link.client.delete, self._key(key)))

@@ -4,13 +4,14 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "2e565fc03684"
+STAMP = "0f1c87ac881a"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
     "agentapps.agent": False,
     "agentapps.agent.anthropic_provider": True,
     "agentapps.agent.bedrock_config": False,
+    "agentapps.agent.checkpoint": True,
     "agentapps.agent.code": True,
     "agentapps.agent.config": False,
     "agentapps.agent.context_edit": False,
@@ -22,6 +23,7 @@ WAITS = {
     "agentapps.agent.period_budget": False,
     "agentapps.agent.persistent": True,
     "agentapps.agent.prompt": False,
+    "agentapps.agent.resume": True,
     "agentapps.agent.runner": True,
     "agentapps.agent.scope": True,
     "agentapps.agent.script": False,
@@ -82,6 +84,7 @@ WAITS = {
     "agentapps.cli.repl": True,
     "agentapps.cli.repl_ahead": False,
     "agentapps.cli.repl_command": True,
+    "agentapps.cli.resume": True,
     "agentapps.cli.run": True,
     "agentapps.cli.run_options": False,
     "agentapps.cli.runs": True,

@@ -52,7 +52,7 @@ def completing(project):
     (["run", "--replay", ""], ["__files__"]),
     (["run", "./"], ["__files__"]),
     (["run", "--dry"], ["--dry-run"]),
-    (["runs", ""], ["list", "show", "stats"]),
+    (["runs", ""], ["list", "resume", "show", "stats"]),
     (["runs", "list", "--li"], ["--limit"]),
     (["describe", "gre"], ["greet"]),
     (["list", "--"], ["--all", "--help", "--json", "--query", "--tag"]),

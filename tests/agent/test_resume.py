@@ -1,0 +1,285 @@
+"""`agentapps run --resume RUN_ID`: an agent run checkpoints after each completed turn and continues
+from there after a failure, a kill or a timeout, its usage counted once (docs/runs.md, "Resume")."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from tests.support.redis_server import redis_project, redis_url  # noqa: F401 - fixtures
+from tests.support.waiting import wait_for
+
+TURNS = 20
+HOLD_AT = 12  # the turn whose code waits while the file `hold` exists
+USAGE = {"inputTokens": 100, "outputTokens": 10}
+PRICING = {"scripted-model": {"input": 3, "output": 15}}  # USD per million tokens
+WAIT_SECONDS = float(os.environ.get("AGENTAPPS_TEST_RESUME_WAIT", "20"))
+# how long a run may take to reach the turn that stalls, before --timeout or model.deadline stops it
+STALL_SECONDS = os.environ.get("AGENTAPPS_TEST_RESUME_STALL", "6")
+
+
+def _turns(count: int = TURNS, hold_at: int = HOLD_AT) -> list[dict[str, Any]]:
+    """`count` model turns: each adds its number to `memory.seen`; turn `hold_at` first calls `hold`
+    (which waits while the file `hold` exists); the last finishes with what memory saw."""
+    turns = []
+    for n in range(1, count + 1):
+        code = f"memory.seen = [...(memory.seen || []), {n}];"
+        if n == hold_at:
+            code = f"await ctx.manager.invoke('hold', {{}}); {code}"
+        if n == count:
+            code += " ctx.manager.finish({seen: memory.seen, topic: memory.args.topic});"
+        turns.append({"text": f"turn {n}", "code": code, "usage": USAGE})
+    return turns
+
+
+HOLD = """import asyncio, pathlib
+if pathlib.Path('hold').exists():
+    pathlib.Path('at-hold').touch()
+    while pathlib.Path('hold').exists():
+        await asyncio.sleep(0.05)
+return 'held'"""
+
+
+def _long(agentic: Any, hold_at: int = HOLD_AT, **model: Any) -> Any:
+    """The skill `long`: TURNS scripted turns, turn `hold_at` waiting on the file `hold`."""
+    agentic.code("hold", HOLD)
+    agentic.skill("long", _turns(hold_at=hold_at),
+                  params={"type": "object", "properties": {"topic": {"type": "string"}}},
+                  model={"id": "scripted-model", "pricing": PRICING, "snippetTimeout": WAIT_SECONDS + 10,
+                         "maxTurns": 30, **model})
+    return agentic
+
+
+@pytest.fixture
+def long_run(agentic: Any) -> Any:
+    return _long(agentic)
+
+
+def _cli(agentic: Any, *argv: str, **env: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "agentapps", *argv], cwd=agentic.project.root,
+                            env=agentic.project.env(**env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _kill_at_hold(agentic: Any, *argv: str, **env: str) -> None:
+    """Start `agentapps run ARGV` as a real process, SIGKILL it while turn HOLD_AT's code waits."""
+    root = agentic.project.root
+    (root / "hold").touch()
+    proc = _cli(agentic, "run", *argv, **env)
+    try:
+        wait_for(lambda: (root / "at-hold").exists() or proc.poll() is not None, timeout=WAIT_SECONDS,
+                 what=f"turn {HOLD_AT}")
+        assert proc.poll() is None, proc.communicate()[1]
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()  # type: ignore[union-attr]
+        proc.stderr.close()  # type: ignore[union-attr]
+    (root / "hold").unlink()
+
+
+def _runs(agentic: Any) -> list[dict[str, Any]]:
+    listed = agentic.project.cli("runs", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    return json.loads(listed.stdout)["runs"]  # type: ignore[no-any-return]
+
+
+def _show(agentic: Any, run_id: int) -> dict[str, Any]:
+    shown = agentic.project.cli("runs", "show", str(run_id), "--json")
+    assert shown.returncode == 0, shown.stderr
+    return json.loads(shown.stdout)  # type: ignore[no-any-return]
+
+
+def test_a_run_killed_at_turn_12_resumes_and_ends_as_an_uninterrupted_run(long_run):
+    whole = long_run.run("--json", "long", "--topic", "tides", real_process=True)
+    assert whole.returncode == 0, whole.stderr
+    expected = json.loads(whole.stdout)
+
+    _kill_at_hold(long_run, "long", "--topic", "tides")
+    killed = _runs(long_run)[0]
+    assert killed["id"] == 2 and killed["exit_code"] == -1 and killed["stop_reason"] == "unfinished"
+    assert killed["turns"] == HOLD_AT - 1  # its record holds what it spent up to the last checkpoint
+
+    resumed = long_run.run("--json", "--resume", "2", real_process=True)
+    assert resumed.returncode == 0, resumed.stderr
+    out = json.loads(resumed.stdout)
+    assert out["result"] == expected["result"] == {"seen": list(range(1, TURNS + 1)), "topic": "tides"}
+    assert (out["turns"], out["usage"], out["cost"]) == (expected["turns"], expected["usage"], expected["cost"])
+
+    # one record for the run, with every turn counted once, as the uninterrupted run's
+    runs = _runs(long_run)
+    assert [r["id"] for r in runs] == [2, 1]
+    first, again = _show(long_run, 1), _show(long_run, 2)
+    for key in ("turns", "steps", "input_tokens", "output_tokens", "cost", "models"):
+        assert again[key] == first[key], key
+    assert (again["turns"], again["input_tokens"], again["exit_code"], again["stop_reason"]) == (
+        TURNS, TURNS * USAGE["inputTokens"], 0, "finished")
+    # the resumed run played the script from turn 12, not from the top
+    turns = [r["turn"] for r in long_run.requests()]
+    assert turns == [*range(1, TURNS + 1), *range(1, HOLD_AT + 1), *range(HOLD_AT, TURNS + 1)]
+
+    assert not list((long_run.project.root / ".agent-apps" / "checkpoints").glob("*.json"))  # ended well: dropped
+    again_resumed = long_run.run("--resume", "2")
+    assert again_resumed.returncode == 7 and "ended well" in again_resumed.stderr
+
+
+def test_a_changed_skill_file_refuses_to_resume_unless_forced(long_run):
+    _kill_at_hold(long_run, "long", "--topic", "tides")
+    skill = long_run.project.root / "long.skill.md"
+    skill.write_text(skill.read_text().replace("Do the task.", "Do the task well."))
+
+    refused = long_run.run("--resume", "1")
+    assert refused.returncode == 9, refused.stderr
+    assert refused.stderr.count("\n") == 1 and "long.skill.md" in refused.stderr
+    assert "changed since run 1" in refused.stderr and "--force" in refused.stderr
+    assert long_run.requests()[-1]["turn"] == HOLD_AT  # nothing ran
+
+    forced = long_run.project.cli("runs", "resume", "1", "--force", "--json")
+    assert forced.returncode == 0, forced.stderr
+    assert json.loads(forced.stdout)["result"] == {"seen": list(range(1, TURNS + 1)), "topic": "tides"}
+    assert _show(long_run, 1)["turns"] == TURNS
+
+
+def test_resume_refuses_an_unknown_run_and_one_without_a_checkpoint(long_run):
+    unknown = long_run.run("--resume", "41")
+    assert unknown.returncode == 6 and unknown.stderr.count("\n") == 1, unknown.stderr
+    assert "No run 41" in unknown.stderr and "runs list" in unknown.stderr
+
+    long_run.skill("early", [{"error": "the model went away"}])  # fails before a turn completes
+    assert long_run.run("early").returncode == 1
+    none = long_run.run("--resume", "1")
+    assert none.returncode == 8 and none.stderr.count("\n") == 1, none.stderr
+    assert "Run 1 has no checkpoint" in none.stderr
+
+    bad = long_run.run("--resume", "1", "long")
+    assert bad.returncode == 2 and "names no skill" in bad.stderr
+    alone = long_run.run("--force", "long")
+    assert alone.returncode == 2 and "--force goes with --resume" in alone.stderr
+
+
+def test_budgets_count_the_turns_before_the_resume(agentic):
+    """maxTurns 15: a run killed during turn 13 (12 done) resumes for 3 more turns, then stops."""
+    _long(agentic, hold_at=13, maxTurns=15)
+    _kill_at_hold(agentic, "long")
+    assert _runs(agentic)[0]["turns"] == 12
+
+    resumed = agentic.run("--resume", "1")
+    assert resumed.returncode == 4, resumed.stderr
+    assert "used all 15 turns" in resumed.stderr
+    shown = _show(agentic, 1)
+    assert (shown["turns"], shown["stop_reason"], shown["exit_code"]) == (15, "max_turns", 4)
+    assert shown["input_tokens"] == 15 * USAGE["inputTokens"]
+    assert [r["turn"] for r in agentic.requests()][-3:] == [13, 14, 15]
+
+
+def test_resume_with_the_checkpoints_on_redis(redis_project, agentic):  # noqa: F811 - the fixture imported above
+    _long(agentic)
+    url = {"AGENTAPPS_REDIS_URL": redis_project.url}
+    _kill_at_hold(agentic, "long", "--topic", "tides", **url)
+    assert redis_project.keys() == [f"agentapps:{redis_project.namespace}:checkpoint:run-1"]
+    assert not (agentic.project.root / ".agent-apps" / "checkpoints").exists()
+
+    resumed = agentic.run("--json", "--resume", "1", **url)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["result"] == {"seen": list(range(1, TURNS + 1)), "topic": "tides"}
+    assert _show(agentic, 1)["turns"] == TURNS
+
+
+def test_record_writes_the_turns_before_a_kill_and_the_resume_completes_the_recording(long_run):
+    recording = long_run.project.root / "rec.json"
+    _kill_at_hold(long_run, "--record", str(recording), "long", "--topic", "tides")
+    before = json.loads(recording.read_text())
+    assert [t["text"] for t in before["turns"]] == [f"turn {n}" for n in range(1, HOLD_AT)]
+
+    assert long_run.run("--resume", "1").returncode == 0  # records to the same file
+    after = json.loads(recording.read_text())
+    assert [t["text"] for t in after["turns"]] == [f"turn {n}" for n in range(1, TURNS + 1)]
+    replayed = long_run.run("--json", "--replay", str(recording), "long", "--topic", "tides")
+    assert json.loads(replayed.stdout)["result"] == {"seen": list(range(1, TURNS + 1)), "topic": "tides"}
+
+
+def test_a_checkpoint_holds_no_declared_secret(agentic):
+    agentic.code("peek", "import os\nreturn 'the key is ' + os.environ['RESUME_TOKEN']",
+                 meta={"env": ["RESUME_TOKEN"]})
+    agentic.skill("peeks", [{"code": "return await ctx.manager.invoke('peek', {})"},
+                            {"code": "memory.saw = 'x'"}, {"error": "the model went away"}],
+                  meta={"env": ["RESUME_TOKEN"]})
+    failed = agentic.run("peeks", RESUME_TOKEN="s3cr3t-resume-77")
+    assert failed.returncode == 1, failed.stderr
+    saved = (agentic.project.root / ".agent-apps" / "checkpoints" / "run-1.json").read_text()
+    assert "s3cr3t-resume-77" not in saved and "[redacted:RESUME_TOKEN]" in saved
+    assert '"turn": 2' in saved
+
+
+def test_a_checkpoint_that_cannot_be_written_does_not_fail_the_run(long_run, tmp_path):
+    from tests.support.full_disk import full_disk
+
+    with full_disk(long_run.project.root / ".agent-apps" / "checkpoints"):
+        result = long_run.run("--json", "long", "--topic", "tides")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["result"]["seen"] == list(range(1, TURNS + 1))
+    assert result.stderr.count("checkpoint of run 1 was not saved") == 1, result.stderr
+    assert "No space left on device" in result.stderr or "no space" in result.stderr.lower()
+    assert _show(long_run, 1)["exit_code"] == 0
+
+
+FLAKY = """import asyncio, pathlib
+if pathlib.Path('once').exists():  # the first delivery stalls past model.deadline; a redelivery goes on
+    pathlib.Path('once').unlink()
+    await asyncio.sleep(30)
+return 'ok'"""
+
+
+def test_a_worker_resumes_a_failed_event_instead_of_restarting_it(redis_project, agentic):  # noqa: F811
+    from agentapps.events.streams import streams_for
+
+    agentic.code("flaky", FLAKY)
+    turns = [{"text": f"turn {n}", "usage": USAGE, "code": f"memory.seen = [...(memory.seen || []), {n}];"
+              + (" await ctx.manager.invoke('flaky', {});" if n == 3 else "")
+              + (" ctx.manager.finish({seen: memory.seen});" if n == 5 else "")} for n in range(1, 6)]
+    agentic.skill("triage", turns, params={"type": "object", "properties": {"event": {"type": "object"}}},
+                  model={"id": "scripted-model", "pricing": PRICING, "deadline": float(STALL_SECONDS),
+                         "snippetTimeout": 20})
+    (agentic.project.root / "once").touch()
+    streams_for(redis_project.project.boot().globals).emit("jobs", "job", {"n": 1})
+
+    done = redis_project.cli("worker", "jobs", "--group", "g", "--handler", "triage", "--max-events", "2",
+                             "--max-deliveries", "2", "-q", timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "delivery 1 of 2" in done.stderr  # the first try failed (model.deadline) and was released
+    # the second delivery went on from turn 3, with the first try's memory
+    assert [r["turn"] for r in agentic.requests()] == [1, 2, 3, 3, 4, 5]
+    rows = sorted(_runs(agentic), key=lambda r: r["id"])
+    assert [r["exit_code"] for r in rows] == [4, 0]
+    # each try's record holds what that try spent: the tokens of the five turns counted once
+    assert sum(r["input_tokens"] for r in rows) == 5 * USAGE["inputTokens"]
+    assert [r["input_tokens"] for r in rows] == [2 * USAGE["inputTokens"], 3 * USAGE["inputTokens"]]
+    left = redis_project.keys()  # a list of the project's Redis keys
+    assert not [k for k in left if ":checkpoint:" in k]  # the event is done: its checkpoint is dropped
+
+
+def test_a_timed_out_run_resumes_and_runner_options_given_again_win(long_run):
+    root = long_run.project.root
+    (root / "hold").touch()
+    timed_out = long_run.run("--timeout", STALL_SECONDS, "long", "--topic", "tides", real_process=True)
+    assert timed_out.returncode == 4, timed_out.stderr
+    assert (root / "at-hold").exists(), f"turn {HOLD_AT} was not reached in {STALL_SECONDS} s"
+    [row] = _runs(long_run)
+    assert (row["exit_code"], row["turns"]) == (4, HOLD_AT)  # its end was recorded over the checkpoint's
+    (root / "hold").unlink()
+
+    resumed = long_run.run("--json", "--timeout", "60", "--resume", "1", real_process=True)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["result"] == {"seen": list(range(1, TURNS + 1)), "topic": "tides"}
+    shown = _show(long_run, 1)
+    # the turn the timeout cut short was run again, and is counted once
+    assert (shown["exit_code"], shown["turns"], shown["input_tokens"]) == (0, TURNS, TURNS * USAGE["inputTokens"])
