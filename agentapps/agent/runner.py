@@ -226,6 +226,8 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
     refs: list[str] = []
     trace.announce("agent-start", {"skill": skill, "model": config["id"], "provider": config["agent"]})
     sandbox.set_timeout(limits.snippet_timeout)
+    if inbox is not None:  # read from here on: until its end, a message sent can be taken
+        inbox.open()
     try:
         refs.append(create_callback_ref(g, on_invoke, label="agent-invoke"))
         refs.append(create_callback_ref(g, on_hook, label="agent-hook"))
@@ -252,6 +254,8 @@ async def _run_planned(ctx: Context, args: dict[str, Any], p: Plan, sandbox: San
                                               else "error")
         raise
     finally:
+        if inbox is not None:
+            inbox.close()
         for ref in refs:
             release_callback_ref(g, ref)
         if ticket is not None and len(refs) > 1:

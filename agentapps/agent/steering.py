@@ -13,6 +13,9 @@ event loop thread (a host on another thread posts with `loop.call_soon_threadsaf
 
 What is taken goes into the agent's trace (`steer`, `follow-up`: redacted like every trace entry)
 and so out as events. Messages still queued when the run ends are not taken.
+
+Hosts check a message with `checked_message` (one rule for every door) and may ask `untaken` whether
+one sent now could still be taken: not once the run's agent has ended, nor when nothing reads it.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from agentapps.agent.code import tool_result
+from agentapps.errors import UsageError
 
 if TYPE_CHECKING:
     from agentapps.agent.state import AgentRun
@@ -32,6 +36,16 @@ STEERED = ("Interrupted: the user steered the run (their message follows), so th
            "the last snippet that completed.")
 SKIPPED = "The user steered the run (their message follows); this call did not run."
 MAX_MESSAGE = 32_000  # characters of one steering or follow-up message
+KINDS = ("steer", "follow-up")
+
+
+def checked_message(kind: Any, text: Any) -> str:
+    """`text` as a message of `kind` for a running agent; a UsageError says what is wrong."""
+    if kind not in KINDS:
+        raise UsageError("'kind' must be 'steer' or 'follow-up'.")
+    if not isinstance(text, str) or not text.strip() or len(text) > MAX_MESSAGE:
+        raise UsageError(f"'message' must be a non-empty string of at most {MAX_MESSAGE} characters.")
+    return text
 
 
 class Inbox:
@@ -41,6 +55,26 @@ class Inbox:
         self.steers: list[str] = []
         self.follow_ups: list[str] = []
         self._running: asyncio.Task[Any] | None = None
+        self.readers = 0  # agents reading it now (the run's outermost one; one after another)
+        self.was_read = False
+
+    def open(self) -> None:
+        """An agent of the run starts reading the inbox."""
+        self.readers += 1
+        self.was_read = True
+
+    def close(self) -> None:
+        """That agent has ended."""
+        self.readers -= 1
+
+    def untaken(self, runs_agent: bool) -> str | None:
+        """Why a message sent now would never be taken, or None. `runs_agent`: the run's skill is an
+        agent skill, whose agent reads the inbox once the run gets to it."""
+        if self.readers > 0:
+            return None
+        if self.was_read:
+            return "its agent has already ended"
+        return None if runs_agent else "it runs no agent"
 
     def steer(self, text: str) -> None:
         """Interrupt the running snippet; `text` is processed in the next model step."""

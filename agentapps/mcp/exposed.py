@@ -34,6 +34,7 @@ class Offer:
     shape: dict[str, Any]  # the MCP Tool: name, description, inputSchema, outputSchema?
     params: dict[str, Any] | None
     structured: bool  # its `returns` is an object schema: results go out as structured content
+    agent: bool = False  # an agent skill (markdown): its runs take steering and follow-ups
 
 
 def selected(policy: Policy, tool: ToolDef) -> bool:
@@ -77,7 +78,7 @@ def offer(tool: ToolDef, lookup: Lookup) -> Offer:
     structured = isinstance(returns, dict) and returns.get("type") == "object"
     if structured:
         shape["outputSchema"] = returns
-    return Offer(tool.name, shape, params, structured)
+    return Offer(tool.name, shape, params, structured, agent=tool.kind == "markdown")
 
 
 @dataclass

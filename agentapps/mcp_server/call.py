@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
+from agentapps.agent.steering import INBOX, Inbox
 from agentapps.context.context import Globals
 from agentapps.errors import AgentAppsError, InterruptedError_
 from agentapps.lifecycle.failure import one_line, record
@@ -102,6 +103,8 @@ def describe(type_: str, data: dict[str, Any]) -> str | None:
         return f"retrying: {data.get('error')}"
     if type_ == "agent-complete":
         return f"agent finished: {data.get('stopReason')}"
+    if type_ in ("agent-steer", "agent-follow-up"):
+        return f"{type_[6:]} taken: {data.get('text')}"
     if type_ == "mcp-start":
         return f"starting MCP server '{data.get('server')}'"
     if type_ == "mcp-reconnect":
@@ -180,8 +183,9 @@ def failure(error: dict[str, Any]) -> types.CallToolResult:
 
 
 async def serve_call(g: Globals, ctx: Any, name: str, args: dict[str, Any], *, structured: bool,
-                     policy: Policy | None, heartbeat: float) -> types.CallToolResult:
-    """Run skill `name` for the request `ctx`; every outcome but a cancellation is a tool result."""
+                     policy: Policy | None, heartbeat: float, inbox: Inbox | None = None) -> types.CallToolResult:
+    """Run skill `name` for the request `ctx`; every outcome but a cancellation is a tool result.
+    `inbox`: where steering and follow-ups for its agent arrive (the tool agentapps_message)."""
     # this call is a run of its own (lifecycle/served.py), in the trace its HTTP request names
     run = begin(g, policy, traceparent=_traceparent(ctx))
     client = Client(ctx.session, ctx.request_id)
@@ -189,7 +193,7 @@ async def serve_call(g: Globals, ctx: Any, name: str, args: dict[str, Any], *, s
     wants_progress = meta.get("progress_token", meta.get("progressToken")) is not None
     sink = Sink(ctx.session, heartbeat, g.internals) if wants_progress else None
     tokens = (REPORT.set(sink.event if sink is not None else None),
-              ASK.set(client.approve if client.can_ask else None), FORWARD.set(client.forward))
+              ASK.set(client.approve if client.can_ask else None), FORWARD.set(client.forward), INBOX.set(inbox))
     started = time.perf_counter()
     error: BaseException | None = None
     try:
@@ -205,6 +209,7 @@ async def serve_call(g: Globals, ctx: Any, name: str, args: dict[str, Any], *, s
         REPORT.reset(tokens[0])
         ASK.reset(tokens[1])
         FORWARD.reset(tokens[2])
+        INBOX.reset(tokens[3])
         if sink is not None:
             await sink.close()
         found = None if error is None else record(error, g.internals.redactor, skill=name)

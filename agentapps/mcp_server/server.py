@@ -19,6 +19,7 @@ from mcp.shared.exceptions import MCPError
 from agentapps.context.context import Globals
 from agentapps.errors import AgentAppsError, ArgsError
 from agentapps.mcp.exposed import Exposure
+from agentapps.mcp_server import messages
 from agentapps.mcp_server.call import failure, serve_call
 from agentapps.schemas.validation import check_limits, validate
 from agentapps.tools.names import unknown_args_hint
@@ -35,9 +36,10 @@ class Served:
     exposure: Exposure
     heartbeat: float
     peers: OrderedDict[int, Any] = field(default_factory=OrderedDict)
+    calls: messages.Calls = field(default_factory=messages.Calls)  # running, for agentapps_message
 
     def remember(self, session: Any) -> None:
-        key = id(getattr(session, "_connection", session))
+        key = id(messages.peer(session))
         self.peers[key] = session
         self.peers.move_to_end(key)
         while len(self.peers) > MAX_PEERS:
@@ -60,8 +62,15 @@ class Served:
 
     async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         self.remember(ctx.session)
-        return types.ListToolsResult(tools=[types.Tool.model_validate(o.shape, by_name=False)
-                                            for o in self.exposure.offers.values()])
+        shapes = [o.shape for o in self.exposure.offers.values()]
+        if self.takes_messages:
+            shapes.append(messages.SHAPE)
+        return types.ListToolsResult(tools=[types.Tool.model_validate(s, by_name=False) for s in shapes])
+
+    @property
+    def takes_messages(self) -> bool:
+        """`agentapps_message` is offered: some offered skill is an agent skill."""
+        return any(o.agent for o in self.exposure.offers.values())
 
     def _offer(self, name: str) -> Any:
         """The offered tool `name`; an unknown one is a protocol error (the client asked for
@@ -89,12 +98,18 @@ class Served:
 
     async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         args = dict(params.arguments or {})
+        if params.name == messages.NAME and self.takes_messages:
+            return self.calls.message(ctx, args)
         offer = self._offer(params.name)
         invalid = self._invalid(offer, params.name, args)
         if invalid is not None:
             return failure({"message": self.g.internals.redactor.redact(invalid)})
-        return await serve_call(self.g, ctx, params.name, args, structured=offer.structured,
-                                policy=self.exposure.policy, heartbeat=self.heartbeat)
+        running = self.calls.start(ctx, params.name, offer.agent)
+        try:
+            return await serve_call(self.g, ctx, params.name, args, structured=offer.structured,
+                                    policy=self.exposure.policy, heartbeat=self.heartbeat, inbox=running.inbox)
+        finally:
+            self.calls.end(running)
 
 
 class _Server(Server[Any]):

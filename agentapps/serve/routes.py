@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from agentapps.agent.steering import MAX_MESSAGE
+from agentapps.agent.steering import checked_message
 from agentapps.errors import DeniedError, UsageError
 from agentapps.serve.calls import (
     admit,
@@ -150,9 +150,14 @@ async def cancel(request: Request) -> Response:
 
 async def _message(request: Request, kind: str) -> Response:
     server, data, stream = await _owned_stream(request)
-    text = data.get("message")
-    if not isinstance(text, str) or not text.strip() or len(text) > MAX_MESSAGE:
-        raise Refused(400, UsageError(f"'message' must be a non-empty string of at most {MAX_MESSAGE} characters."))
+    try:
+        text = checked_message(kind, data.get("message"))
+    except UsageError as exc:
+        raise Refused(400, exc) from None
+    held = server.live.get(stream)  # a stream another replica holds is told there, unchecked
+    untaken = None if held is None else held.inbox.untaken(held.runs_agent)
+    if untaken is not None:
+        raise Refused(409, UsageError(f"Stream '{stream}' cannot take the message: {untaken}."))
     await server.coord.message(stream, kind, text)
     return JSONResponse({"ok": True, "streamId": stream, "queued": kind}, status_code=202)
 

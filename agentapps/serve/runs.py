@@ -155,6 +155,12 @@ class LiveRun:
         if self.task is not None and not self.task.done():
             self.task.cancel()
 
+    @property
+    def runs_agent(self) -> bool:
+        """Its skill is an agent skill: the agent reads the inbox once the run gets to it."""
+        offer = self.server.exposure.offers.get(self.skill)
+        return offer is not None and offer.agent
+
     def steer(self, text: str) -> None:
         """Steer the run's agent: its running tool calls stop, so the approvals they wait for are
         called off (`cancelled`); `text` is the model's next step."""
