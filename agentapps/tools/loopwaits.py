@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "0f1c87ac881a"
+STAMP = "27d2d03c3bac"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -183,6 +183,7 @@ WAITS = {
     "agentapps.mcp_server": False,
     "agentapps.mcp_server.call": True,
     "agentapps.mcp_server.command": True,
+    "agentapps.mcp_server.messages": True,
     "agentapps.mcp_server.server": True,
     "agentapps.net": False,
     "agentapps.net.addresses": False,

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.serve.conftest import Served, make_project, start
-from tests.serve.skills import GREET, LEAKY, SECRET
+from tests.serve.skills import GREET, LEAKY, SECRET, SLOW
 from tests.serve.test_api import ALICE, BOB, Stream
 from tests.support.waiting import wait_for
 
@@ -26,6 +26,16 @@ ASKER = [{"text": "Greeting.", "code": ["return await ctx.manager.invoke('greet'
          {"text": "Steered."}]
 TALKER = [{"text": "Working.", "code": ["return 6 * 7"], "delay": 1.0}, {"text": "First answer."},
           {"text": "Second answer."}]
+AFTER = """
+import asyncio
+
+frontmatter = {"name": "after", "description": "Asks an agent, then sleeps.", "metadata": {"params": {"type": "object"}}}
+
+async def run(ctx, args):
+    said = await ctx.manager.invoke("quick", {})
+    await asyncio.sleep(3)
+    return said
+"""
 
 
 def _agent(project: Any, name: str, turns: list[dict[str, Any]], allowed: str | None = None,
@@ -70,6 +80,8 @@ def served(project: Any) -> Iterator[Served]:
     _agent(project, "asker", ASKER, allowed="greet", trust="greet")  # its call of greet waits for approval
     _agent(project, "waiter", [{"text": "Waiting.", "delay": 3}, {"text": "unused"}])
     _agent(project, "quick", [{"text": "Done at once."}])
+    project.write("slow.skill.py", SLOW)
+    project.write("after.skill.py", AFTER)
     server = start(project, "--token", ALICE, "--token", BOB, "--timeout", "60", "--heartbeat", "0.2",
                    env={"SERVE_TEST_SECRET": SECRET})
     yield server
@@ -189,3 +201,18 @@ def test_a_secret_in_a_steer_is_redacted_wherever_it_is_shown(served, project):
     written = [p for root in (project.root, project.home) for p in root.rglob("*")
                if p.is_file() and not p.name.endswith(".requests.jsonl")]
     assert written and not [p for p in written if SECRET in p.read_text(errors="replace")]
+
+
+def test_a_run_with_no_agent_or_whose_agent_ended_is_409(served, project):
+    slow = Stream(served, "slow", {"seconds": 3})
+    refused = _post(served, "/steer", {"streamId": slow.id, "message": "hurry"})
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["error"]["message"] == f"Stream '{slow.id}' cannot take the message: it runs no agent."
+    after = Stream(served, "after")
+    after.wait_for("agent-complete")  # its agent answered; the code skill goes on sleeping
+    for path in ("/steer", "/follow-up"):
+        late = _post(served, path, {"streamId": after.id, "message": "too late"})
+        assert late.status_code == 409, late.text
+        assert late.json()["error"]["message"].endswith("cannot take the message: its agent has already ended.")
+    assert dict(after.finish())["result"]["result"] == "Done at once."
+    assert dict(slow.finish())["result"]["result"] == "slept"
