@@ -198,17 +198,19 @@ def test_a_code_skill_call_runs_no_agent_to_message(agents):
     assert text(refused) == "The call with progressToken \"s-1\" (skill 'slow') cannot take the message: it runs no agent."
 
 
-def test_the_tool_is_absent_when_only_code_skills_are_offered(agents):
-    async def session() -> list[str]:
-        async with Client(stdio(agents, "--allowed-tools", "greet")) as client:
+def test_the_tool_is_offered_beside_agent_skills_and_absent_when_only_code_skills_are(agents):
+    async def session(*extra: str) -> list[str]:
+        async with Client(stdio(agents, *extra)) as client:
             names = [t.name for t in (await client.list_tools()).tools]
-            from mcp.shared.exceptions import MCPError
+            if "agentapps_message" not in names:
+                from mcp.shared.exceptions import MCPError
 
-            with pytest.raises(MCPError, match="Unknown tool 'agentapps_message'"):
-                await message(client, requestId=1, kind="steer", message="hi")
+                with pytest.raises(MCPError, match="Unknown tool 'agentapps_message'"):
+                    await message(client, requestId=1, kind="steer", message="hi")
             return names
 
-    assert run(session()) == ["greet"]
+    assert sorted(run(session())) == ["agentapps_message", "greet", "sleeper", "talker", "waiter"]
+    assert run(session("--allowed-tools", "greet")) == ["greet"]
 
 
 @pytest.fixture(scope="module")
