@@ -64,7 +64,7 @@ async def run(ctx, args):
 """
 TURNS = [{"text": "Looking.", "code": ["return 1"], "delay": 0.4}, {"text": "Still looking.", "code": ["return 2"],
          "delay": 0.4}, {"text": "Found it.", "delay": 0.4}]
-OFFERED = ["boom", "greet", "risky", "secretive", "story"]
+OFFERED = ["agentapps_message", "boom", "greet", "risky", "secretive", "story"]  # story is an agent skill
 
 
 @pytest.fixture
