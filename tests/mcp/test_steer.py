@@ -118,19 +118,25 @@ def test_a_steer_over_stdio_interrupts_a_running_shell_call_and_the_next_model_s
     assert not _sleeping()
 
 
-def test_a_call_is_named_by_its_request_id_too(agents):
+def test_a_call_is_named_by_its_request_id_too_and_its_progress_tells_of_the_steer(agents):
+    seen: list[str] = []
+
+    async def progress(done: float, total: float | None, said: str | None) -> None:
+        seen.append(said or "")
+
     async def session() -> types.CallToolResult:
         async with Client(stdio(agents)) as client:
             # a client that knows its request ids (this SDK mints them itself unless given one)
             request = {"name": "sleeper", "arguments": {}}
             call = asyncio.ensure_future(client.session._dispatcher.send_raw_request(
-                "tools/call", request, {"request_id": "call-7"}))
+                "tools/call", request, {"request_id": "call-7", "on_progress": progress}))
             await _until(_sleeping, "the shell command to start")
             sent = await message(client, requestId="call-7", kind="steer", message="Enough sleeping.")
             assert not sent.is_error, text(sent)
             return types.CallToolResult.model_validate(await call)
 
     _assert_steered(agents, run(session()), "Enough sleeping.")
+    assert "steer taken: Enough sleeping." in seen
 
 
 def test_a_follow_up_over_stdio_continues_the_run(agents):
