@@ -8,7 +8,10 @@ import asyncio
 from types import SimpleNamespace
 from typing import Any
 
-from agentapps.agent.steering import SKIPPED, STEERED, Inbox, directive_for
+import pytest
+
+from agentapps.agent.steering import SKIPPED, STEERED, Inbox, checked_message, directive_for
+from agentapps.errors import UsageError
 
 
 class Recorded:
@@ -94,3 +97,31 @@ def test_a_steer_cancels_the_running_snippet_and_its_result_says_so():
 
     result, cancelled = asyncio.run(scenario())
     assert cancelled and result["status"] == "error" and STEERED in result["text"]
+
+
+def test_a_message_can_be_taken_while_an_agent_reads_the_inbox_or_before_an_agent_skill_starts():
+    inbox = Inbox()
+    assert inbox.untaken(runs_agent=True) is None  # its agent is still to start
+    assert inbox.untaken(runs_agent=False) == "it runs no agent"
+    inbox.open()  # a code skill's call of an agent skill: that agent reads it
+    assert inbox.untaken(runs_agent=False) is None
+    inbox.close()
+    assert inbox.untaken(runs_agent=True) == inbox.untaken(runs_agent=False) == "its agent has already ended"
+    inbox.open()  # the next agent of the same run
+    assert inbox.untaken(runs_agent=False) is None
+
+
+@pytest.mark.parametrize(("kind", "text", "error"), [
+    ("nudge", "hi", "'kind' must be 'steer' or 'follow-up'."),
+    ("steer", " \n", "'message' must be a non-empty string of at most 32000 characters."),
+    ("follow-up", None, "'message' must be a non-empty string of at most 32000 characters."),
+    ("steer", "x" * 32_001, "'message' must be a non-empty string of at most 32000 characters."),
+])
+def test_a_bad_message_is_a_usage_error(kind, text, error):
+    with pytest.raises(UsageError) as refused:
+        checked_message(kind, text)
+    assert refused.value.message == error
+
+
+def test_a_good_message_is_kept_as_sent():
+    assert checked_message("follow-up", "x" * 32_000) == "x" * 32_000

@@ -75,7 +75,7 @@ def stdio(project: Any, *extra: str) -> StdioServerParameters:
 
 
 def run(coro: Awaitable[Any]) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, TIMEOUT))  # type: ignore[arg-type]
+    return asyncio.run(asyncio.wait_for(coro, TIMEOUT))
 
 
 def text(result: types.CallToolResult) -> str:
