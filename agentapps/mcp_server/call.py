@@ -5,6 +5,7 @@ through elicitation, and a client's cancellation cancelling the run."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import logging
@@ -13,12 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
-from agentapps.agent.steering import INBOX, Inbox
+from agentapps.agent.steering import INBOX
 from agentapps.context.context import Globals
 from agentapps.errors import AgentAppsError, InterruptedError_
 from agentapps.lifecycle.failure import one_line, record
 from agentapps.lifecycle.served import REPORT, begin, invoke
 from agentapps.mcp.elicit import FORWARD, Answer
+from agentapps.mcp_server.messages import Running
 from agentapps.secrets import redact
 from agentapps.tools.policy import Policy
 from agentapps.trust import ASK
@@ -128,6 +130,7 @@ class Client:
         self.loop = asyncio.get_running_loop()
         caps = session.client_capabilities
         self.can_ask = caps is not None and caps.elicitation is not None and session.can_send_request
+        self.asking: set[concurrent.futures.Future[Any]] = set()  # approval questions awaiting an answer
 
     async def _elicit(self, message: str, schema: dict[str, Any]) -> Any:
         return await self.session.elicit_form(message, schema, related_request_id=self.request_id)
@@ -135,13 +138,22 @@ class Client:
     def approve(self, question: str, timeout: float) -> str:
         """trust.ASK: runs in decide()'s worker thread; the question goes out on the loop."""
         future = asyncio.run_coroutine_threadsafe(self._elicit(question, APPROVAL), self.loop)
+        self.asking.add(future)
         try:
             answer = future.result(timeout)
-        except Exception:  # noqa: BLE001 - no answer in time, or the client refused to answer
+        except Exception:  # noqa: BLE001 - no answer in time, called off, or the client refused to answer
             future.cancel()
             return "deny"
+        finally:
+            self.asking.discard(future)
         content = answer.content or {}
         return str(content.get("answer")) if answer.action == "accept" else "deny"
+
+    def call_off(self) -> None:
+        """Withdraw the approval questions waiting for the client (a steer stopped the calls that
+        asked them): the requests are cancelled, and the calls denied."""
+        for future in list(self.asking):
+            future.cancel()
 
     async def forward(self, server: str, message: str, schema: dict[str, Any]) -> Answer:
         if not self.can_ask:
@@ -183,17 +195,20 @@ def failure(error: dict[str, Any]) -> types.CallToolResult:
 
 
 async def serve_call(g: Globals, ctx: Any, name: str, args: dict[str, Any], *, structured: bool,
-                     policy: Policy | None, heartbeat: float, inbox: Inbox | None = None) -> types.CallToolResult:
+                     policy: Policy | None, heartbeat: float, running: Running | None = None) -> types.CallToolResult:
     """Run skill `name` for the request `ctx`; every outcome but a cancellation is a tool result.
-    `inbox`: where steering and follow-ups for its agent arrive (the tool agentapps_message)."""
+    `running`: the call as the tool agentapps_message finds it (its agent's inbox)."""
     # this call is a run of its own (lifecycle/served.py), in the trace its HTTP request names
     run = begin(g, policy, traceparent=_traceparent(ctx))
     client = Client(ctx.session, ctx.request_id)
+    if running is not None:
+        running.call_off = client.call_off
     meta = ctx.meta or {}
     wants_progress = meta.get("progress_token", meta.get("progressToken")) is not None
     sink = Sink(ctx.session, heartbeat, g.internals) if wants_progress else None
     tokens = (REPORT.set(sink.event if sink is not None else None),
-              ASK.set(client.approve if client.can_ask else None), FORWARD.set(client.forward), INBOX.set(inbox))
+              ASK.set(client.approve if client.can_ask else None), FORWARD.set(client.forward),
+              INBOX.set(running.inbox if running is not None else None))
     started = time.perf_counter()
     error: BaseException | None = None
     try:

@@ -13,6 +13,7 @@ so its `_` keeps it apart from every skill); everything wrong is an `isError` re
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +21,6 @@ import mcp_types as types
 
 from agentapps.agent.steering import KINDS, MAX_MESSAGE, Inbox, checked_message
 from agentapps.errors import UsageError
-from agentapps.mcp_server.call import failure
 
 NAME = "agentapps_message"
 KEYS = ("requestId", "progressToken")
@@ -60,6 +60,7 @@ class Running:
     runs_agent: bool
     ids: dict[str, str]  # "requestId" / "progressToken" -> its value as text
     inbox: Inbox = field(default_factory=Inbox)
+    call_off: Callable[[], None] | None = None  # withdraws the approval questions it put to the client
 
 
 def _key(value: Any) -> str | None:
@@ -118,8 +119,10 @@ class Calls:
             if untaken is not None:
                 raise UsageError(f"The call with {said} (skill '{call.skill}') cannot take the message: {untaken}.")
         except UsageError as exc:
-            return failure({"message": exc.message})
-        if args["kind"] == "steer":
+            return types.CallToolResult(content=[types.TextContent(type="text", text=exc.message)], is_error=True)
+        if args["kind"] == "steer":  # the stopped snippet's questions are called off, as serve does
+            if call.call_off is not None:
+                call.call_off()
             call.inbox.steer(text)
         else:
             call.inbox.follow_up(text)

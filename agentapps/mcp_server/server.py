@@ -107,7 +107,7 @@ class Served:
         running = self.calls.start(ctx, params.name, offer.agent)
         try:
             return await serve_call(self.g, ctx, params.name, args, structured=offer.structured,
-                                    policy=self.exposure.policy, heartbeat=self.heartbeat, inbox=running.inbox)
+                                    policy=self.exposure.policy, heartbeat=self.heartbeat, running=running)
         finally:
             self.calls.end(running)
 

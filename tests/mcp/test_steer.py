@@ -26,16 +26,18 @@ SLEEPER = [{"text": "Sleeping.", "code": [f"await ctx.manager.invoke('shell', {{
 TALKER = [{"text": "Working.", "code": ["return 6 * 7"], "delay": 1.0}, {"text": "First answer."},
           {"text": "Second answer."}]
 WAITER = [{"text": "Waiting.", "delay": 2.0}, {"text": "unused"}]
+ASKER = [{"text": "Greeting.", "code": ["return await ctx.manager.invoke('greet', {name: 'Bob'})"]},
+         {"text": "Steered."}]
 
 
-def _agent(project: Any, name: str, turns: list[dict[str, Any]], allowed: str | None = None) -> None:
+def _agent(project: Any, name: str, turns: list[dict[str, Any]], allowed: str | None = None, **meta: Any) -> None:
     """A markdown skill played by agent-scripted, logging what its model is sent."""
     project.write(f"{name}.turns.json", json.dumps({"turns": turns}))
     model = {"agent": "agent-scripted", "script": f"{name}.turns.json", "snippetTimeout": 60,
              "requests": str(project.root / f"{name}.requests.jsonl")}
     head = f"allowed-tools: {allowed}\n" if allowed else ""
     project.write(f"{name}.skill.md", f"---\nname: {name}\ndescription: A scripted agent.\n{head}"
-                  f"metadata: {json.dumps({'model': model, 'params': {'type': 'object'}})}\n---\nDo the task.\n")
+                  f"metadata: {json.dumps({'model': model, 'params': {'type': 'object'}, **meta})}\n---\nDo the task.\n")
 
 
 def _requests(project: Any, name: str) -> list[dict[str, Any]]:
@@ -61,6 +63,7 @@ def _fill(project: Any) -> Any:
     _agent(project, "sleeper", SLEEPER, allowed="shell")
     _agent(project, "talker", TALKER)
     _agent(project, "waiter", WAITER)
+    _agent(project, "asker", ASKER, allowed="greet", trust="greet")  # its call of greet asks the client
     return project
 
 
@@ -139,6 +142,35 @@ def test_a_call_is_named_by_its_request_id_too_and_its_progress_tells_of_the_ste
     assert "steer taken: Enough sleeping." in seen
 
 
+def test_a_steer_withdraws_the_approval_question_the_stopped_call_put_to_the_client(agents):
+    asked: list[str] = []
+    withdrawn = asyncio.Event()
+
+    async def never_answer(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        try:
+            await asyncio.sleep(TIMEOUT)
+        except asyncio.CancelledError:
+            withdrawn.set()
+            raise
+        return types.ElicitResult(action="accept", content={"answer": "once"})
+
+    async def session() -> types.CallToolResult:
+        async with Client(stdio(agents), mode="legacy", elicitation_callback=never_answer) as client:
+            call = start(client, "asker", "ask-1")
+            await _until(lambda: asked, "the approval question")
+            sent = await message(client, progressToken="ask-1", kind="steer", message="Do not greet.")
+            assert not sent.is_error, text(sent)
+            result = await call
+            await asyncio.wait_for(withdrawn.wait(), 10)  # the question is gone while the session lasts
+            return result
+
+    result = run(session())
+    assert text(result) == "Steered." and len(asked) == 1
+    second = _requests(agents, "asker")[1]["input"]
+    assert "Interrupted: the user steered the run" in second[0]["text"] and second[1] == "Do not greet."
+
+
 def test_a_follow_up_over_stdio_continues_the_run(agents):
     async def session() -> tuple[types.CallToolResult, types.CallToolResult]:
         async with Client(stdio(agents)) as client:
@@ -215,7 +247,7 @@ def test_the_tool_is_offered_beside_agent_skills_and_absent_when_only_code_skill
                     await message(client, requestId=1, kind="steer", message="hi")
             return names
 
-    assert sorted(run(session())) == ["agentapps_message", "greet", "sleeper", "talker", "waiter"]
+    assert sorted(run(session())) == ["agentapps_message", "asker", "greet", "sleeper", "talker", "waiter"]
     assert run(session("--allowed-tools", "greet")) == ["greet"]
 
 
