@@ -96,8 +96,12 @@ def _dollars(raw: str) -> float:
     return value
 
 
+MAX_RUN_ID = 2**63 - 1  # the largest id the run log (SQLite) can hold
+
+
 def _run_id(raw: str) -> int:
-    if not raw.isdigit() or int(raw) < 1:
+    # ASCII digits only ('²' is a digit to str.isdigit but not to int) and within SQLite's integers
+    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= MAX_RUN_ID:
         raise UsageError(f"--resume expects a run id (a number 'agentapps runs list' shows), got {raw!r:.60}.")
     return int(raw)
 
