@@ -32,6 +32,8 @@ STEERED = ("Interrupted: the user steered the run (their message follows), so th
            "the last snippet that completed.")
 SKIPPED = "The user steered the run (their message follows); this call did not run."
 MAX_MESSAGE = 32_000  # characters of one steering or follow-up message
+MAX_WAITING = 16  # messages of one kind waiting for the agent; more are not kept (a flood must not
+#                   grow the host's memory, nor the one user turn they are all sent in, without end)
 
 
 class Inbox:
@@ -42,15 +44,27 @@ class Inbox:
         self.follow_ups: list[str] = []
         self._running: asyncio.Task[Any] | None = None
 
-    def steer(self, text: str) -> None:
-        """Interrupt the running snippet; `text` is processed in the next model step."""
-        self.steers.append(text)
+    def full(self, kind: str) -> bool:
+        """MAX_WAITING messages of `kind` ("steer" or "follow-up") wait already."""
+        return len(self.steers if kind == "steer" else self.follow_ups) >= MAX_WAITING
+
+    def steer(self, text: str) -> bool:
+        """Interrupt the running snippet; `text` is processed in the next model step. False when
+        MAX_WAITING steers wait already: the snippet still stops, but `text` is not kept."""
+        kept = not self.full("steer")
+        if kept:
+            self.steers.append(text)
         if self._running is not None and not self._running.done():
             self._running.cancel()
+        return kept
 
-    def follow_up(self, text: str) -> None:
-        """Queue `text` as the next user turn, for when the model would end the run."""
+    def follow_up(self, text: str) -> bool:
+        """Queue `text` as the next user turn, for when the model would end the run; False (not
+        kept) when MAX_WAITING follow-ups wait already."""
+        if self.full("follow-up"):
+            return False
         self.follow_ups.append(text)
+        return True
 
     def clear(self) -> None:
         self.steers.clear()

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from agentapps.agent.steering import MAX_MESSAGE
-from agentapps.errors import DeniedError, UsageError
+from agentapps.agent.steering import MAX_MESSAGE, MAX_WAITING
+from agentapps.errors import DeniedError, LimitError, UsageError
 from agentapps.serve.calls import (
     admit,
     checked_args,
@@ -153,6 +153,10 @@ async def _message(request: Request, kind: str) -> Response:
     text = data.get("message")
     if not isinstance(text, str) or not text.strip() or len(text) > MAX_MESSAGE:
         raise Refused(400, UsageError(f"'message' must be a non-empty string of at most {MAX_MESSAGE} characters."))
+    held = server.live.get(stream)  # with Redis, another replica's run drops what it cannot keep
+    if held is not None and held.inbox.full(kind):
+        raise Refused(429, LimitError(f"{MAX_WAITING} {kind} messages already wait for the agent of stream "
+                                      f"'{stream}'; send more once it has taken them."))
     await server.coord.message(stream, kind, text)
     return JSONResponse({"ok": True, "streamId": stream, "queued": kind}, status_code=202)
 

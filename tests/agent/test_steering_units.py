@@ -8,7 +8,7 @@ import asyncio
 from types import SimpleNamespace
 from typing import Any
 
-from agentapps.agent.steering import SKIPPED, STEERED, Inbox, directive_for
+from agentapps.agent.steering import MAX_WAITING, SKIPPED, STEERED, Inbox, directive_for
 
 
 class Recorded:
@@ -94,3 +94,14 @@ def test_a_steer_cancels_the_running_snippet_and_its_result_says_so():
 
     result, cancelled = asyncio.run(scenario())
     assert cancelled and result["status"] == "error" and STEERED in result["text"]
+
+
+def test_a_flood_of_messages_keeps_at_most_max_waiting_of_each_kind():
+    inbox, run = Inbox(), _run("answered")
+    kept = [inbox.follow_up(f"f{n}") for n in range(MAX_WAITING + 5)]
+    kept += [inbox.steer(f"s{n}") for n in range(MAX_WAITING + 5)]
+    assert kept.count(True) == 2 * MAX_WAITING and inbox.full("steer") and inbox.full("follow-up")
+    directive = inbox.at_turn_end(run, {"stop": True, "result": "the answer"}, 0)
+    assert directive["message"].split("\n\n") == [*(f"s{n}" for n in range(MAX_WAITING)),
+                                                   *(f"f{n}" for n in range(MAX_WAITING))]
+    assert not inbox.full("steer") and inbox.follow_up("room again")  # taken: there is room again
