@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from agentapps.agent.steering import MAX_WAITING
-
 from tests.serve.conftest import Served, make_project, start
 from tests.serve.skills import GREET, LEAKY, SECRET
 from tests.serve.test_api import ALICE, BOB, Stream
