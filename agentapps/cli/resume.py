@@ -7,7 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentapps.errors import RunFinishedError, SkillChangedError, UnknownRunError, UsageError
+from agentapps.errors import (
+    NoCheckpointError,
+    RunFinishedError,
+    SkillChangedError,
+    StoreCorruptError,
+    UnknownRunError,
+    UsageError,
+)
 
 if TYPE_CHECKING:
     from agentapps.cli.run_options import RunOptions
@@ -36,7 +43,14 @@ def checkpoint_of(opts: RunOptions) -> dict[str, Any]:
     if row["exit_code"] == 0:
         raise RunFinishedError(f"Run {run_id} of '{row['skill']}' ended well (exit 0): there is nothing to "
                                "resume.")
-    found = load(g, run_id)
+    try:
+        found = load(g, run_id)
+    except StoreCorruptError as exc:  # not the session store's remedy: `sessions clear` keeps out of checkpoints
+        raise NoCheckpointError(f"Run {run_id}'s checkpoint {exc.file or ''} is damaged, so it cannot be resumed; "
+                                "run it again.") from None
+    from agentapps.cli.checkpoint_shape import check
+
+    check(found, run_id)  # a field a resume reads that is damaged: exit 8, not a failure mid-run
     if found.get("skill") != row["skill"]:
         raise UnknownRunError(f"The checkpoint kept for run {run_id} is of skill '{found.get('skill')}', but "
                               f"run {run_id} in {path} ran '{row['skill']}' (another project shares the "

@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "0f1c87ac881a"
+STAMP = "2b9c05602633"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -72,6 +72,7 @@ WAITS = {
     "agentapps.cli.app": True,
     "agentapps.cli.app_invoke": True,
     "agentapps.cli.boundary": False,
+    "agentapps.cli.checkpoint_shape": False,
     "agentapps.cli.commands": False,
     "agentapps.cli.compiling": True,
     "agentapps.cli.completion": True,

@@ -283,3 +283,31 @@ def test_a_timed_out_run_resumes_and_runner_options_given_again_win(long_run):
     shown = _show(long_run, 1)
     # the turn the timeout cut short was run again, and is counted once
     assert (shown["exit_code"], shown["turns"], shown["input_tokens"]) == (0, TURNS, TURNS * USAGE["inputTokens"])
+
+
+@pytest.mark.parametrize(("damage", "said"), [
+    (lambda e: e.update(messages="x"), "`messages` is not a list of messages"),
+    (lambda e: e["counts"].update(turn="abc"), "`counts.turn` is not a count"),
+    (lambda e: e.update(args="not an object"), "`args` is not an object"),
+    (lambda e: e["options"].update(timeout="soon"), "`options.timeout` is not a number"),
+    (lambda e: e["options"].update(approve=["((("]), "`options.approve`: --approve '(((': Malformed"),
+    (lambda e: e["options"].update(local=[{"x": 1}]), "`options.local` is not a list of overrides"),
+    (None, "checkpoints/run-1.json is damaged"),  # not JSON at all
+])
+def test_a_damaged_checkpoint_is_refused_in_one_line_before_anything_runs(agentic, damage, said):
+    agentic.skill("twice", [{"code": "memory.n = 1"}, {"error": "the model went away"}])
+    assert agentic.run("twice").returncode == 1
+    saved = agentic.project.root / ".agent-apps" / "checkpoints" / "run-1.json"
+    if damage is None:
+        saved.write_text(saved.read_text()[:200])
+    else:
+        body = json.loads(saved.read_text())
+        damage(body["entries"][-1])
+        saved.write_text(json.dumps(body))
+    sent = len(agentic.requests())
+
+    refused = agentic.run("--resume", "1")
+    assert refused.returncode == 8 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "Run 1's checkpoint" in refused.stderr and said in refused.stderr, refused.stderr
+    assert "sessions clear" not in refused.stderr  # a session's remedy, which does not reach checkpoints
+    assert len(agentic.requests()) == sent  # no model turn was played
