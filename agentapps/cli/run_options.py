@@ -201,6 +201,9 @@ def parse(tokens: list[str]) -> RunOptions | None:
         if option is None:
             if name in SEED_FLAGS:
                 raise UsageError(f"agentapps run has no {name}: {SEED_FLAGS[name]}")
+            if token.startswith("-") and token != "-" and opts.resume is not None:
+                raise UsageError(f"Unknown runner option {name!r}; see 'agentapps run --help'. --resume RUN_ID "
+                                 "takes no skill params: it runs the skill with the args of run RUN_ID.")
             if token.startswith("-") and token != "-":
                 raise UsageError(f"Unknown runner option {name!r}; see 'agentapps run --help'. Skill params "
                                  "go after the skill name (for the main skill, name it too, or give "

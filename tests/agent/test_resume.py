@@ -162,6 +162,9 @@ def test_resume_refuses_an_unknown_run_and_one_without_a_checkpoint(long_run):
 
     bad = long_run.run("--resume", "1", "long")
     assert bad.returncode == 2 and "names no skill" in bad.stderr
+    param = long_run.project.cli("runs", "resume", "1", "--topic", "x")  # not told to name the skill
+    assert param.returncode == 2 and param.stderr.count("\n") == 1, param.stderr
+    assert "--resume RUN_ID takes no skill params" in param.stderr and "after the skill name" not in param.stderr
     alone = long_run.run("--force", "long")
     assert alone.returncode == 2 and "--force goes with --resume" in alone.stderr
 
