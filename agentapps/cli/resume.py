@@ -56,6 +56,7 @@ def checkpoint_of(opts: RunOptions) -> dict[str, Any]:
                               f"run {run_id} in {path} ran '{row['skill']}' (another project shares the "
                               "store's namespace?); run it again.")
     saved = found.get("options") or {}
+    _unsealed(found, saved, opts)
     opts.ref = str(found["skill"])
     opts.model = opts.model or saved.get("model")
     opts.replay = opts.replay or saved.get("replay")
@@ -68,6 +69,21 @@ def checkpoint_of(opts: RunOptions) -> dict[str, Any]:
 
         opts.local = [Override(o["source"], o["path"], o["value"], bool(o["text"])) for o in saved["local"]]
     return found
+
+
+def _unsealed(found: dict[str, Any], saved: dict[str, Any], opts: RunOptions) -> None:
+    """Refuse to reuse --approve, --local or --record from a checkpoint this user did not write on
+    this machine (a commit or another program could have put it there): they are given again."""
+    from agentapps.agent.seal import holds
+
+    given = {"approve": bool(opts.approve), "local": bool(opts.local), "record": bool(opts.record)}
+    wanted = [k for k in ("approve", "local", "record") if saved.get(k) and not given[k]]
+    if not wanted or holds(found):
+        return
+    flags = ", ".join(f"--{k}" for k in wanted)
+    raise NoCheckpointError(f"Run {found.get('runId')}'s checkpoint holds {flags} settings that were not saved "
+                            "by you on this machine (a commit or another program may have written it), so they "
+                            f"are not reused: give {flags} again to resume it.")
 
 
 def check_skill(tool: Tool, found: dict[str, Any], force: bool) -> None:

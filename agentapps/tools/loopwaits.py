@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "2b9c05602633"
+STAMP = "8bbccbd94bd1"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -28,6 +28,7 @@ WAITS = {
     "agentapps.agent.scope": True,
     "agentapps.agent.script": False,
     "agentapps.agent.scripted": True,
+    "agentapps.agent.seal": False,
     "agentapps.agent.slots": False,
     "agentapps.agent.spend": False,
     "agentapps.agent.state": True,

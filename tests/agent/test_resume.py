@@ -314,3 +314,44 @@ def test_a_damaged_checkpoint_is_refused_in_one_line_before_anything_runs(agenti
     assert "Run 1's checkpoint" in refused.stderr and said in refused.stderr, refused.stderr
     assert "sessions clear" not in refused.stderr  # a session's remedy, which does not reach checkpoints
     assert len(agentic.requests()) == sent  # no model turn was played
+
+
+def test_approvals_local_overrides_and_record_are_reused_only_from_a_checkpoint_this_user_sealed(agentic):
+    agentic.code("note", "return 'noted'")
+    agentic.code("stall", "import asyncio, pathlib\nwhile pathlib.Path('stall').exists():\n    await asyncio.sleep(0.05)\n"
+                          "return 'went on'")
+    agentic.skill("noting", [{"code": "return await ctx.manager.invoke('note', {})"},
+                             {"code": "return await ctx.manager.invoke('stall', {})"}, {"text": "Done."}],
+                  allowed="note stall", model={"snippetTimeout": 60})
+    root = agentic.project.root
+    recording = root / "rec.json"
+    first = ("--timeout", STALL_SECONDS, "--approve", "note", "--record", str(recording), "noting")
+    (root / "stall").touch()
+    assert agentic.run(*first, real_process=True).returncode == 4  # timed out in turn 2, turn 1 saved
+    saved = root / ".agent-apps" / "checkpoints" / "run-1.json"
+    sealed = saved.read_text()
+    key = agentic.project.home / ".local" / "state" / "agentapps" / "checkpoint.key"
+    assert key.stat().st_mode & 0o777 == 0o600 and '"seal": ' in sealed
+
+    # edited (here: an approval and a file outside the project added): the settings are not reused
+    body = json.loads(sealed)
+    elsewhere = root.parent / "elsewhere.json"
+    body["entries"][-1]["options"].update(approve=["note", "shell"], record=str(elsewhere))
+    saved.write_text(json.dumps(body))
+    (root / "stall").unlink()
+    refused = agentic.run("--resume", "1", real_process=True)
+    assert refused.returncode == 8 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "holds --approve, --record settings that were not saved by you on this machine" in refused.stderr
+    assert not elsewhere.exists()
+    given = agentic.run("--resume", "1", "--approve", "note", "--record", str(recording),
+                        real_process=True)  # given again: they win
+    assert given.returncode == 0, given.stderr
+    assert not elsewhere.exists()
+
+    # as written, but under another user's key (a checkout, another machine): the same refusal
+    (root / "stall").touch()
+    assert agentic.run(*first, real_process=True).returncode == 4
+    (root / "stall").unlink()
+    key.write_bytes(b"another user's key, 32 bytes....")
+    other = agentic.run("--resume", "2", real_process=True)
+    assert other.returncode == 8 and "not saved by you on this machine" in other.stderr, other.stderr
