@@ -57,7 +57,7 @@ def checkpoint_of(opts: RunOptions) -> dict[str, Any]:
                               "store's namespace?); run it again.")
     saved = found.get("options") or {}
     _unsealed(found, saved, opts)
-    opts.ref = str(found["skill"])
+    opts.ref = _ref_of(g, found)
     opts.model = opts.model or saved.get("model")
     opts.replay = opts.replay or saved.get("replay")
     opts.record = opts.record or saved.get("record")
@@ -69,6 +69,23 @@ def checkpoint_of(opts: RunOptions) -> dict[str, Any]:
 
         opts.local = [Override(o["source"], o["path"], o["value"], bool(o["text"])) for o in saved["local"]]
     return found
+
+
+def _ref_of(g: Globals, found: dict[str, Any]) -> str:
+    """The skill to resume: by its name, unless the run was of a file that name does not find
+    now (a skill run by its path, from outside the project): then that file."""
+    import os
+
+    from agentapps.errors import AgentAppsError
+
+    name, path = str(found["skill"]), found.get("path")
+    if not isinstance(path, str) or not os.path.isfile(path):
+        return name  # gone: the name decides, and a moved skill is refused (check_skill)
+    try:
+        tool = g.lookup.find(name)
+    except AgentAppsError:
+        return path
+    return name if str(tool.path) == path else path
 
 
 def _unsealed(found: dict[str, Any], saved: dict[str, Any], opts: RunOptions) -> None:

@@ -355,3 +355,26 @@ def test_approvals_local_overrides_and_record_are_reused_only_from_a_checkpoint_
     key.write_bytes(b"another user's key, 32 bytes....")
     other = agentic.run("--resume", "2", real_process=True)
     assert other.returncode == 8 and "not saved by you on this machine" in other.stderr, other.stderr
+
+
+def test_a_skill_run_by_its_path_resumes_that_file_not_the_project_skill_of_its_name(agentic):
+    root = agentic.project.root
+    agentic.skill("twin", [{"text": "the project's twin"}])  # same name, another file
+    outside = root.parent / "outside"
+    outside.mkdir()
+    turns = [{"code": "memory.n = 1"}, {"code": "await ctx.manager.invoke('stall', {}); memory.n = 2"},
+             {"code": "ctx.manager.finish('outside ' + memory.n)"}]
+    (outside / "twin.turns.json").write_text(json.dumps({"turns": turns}))
+    model = {"agent": "agent-scripted", "script": "twin.turns.json", "snippetTimeout": 60}
+    (outside / "twin.skill.md").write_text(f"---\nname: twin\ndescription: The other twin.\nallowed-tools: stall\n"
+                                           f"metadata: {json.dumps({'model': model})}\n---\nDo the task.\n")
+    agentic.code("stall", "import asyncio, pathlib\nwhile pathlib.Path('stall').exists():\n    await asyncio.sleep(0.05)\n"
+                          "return 'went on'")
+    (root / "stall").touch()
+    ran = agentic.run("--timeout", STALL_SECONDS, str(outside / "twin.skill.md"), real_process=True)
+    assert ran.returncode == 4, ran.stderr
+    (root / "stall").unlink()
+
+    resumed = agentic.run("--json", "--resume", "1", real_process=True)
+    assert resumed.returncode == 0, resumed.stderr  # not "was moved" (exit 9), nor the project's twin
+    assert json.loads(resumed.stdout)["result"] == "outside 2"
