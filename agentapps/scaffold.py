@@ -50,7 +50,7 @@ GITIGNORE = (
     "# Runtime data written by agentapps; skills/ and this file are meant to be committed.\n"
     "# trust.json: approvals were kept there once; agentapps now ignores it (they live in your state folder).\n"
     "# packages/: hub packages, restored from agentapps-lock.json (commit that) by `agentapps install --frozen`.\n"
-    "sessions/\nstate/\nruns/\ncache/\npackages/\ntrust.json\ntrust.log\n"
+    "sessions/\nstate/\nruns/\ncheckpoints/\ncache/\npackages/\ntrust.json\ntrust.log\n"
 )
 
 

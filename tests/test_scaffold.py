@@ -86,4 +86,4 @@ def test_init_refuses_a_path_that_is_a_file(project):
 def test_init_gitignore_keeps_runtime_data_and_approvals_out_of_commits(project):
     assert project.cli("init").returncode == 0
     ignored = (project.root / ".agent-apps" / ".gitignore").read_text().split()
-    assert {"sessions/", "state/", "runs/", "cache/", "trust.json", "trust.log"} <= set(ignored)
+    assert {"sessions/", "state/", "runs/", "checkpoints/", "cache/", "trust.json", "trust.log"} <= set(ignored)

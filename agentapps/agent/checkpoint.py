@@ -146,6 +146,10 @@ class Ticket:
             "version": VERSION, "runId": self.run_id, "skill": self.skill, "path": self.path,
             "digest": self.digest, "elapsedMs": round((time.perf_counter() - self.begun()) * 1000, 1),
             "secretHeld": redactor.redact_data(held) != held, **held, **state})
+        if self.key is None and any(body["options"].get(k) for k in ("approve", "local", "record")):
+            from agentapps.agent.seal import seal  # what a resume may reuse of them: agent/seal.py
+
+            body["seal"] = seal(body["runId"], body["skill"], body["options"])
         store_for(g).append(key, body, 1)
 
     def clear(self, g: Globals) -> None:

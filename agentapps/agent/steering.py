@@ -46,6 +46,8 @@ def checked_message(kind: Any, text: Any) -> str:
     if not isinstance(text, str) or not text.strip() or len(text) > MAX_MESSAGE:
         raise UsageError(f"'message' must be a non-empty string of at most {MAX_MESSAGE} characters.")
     return text
+MAX_WAITING = 16  # messages of one kind waiting for the agent; more are not kept (a flood must not
+#                   grow the host's memory, nor the one user turn they are all sent in, without end)
 
 
 class Inbox:
@@ -76,15 +78,27 @@ class Inbox:
             return "its agent has already ended"
         return None if runs_agent else "it runs no agent"
 
-    def steer(self, text: str) -> None:
-        """Interrupt the running snippet; `text` is processed in the next model step."""
-        self.steers.append(text)
+    def full(self, kind: str) -> bool:
+        """MAX_WAITING messages of `kind` ("steer" or "follow-up") wait already."""
+        return len(self.steers if kind == "steer" else self.follow_ups) >= MAX_WAITING
+
+    def steer(self, text: str) -> bool:
+        """Interrupt the running snippet; `text` is processed in the next model step. False when
+        MAX_WAITING steers wait already: the snippet still stops, but `text` is not kept."""
+        kept = not self.full("steer")
+        if kept:
+            self.steers.append(text)
         if self._running is not None and not self._running.done():
             self._running.cancel()
+        return kept
 
-    def follow_up(self, text: str) -> None:
-        """Queue `text` as the next user turn, for when the model would end the run."""
+    def follow_up(self, text: str) -> bool:
+        """Queue `text` as the next user turn, for when the model would end the run; False (not
+        kept) when MAX_WAITING follow-ups wait already."""
+        if self.full("follow-up"):
+            return False
         self.follow_ups.append(text)
+        return True
 
     def clear(self) -> None:
         self.steers.clear()

@@ -7,7 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentapps.errors import RunFinishedError, SkillChangedError, UnknownRunError, UsageError
+from agentapps.errors import (
+    NoCheckpointError,
+    RunFinishedError,
+    SkillChangedError,
+    StoreCorruptError,
+    UnknownRunError,
+    UsageError,
+)
 
 if TYPE_CHECKING:
     from agentapps.cli.run_options import RunOptions
@@ -36,13 +43,21 @@ def checkpoint_of(opts: RunOptions) -> dict[str, Any]:
     if row["exit_code"] == 0:
         raise RunFinishedError(f"Run {run_id} of '{row['skill']}' ended well (exit 0): there is nothing to "
                                "resume.")
-    found = load(g, run_id)
+    try:
+        found = load(g, run_id)
+    except StoreCorruptError as exc:  # not the session store's remedy: `sessions clear` keeps out of checkpoints
+        raise NoCheckpointError(f"Run {run_id}'s checkpoint {exc.file or ''} is damaged, so it cannot be resumed; "
+                                "run it again.") from None
+    from agentapps.cli.checkpoint_shape import check
+
+    check(found, run_id)  # a field a resume reads that is damaged: exit 8, not a failure mid-run
     if found.get("skill") != row["skill"]:
         raise UnknownRunError(f"The checkpoint kept for run {run_id} is of skill '{found.get('skill')}', but "
                               f"run {run_id} in {path} ran '{row['skill']}' (another project shares the "
                               "store's namespace?); run it again.")
     saved = found.get("options") or {}
-    opts.ref = str(found["skill"])
+    _unsealed(found, saved, opts)
+    opts.ref = _ref_of(g, found)
     opts.model = opts.model or saved.get("model")
     opts.replay = opts.replay or saved.get("replay")
     opts.record = opts.record or saved.get("record")
@@ -54,6 +69,38 @@ def checkpoint_of(opts: RunOptions) -> dict[str, Any]:
 
         opts.local = [Override(o["source"], o["path"], o["value"], bool(o["text"])) for o in saved["local"]]
     return found
+
+
+def _ref_of(g: Globals, found: dict[str, Any]) -> str:
+    """The skill to resume: by its name, unless the run was of a file that name does not find
+    now (a skill run by its path, from outside the project): then that file."""
+    import os
+
+    from agentapps.errors import AgentAppsError
+
+    name, path = str(found["skill"]), found.get("path")
+    if not isinstance(path, str) or not os.path.isfile(path):
+        return name  # gone: the name decides, and a moved skill is refused (check_skill)
+    try:
+        tool = g.lookup.find(name)
+    except AgentAppsError:
+        return path
+    return name if str(tool.path) == path else path
+
+
+def _unsealed(found: dict[str, Any], saved: dict[str, Any], opts: RunOptions) -> None:
+    """Refuse to reuse --approve, --local or --record from a checkpoint this user did not write on
+    this machine (a commit or another program could have put it there): they are given again."""
+    from agentapps.agent.seal import holds
+
+    given = {"approve": bool(opts.approve), "local": bool(opts.local), "record": bool(opts.record)}
+    wanted = [k for k in ("approve", "local", "record") if saved.get(k) and not given[k]]
+    if not wanted or holds(found):
+        return
+    flags = ", ".join(f"--{k}" for k in wanted)
+    raise NoCheckpointError(f"Run {found.get('runId')}'s checkpoint holds {flags} settings that were not saved "
+                            "by you on this machine (a commit or another program may have written it), so they "
+                            f"are not reused: give {flags} again to resume it.")
 
 
 def check_skill(tool: Tool, found: dict[str, Any], force: bool) -> None:

@@ -96,8 +96,12 @@ def _dollars(raw: str) -> float:
     return value
 
 
+MAX_RUN_ID = 2**63 - 1  # the largest id the run log (SQLite) can hold
+
+
 def _run_id(raw: str) -> int:
-    if not raw.isdigit() or int(raw) < 1:
+    # ASCII digits only ('²' is a digit to str.isdigit but not to int) and within SQLite's integers
+    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= MAX_RUN_ID:
         raise UsageError(f"--resume expects a run id (a number 'agentapps runs list' shows), got {raw!r:.60}.")
     return int(raw)
 
@@ -197,6 +201,9 @@ def parse(tokens: list[str]) -> RunOptions | None:
         if option is None:
             if name in SEED_FLAGS:
                 raise UsageError(f"agentapps run has no {name}: {SEED_FLAGS[name]}")
+            if token.startswith("-") and token != "-" and opts.resume is not None:
+                raise UsageError(f"Unknown runner option {name!r}; see 'agentapps run --help'. --resume RUN_ID "
+                                 "takes no skill params: it runs the skill with the args of run RUN_ID.")
             if token.startswith("-") and token != "-":
                 raise UsageError(f"Unknown runner option {name!r}; see 'agentapps run --help'. Skill params "
                                  "go after the skill name (for the main skill, name it too, or give "

@@ -62,6 +62,8 @@ def list_runs(path: Path, *, skill: str | None = None, after: float | None = Non
 
 
 def get_run(path: Path, run_id: int) -> dict[str, Any] | None:
+    if not 1 <= run_id < 2**63:  # no such id in SQLite (a larger one would not even bind)
+        return None
     found = _rows(path, f"SELECT id, {', '.join(RUN_COLUMNS)} FROM runs WHERE id = ?", [run_id])
     if not found:
         return None

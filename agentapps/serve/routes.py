@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from agentapps.agent.steering import checked_message
-from agentapps.errors import DeniedError, UsageError
+from agentapps.agent.steering import MAX_WAITING, checked_message
+from agentapps.errors import DeniedError, LimitError, UsageError
 from agentapps.serve.calls import (
     admit,
     checked_args,
@@ -158,6 +158,9 @@ async def _message(request: Request, kind: str) -> Response:
     untaken = None if held is None else held.inbox.untaken(held.runs_agent)
     if untaken is not None:
         raise Refused(409, UsageError(f"Stream '{stream}' cannot take the message: {untaken}."))
+    if held is not None and held.inbox.full(kind):  # (with Redis, another replica drops what it cannot keep)
+        raise Refused(429, LimitError(f"{MAX_WAITING} {kind} messages already wait for the agent of stream "
+                                      f"'{stream}'; send more once it has taken them."))
     await server.coord.message(stream, kind, text)
     return JSONResponse({"ok": True, "streamId": stream, "queued": kind}, status_code=202)
 

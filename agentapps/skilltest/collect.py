@@ -57,6 +57,13 @@ def collect(cwd: Path, targets: Sequence[str], lookup: object | None = None) -> 
     return suites
 
 
+def shown_path(path: Path) -> Path:
+    """A tests file as errors name it: from the working directory when it lies below it, as `check`
+    shows files."""
+    cwd = Path.cwd().resolve()
+    return path.relative_to(cwd) if path.is_relative_to(cwd) else path
+
+
 def _check_schema(case: Case, exc_file: Path) -> None:
     """A case's `expect.schema` that is no valid JSON Schema: a ConfigError at the case, before any
     case runs (not a failure of that case alone, found once it has run)."""
@@ -66,7 +73,7 @@ def _check_schema(case: Case, exc_file: Path) -> None:
 
     problem = schema_problem(case.schema)
     if problem is not None:
-        raise ConfigError(f"{exc_file}:{case.line}: Case '{case.name}' has an invalid `expect.schema`: {problem}.",
+        raise ConfigError(f"Case '{case.name}' has an invalid `expect.schema`: {problem}.",  # str() adds file:line
                           file=str(exc_file), line=case.line)
 
 

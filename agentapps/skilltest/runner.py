@@ -86,6 +86,7 @@ async def _check_predicates(suites: Sequence[Suite]) -> None:
     case, before any case runs."""
     from agentapps.boot import bootstrap
     from agentapps.errors import SkillNotFoundError
+    from agentapps.skilltest.collect import shown_path
 
     for suite in suites:
         wanted = [c for c in suite.cases if c.predicate is not None]
@@ -98,9 +99,9 @@ async def _check_predicates(suites: Sequence[Suite]) -> None:
                 try:
                     g.lookup.resolve(case.predicate)
                 except SkillNotFoundError:
-                    raise ConfigError(f"{case.file}:{case.line}: Case '{case.name}' has `expect.predicate: "
-                                      f"{case.predicate}`, a skill this project does not have.",
-                                      file=str(case.file), line=case.line) from None
+                    raise ConfigError(f"Case '{case.name}' has `expect.predicate: {case.predicate}`, a skill "
+                                      "this project does not have.",  # str() adds file:line
+                                      file=str(shown_path(Path(case.file))), line=case.line) from None
         finally:
             await _finish(g)
 

@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "27d2d03c3bac"
+STAMP = "d2e03d35e591"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -28,6 +28,7 @@ WAITS = {
     "agentapps.agent.scope": True,
     "agentapps.agent.script": False,
     "agentapps.agent.scripted": True,
+    "agentapps.agent.seal": False,
     "agentapps.agent.slots": False,
     "agentapps.agent.spend": False,
     "agentapps.agent.state": True,
@@ -72,6 +73,7 @@ WAITS = {
     "agentapps.cli.app": True,
     "agentapps.cli.app_invoke": True,
     "agentapps.cli.boundary": False,
+    "agentapps.cli.checkpoint_shape": False,
     "agentapps.cli.commands": False,
     "agentapps.cli.compiling": True,
     "agentapps.cli.completion": True,

@@ -162,6 +162,9 @@ def test_resume_refuses_an_unknown_run_and_one_without_a_checkpoint(long_run):
 
     bad = long_run.run("--resume", "1", "long")
     assert bad.returncode == 2 and "names no skill" in bad.stderr
+    param = long_run.project.cli("runs", "resume", "1", "--topic", "x")  # not told to name the skill
+    assert param.returncode == 2 and param.stderr.count("\n") == 1, param.stderr
+    assert "--resume RUN_ID takes no skill params" in param.stderr and "after the skill name" not in param.stderr
     alone = long_run.run("--force", "long")
     assert alone.returncode == 2 and "--force goes with --resume" in alone.stderr
 
@@ -283,3 +286,95 @@ def test_a_timed_out_run_resumes_and_runner_options_given_again_win(long_run):
     shown = _show(long_run, 1)
     # the turn the timeout cut short was run again, and is counted once
     assert (shown["exit_code"], shown["turns"], shown["input_tokens"]) == (0, TURNS, TURNS * USAGE["inputTokens"])
+
+
+@pytest.mark.parametrize(("damage", "said"), [
+    (lambda e: e.update(messages="x"), "`messages` is not a list of messages"),
+    (lambda e: e["counts"].update(turn="abc"), "`counts.turn` is not a count"),
+    (lambda e: e.update(args="not an object"), "`args` is not an object"),
+    (lambda e: e["options"].update(timeout="soon"), "`options.timeout` is not a number"),
+    (lambda e: e["options"].update(approve=["((("]), "`options.approve`: --approve '(((': Malformed"),
+    (lambda e: e["options"].update(local=[{"x": 1}]), "`options.local` is not a list of overrides"),
+    (None, "checkpoints/run-1.json is damaged"),  # not JSON at all
+])
+def test_a_damaged_checkpoint_is_refused_in_one_line_before_anything_runs(agentic, damage, said):
+    agentic.skill("twice", [{"code": "memory.n = 1"}, {"error": "the model went away"}])
+    assert agentic.run("twice").returncode == 1
+    saved = agentic.project.root / ".agent-apps" / "checkpoints" / "run-1.json"
+    if damage is None:
+        saved.write_text(saved.read_text()[:200])
+    else:
+        body = json.loads(saved.read_text())
+        damage(body["entries"][-1])
+        saved.write_text(json.dumps(body))
+    sent = len(agentic.requests())
+
+    refused = agentic.run("--resume", "1")
+    assert refused.returncode == 8 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "Run 1's checkpoint" in refused.stderr and said in refused.stderr, refused.stderr
+    assert "sessions clear" not in refused.stderr  # a session's remedy, which does not reach checkpoints
+    assert len(agentic.requests()) == sent  # no model turn was played
+
+
+def test_approvals_local_overrides_and_record_are_reused_only_from_a_checkpoint_this_user_sealed(agentic):
+    agentic.code("note", "return 'noted'")
+    agentic.code("stall", "import asyncio, pathlib\nwhile pathlib.Path('stall').exists():\n    await asyncio.sleep(0.05)\n"
+                          "return 'went on'")
+    agentic.skill("noting", [{"code": "return await ctx.manager.invoke('note', {})"},
+                             {"code": "return await ctx.manager.invoke('stall', {})"}, {"text": "Done."}],
+                  allowed="note stall", model={"snippetTimeout": 60})
+    root = agentic.project.root
+    recording = root / "rec.json"
+    first = ("--timeout", STALL_SECONDS, "--approve", "note", "--record", str(recording), "noting")
+    (root / "stall").touch()
+    assert agentic.run(*first, real_process=True).returncode == 4  # timed out in turn 2, turn 1 saved
+    saved = root / ".agent-apps" / "checkpoints" / "run-1.json"
+    sealed = saved.read_text()
+    key = agentic.project.home / ".local" / "state" / "agentapps" / "checkpoint.key"
+    assert key.stat().st_mode & 0o777 == 0o600 and '"seal": ' in sealed
+
+    # edited (here: an approval and a file outside the project added): the settings are not reused
+    body = json.loads(sealed)
+    elsewhere = root.parent / "elsewhere.json"
+    body["entries"][-1]["options"].update(approve=["note", "shell"], record=str(elsewhere))
+    saved.write_text(json.dumps(body))
+    (root / "stall").unlink()
+    refused = agentic.run("--resume", "1", real_process=True)
+    assert refused.returncode == 8 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "holds --approve, --record settings that were not saved by you on this machine" in refused.stderr
+    assert not elsewhere.exists()
+    given = agentic.run("--resume", "1", "--approve", "note", "--record", str(recording),
+                        real_process=True)  # given again: they win
+    assert given.returncode == 0, given.stderr
+    assert not elsewhere.exists()
+
+    # as written, but under another user's key (a checkout, another machine): the same refusal
+    (root / "stall").touch()
+    assert agentic.run(*first, real_process=True).returncode == 4
+    (root / "stall").unlink()
+    key.write_bytes(b"another user's key, 32 bytes....")
+    other = agentic.run("--resume", "2", real_process=True)
+    assert other.returncode == 8 and "not saved by you on this machine" in other.stderr, other.stderr
+
+
+def test_a_skill_run_by_its_path_resumes_that_file_not_the_project_skill_of_its_name(agentic):
+    root = agentic.project.root
+    agentic.skill("twin", [{"text": "the project's twin"}])  # same name, another file
+    outside = root.parent / "outside"
+    outside.mkdir()
+    turns = [{"code": "memory.n = 1"}, {"code": "await ctx.manager.invoke('stall', {}); memory.n = 2"},
+             {"code": "ctx.manager.finish('outside ' + memory.n)"}]
+    (outside / "twin.turns.json").write_text(json.dumps({"turns": turns}))
+    model = {"agent": "agent-scripted", "script": "twin.turns.json", "snippetTimeout": 60}
+    (outside / "twin.skill.md").write_text(f"---\nname: twin\ndescription: The other twin.\nallowed-tools: stall\n"
+                                           f"metadata: {json.dumps({'model': model})}\n---\nDo the task.\n")
+    agentic.code("stall", "import asyncio, pathlib\nwhile pathlib.Path('stall').exists():\n    await asyncio.sleep(0.05)\n"
+                          "return 'went on'")
+    (root / "stall").touch()
+    ran = agentic.run("--timeout", STALL_SECONDS, str(outside / "twin.skill.md"), real_process=True)
+    assert ran.returncode == 4, ran.stderr
+    (root / "stall").unlink()
+
+    resumed = agentic.run("--json", "--resume", "1", real_process=True)
+    assert resumed.returncode == 0, resumed.stderr  # not "was moved" (exit 9), nor the project's twin
+    assert json.loads(resumed.stdout)["result"] == "outside 2"

@@ -10,7 +10,14 @@ from typing import Any
 
 import pytest
 
-from agentapps.agent.steering import SKIPPED, STEERED, Inbox, checked_message, directive_for
+from agentapps.agent.steering import (
+    MAX_WAITING,
+    SKIPPED,
+    STEERED,
+    Inbox,
+    checked_message,
+    directive_for,
+)
 from agentapps.errors import UsageError
 
 
@@ -125,3 +132,14 @@ def test_a_bad_message_is_a_usage_error(kind, text, error):
 
 def test_a_good_message_is_kept_as_sent():
     assert checked_message("follow-up", "x" * 32_000) == "x" * 32_000
+
+
+def test_a_flood_of_messages_keeps_at_most_max_waiting_of_each_kind():
+    inbox, run = Inbox(), _run("answered")
+    kept = [inbox.follow_up(f"f{n}") for n in range(MAX_WAITING + 5)]
+    kept += [inbox.steer(f"s{n}") for n in range(MAX_WAITING + 5)]
+    assert kept.count(True) == 2 * MAX_WAITING and inbox.full("steer") and inbox.full("follow-up")
+    directive = inbox.at_turn_end(run, {"stop": True, "result": "the answer"}, 0)
+    assert directive["message"].split("\n\n") == [*(f"s{n}" for n in range(MAX_WAITING)),
+                                                   *(f"f{n}" for n in range(MAX_WAITING))]
+    assert not inbox.full("steer") and inbox.follow_up("room again")  # taken: there is room again

@@ -86,6 +86,10 @@ def test_list_filters_by_skill_and_period_and_stats_sum_per_skill_and_model(agen
 @pytest.mark.parametrize("argv, says", [
     (("list", "--since", "yesterday"), "--since expects"),
     (("show", "99"), "No run 99"),
+    # an id beyond SQLite's integers, or made of digits int() does not read, is bad input, not a crash
+    (("show", "99999999999999999999999"), "No run 99999999999999999999999"),
+    (("resume", "99999999999999999999999"), "--resume expects a run id"),
+    (("resume", "\u00b2"), "--resume expects a run id"),
 ])
 def test_bad_queries_are_bad_input(agentic, argv, says):
     assert agentic.run("hello").returncode == 0

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from agentapps.agent.steering import MAX_WAITING
 from tests.serve.conftest import Served, make_project, start
 from tests.serve.skills import GREET, LEAKY, SECRET, SLOW
 from tests.serve.test_api import ALICE, BOB, Stream
@@ -82,6 +83,7 @@ def served(project: Any) -> Iterator[Served]:
     _agent(project, "quick", [{"text": "Done at once."}])
     project.write("slow.skill.py", SLOW)
     project.write("after.skill.py", AFTER)
+    _agent(project, "patient", [{"text": "Waiting.", "delay": 3}, {"text": "Took them."}])
     server = start(project, "--token", ALICE, "--token", BOB, "--timeout", "60", "--heartbeat", "0.2",
                    env={"SERVE_TEST_SECRET": SECRET})
     yield server
@@ -167,6 +169,21 @@ def test_only_the_streams_owner_may_steer_or_follow_up(served, project):
     assert got["result"]["result"] == "Waiting."  # nothing Bob sent reached the agent
     assert "steer" not in got and "follow-up" not in got
     assert _requests(project, "waiter")[1:] == []
+
+
+def test_a_flood_of_follow_ups_is_429_beyond_what_may_wait(served, project):
+    _fresh(project, "patient")
+    stream = Stream(served, "patient")
+    stream.wait_for("turn-start")  # the model step takes 3 s: nothing is taken until it ends
+    answers = [_post(served, "/follow-up", {"streamId": stream.id, "message": f"more {n}"}).status_code
+               for n in range(MAX_WAITING + 3)]
+    assert answers == [202] * MAX_WAITING + [429] * 3
+    refused = _post(served, "/follow-up", {"streamId": stream.id, "message": "one too many"})
+    assert f"{MAX_WAITING} follow-up messages already wait" in refused.json()["error"]["message"]
+    got = dict(stream.finish(timeout=20))
+    assert got["result"]["result"] == "Took them."
+    sent = _requests(project, "patient")[1]["input"]  # the one user turn they all went in
+    assert sent == ["\n\n".join(f"more {n}" for n in range(MAX_WAITING))]
 
 
 @pytest.mark.parametrize("path", ["/steer", "/follow-up"])

@@ -141,7 +141,7 @@ def test_a_case_that_cannot_be_judged_stops_the_run_before_any_case_runs(project
     done = project.cli("test")
     assert done.returncode == 2, done.stdout
     [line] = done.stderr.strip().splitlines()
-    assert "add.tests.yaml:5: " in line and said in line, line
+    assert line.startswith("error: add.tests.yaml:5: Case 'second' ") and said in line, line  # where, once
     assert not (project.root / "ran.txt").exists()  # not even the good first case ran
     findings = json.loads(project.cli("check", "--json").stdout)["findings"]
     [bad] = [f for f in findings if f["code"] == "bad-tests"]
