@@ -75,12 +75,13 @@ class ScheduledRuns:
 
         return stored_plans(self.store, accept, self.problems)
 
-    async def fire(self, plan: Plan, due: float) -> None:
+    async def fire(self, plan: Plan, due: float) -> asyncio.Future[Any] | None:
         if self.stopping or not await claimed(plan, due, self.store, None):
-            return  # stopping, or another worker or server runs this one
+            return None  # stopping, or another worker or server runs this one
         task = asyncio.ensure_future(self._one(plan, due))
         self.running.add(task)
         task.add_done_callback(self.running.discard)
+        return task
 
     async def _one(self, plan: Plan, due: float) -> None:
         assert plan.stored is not None

@@ -9,6 +9,10 @@ exactly one runs it; a skill's `metadata.schedule` through the host's own once-o
 coordinator). A stored schedule's times missed while nothing ran are run as its `catchUp` says
 when a process first sees it. The plans are read again every `refresh` seconds: a schedule made
 or deleted meanwhile starts or stops with no restart.
+
+At most MAX_AT_ONCE scheduled runs go on at once in one process: a due time beyond that waits,
+unclaimed, for one of them to end (a per-second schedule of a slow skill, or a hundred missed
+times caught up, must not start without bound), so another process with room may claim it first.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ if TYPE_CHECKING:
     from agentapps.stores.state import StateStore
 
 TICK = 0.25  # seconds between looks at the clock
+MAX_AT_ONCE = 16  # scheduled runs going on at once in one process
 CLAIM_SECONDS = 3600.0  # how long a host's once-only claim of a metadata schedule's due time lasts
 
 Claim = Callable[[str, float], Awaitable[bool]]  # a host's once-only claim of a key, for `ttl` seconds
@@ -88,21 +93,33 @@ def stored_plans(store: StateStore, accept: Callable[[Schedule], dict[str, Any]]
     return found
 
 
-async def keep_time(plans: Callable[[], list[Plan]], fire: Callable[[Plan, float], Awaitable[None]],
-                    say: Say, *, refresh: float = 1.0, stopped: Callable[[], bool] = lambda: False) -> None:
+Fire = Callable[[Plan, float], Awaitable["asyncio.Future[Any] | None"]]
+
+
+async def keep_time(plans: Callable[[], list[Plan]], fire: Fire, say: Say, *, refresh: float = 1.0,
+                    stopped: Callable[[], bool] = lambda: False, at_once: int = MAX_AT_ONCE) -> None:
     """Call `fire(plan, due)` for each due time of each plan from now on (and for a stored plan's
     missed times its catch-up runs, when first seen), until `stopped()`. `fire` claims and starts
-    the run; an exception from it (Redis away, say) misses that one time, not the next."""
+    the run, and returns its task (None: not claimed here); an exception from it (Redis away, say)
+    misses that one time, not the next. With `at_once` runs under way, the next waits for one to end."""
     current: list[Plan] = []
     seen: set[str] = set()  # stored schedules whose missed times were looked at
     last = time.time()
     refreshed = 0.0
+    room = asyncio.Semaphore(at_once)
 
     async def safely(plan: Plan, due: float) -> None:
+        await room.acquire()
+        started = None
         try:
-            await fire(plan, due)
+            started = await fire(plan, due)
         except Exception as exc:  # noqa: BLE001 - this time is missed, the next is tried
             say(f"scheduled run of '{plan.skill}' not started: {exc}")
+        finally:
+            if started is None:
+                room.release()
+            else:
+                started.add_done_callback(lambda _: room.release())
 
     while not stopped():
         await asyncio.sleep(TICK)

@@ -8,6 +8,7 @@ Redis it runs exactly once; a stored one's through the store, shared with `agent
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -76,16 +77,18 @@ def _finished(run: LiveRun) -> None:
     say(f"scheduled run of '{run.skill}' {'ok' if run.outcome.get('ok') else 'failed: ' + str(error.get('message'))}")
 
 
-async def fire(server: Server, plan: Plan, due: float) -> None:
+async def fire(server: Server, plan: Plan, due: float) -> asyncio.Future[Any] | None:
+    """Claim this due time and start its run (its task; None: another replica or a worker runs it)."""
     from agentapps.stores.state import store_for
 
     store = store_for(server.g) if plan.stored is not None else None
     if not await claimed(plan, due, store, server.coord.claim):
-        return  # another replica (or a worker) runs this one
+        return None
     run = LiveRun(server, plan.skill, dict(plan.args), owner="schedule").start()
     assert run.task is not None
     server.keep(run.task)
     run.task.add_done_callback(lambda _: _finished(run))
+    return run.task
 
 
 async def run_schedules(server: Server, refresh: float = 1.0) -> None:
