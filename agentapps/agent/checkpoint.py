@@ -131,6 +131,7 @@ class Ticket:
                 if not ids:
                     raise OSError("the run log could not be written")
                 self.run_id = ids[0]
+                self._hold(g)
             elif not runlog.update_run(self.data_dir, self.run_id, entry, quiet=True):
                 raise OSError("the run log could not be written")
             recorded = True
@@ -138,6 +139,16 @@ class Ticket:
         except Exception as exc:  # noqa: BLE001 - a checkpoint is a side record: the run goes on
             self._warn(exc)
         return recorded
+
+    def _hold(self, g: Globals) -> None:
+        """Lock the new run's id for this process, so a `--resume` of it is refused while it runs."""
+        from agentapps.stores.runlock import take
+
+        assert self.run_id is not None
+        try:
+            take(g, self.run_id)
+        except Exception:  # noqa: BLE001, S110 - the store is away: saving the checkpoint warns of it
+            pass
 
     def _store(self, g: Globals, state: dict[str, Any], key: str) -> None:
         redactor = g.internals.redactor

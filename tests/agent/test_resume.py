@@ -283,3 +283,74 @@ def test_a_timed_out_run_resumes_and_runner_options_given_again_win(long_run):
     shown = _show(long_run, 1)
     # the turn the timeout cut short was run again, and is counted once
     assert (shown["exit_code"], shown["turns"], shown["input_tokens"]) == (0, TURNS, TURNS * USAGE["inputTokens"])
+
+
+def _resume_at_hold(agentic: Any, run_id: int, **env: str) -> subprocess.Popen[str]:
+    """`agentapps run --resume RUN_ID` as a real process, waiting in turn HOLD_AT's code (again)."""
+    root = agentic.project.root
+    (root / "at-hold").unlink(missing_ok=True)
+    (root / "hold").touch()
+    proc = _cli(agentic, "run", "--json", "--resume", str(run_id), **env)
+    wait_for(lambda: (root / "at-hold").exists() or proc.poll() is not None, timeout=WAIT_SECONDS,
+             what=f"the resumed run's turn {HOLD_AT}")
+    assert proc.poll() is None, proc.communicate()[1]
+    return proc
+
+
+def _second_resume_is_refused_while_the_first_runs(agentic: Any, **env: str) -> None:
+    first = _resume_at_hold(agentic, 1, **env)
+    try:
+        second = agentic.run("--resume", "1", real_process=True, **env)
+        assert second.returncode == 10, second.stderr
+        assert second.stderr.count("\n") == 1, second.stderr
+        assert "Run 1 is being run or resumed by process" in second.stderr and str(first.pid) in second.stderr
+        assert agentic.requests()[-1]["turn"] == HOLD_AT  # the second played no turn
+        (agentic.project.root / "hold").unlink()
+        out, err = first.communicate(timeout=WAIT_SECONDS)
+        assert first.returncode == 0, err
+        assert json.loads(out)["result"] == {"seen": list(range(1, TURNS + 1)), "topic": "tides"}
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.communicate()
+    assert _show(agentic, 1)["turns"] == TURNS
+
+
+def test_a_second_resume_of_the_same_run_is_refused_while_the_first_runs(long_run):
+    _kill_at_hold(long_run, "long", "--topic", "tides")
+    _second_resume_is_refused_while_the_first_runs(long_run)
+
+
+def test_a_second_resume_is_refused_with_the_lock_on_redis(redis_project, agentic):  # noqa: F811
+    _long(agentic)
+    url = {"AGENTAPPS_REDIS_URL": redis_project.url}
+    _kill_at_hold(agentic, "long", "--topic", "tides", **url)
+    _second_resume_is_refused_while_the_first_runs(agentic, **url)
+    assert not [k for k in redis_project.keys() if ":checkpoint-lock:" in k]  # released at the end
+
+
+@pytest.mark.parametrize("store", ["file", "redis"])
+def test_a_run_still_running_cannot_be_resumed_and_a_killed_resume_frees_its_lock(store, request, agentic):
+    env = {"AGENTAPPS_REDIS_URL": request.getfixturevalue("redis_project").url} if store == "redis" else {}
+    _long(agentic)
+    root = agentic.project.root
+    (root / "hold").touch()
+    original = _cli(agentic, "run", "long", "--topic", "tides", **env)
+    try:
+        wait_for(lambda: (root / "at-hold").exists() or original.poll() is not None, timeout=WAIT_SECONDS,
+                 what=f"turn {HOLD_AT}")
+        refused = agentic.run("--resume", "1", real_process=True, **env)  # its record says exit -1: it runs
+        assert refused.returncode == 10 and f"process {original.pid}" in refused.stderr, refused.stderr
+        original.send_signal(signal.SIGKILL)
+        original.communicate(timeout=10)
+    finally:
+        if original.poll() is None:
+            original.kill()
+            original.communicate()
+    resumer = _resume_at_hold(agentic, 1, **env)  # a lock whose holder was killed is free at once
+    resumer.send_signal(signal.SIGKILL)
+    resumer.communicate(timeout=10)
+    (root / "hold").unlink()
+    resumed = agentic.run("--json", "--resume", "1", real_process=True, **env)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["result"] == {"seen": list(range(1, TURNS + 1)), "topic": "tides"}
