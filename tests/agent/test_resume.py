@@ -354,3 +354,28 @@ def test_a_run_still_running_cannot_be_resumed_and_a_killed_resume_frees_its_loc
     resumed = agentic.run("--json", "--resume", "1", real_process=True, **env)
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["result"] == {"seen": list(range(1, TURNS + 1)), "topic": "tides"}
+
+
+def test_runs_list_show_and_stats_render_an_unfinished_run_and_count_a_twice_resumed_run_once(long_run):
+    _kill_at_hold(long_run, "long", "--topic", "tides")
+    listed = long_run.project.cli("runs", "list")
+    assert listed.returncode == 0, listed.stderr
+    [row] = [line for line in listed.stdout.splitlines() if line.lstrip().startswith("1 ")]
+    assert " unfinished " in row and " -1 " not in row
+    shown = long_run.project.cli("runs", "show", "1")
+    [exit_line] = [line for line in shown.stdout.splitlines() if line.startswith("exit_code")]
+    assert "unfinished" in exit_line and "--resume 1" in exit_line and "-1" not in exit_line
+    [stats] = json.loads(long_run.project.cli("runs", "stats", "--json").stdout)["stats"]
+    assert (stats["runs"], stats["failed"], stats["unfinished"]) == (1, 0, 1)
+    assert "UNFINISHED" in long_run.project.cli("runs", "stats").stdout
+
+    resumer = _resume_at_hold(long_run, 1)  # resumed once, and killed again in the same turn
+    resumer.send_signal(signal.SIGKILL)
+    resumer.communicate(timeout=10)
+    (long_run.project.root / "hold").unlink()
+    assert long_run.run("--resume", "1", real_process=True).returncode == 0  # resumed twice: it ends
+
+    [stats] = json.loads(long_run.project.cli("runs", "stats", "--json").stdout)["stats"]
+    assert (stats["runs"], stats["failed"], stats["unfinished"]) == (1, 0, 0)
+    assert (stats["input_tokens"], stats["output_tokens"]) == (TURNS * USAGE["inputTokens"], TURNS * USAGE["outputTokens"])
+    assert [r["exit_code"] for r in _runs(long_run)] == [0]
