@@ -379,3 +379,36 @@ def test_runs_list_show_and_stats_render_an_unfinished_run_and_count_a_twice_res
     assert (stats["runs"], stats["failed"], stats["unfinished"]) == (1, 0, 0)
     assert (stats["input_tokens"], stats["output_tokens"]) == (TURNS * USAGE["inputTokens"], TURNS * USAGE["outputTokens"])
     assert [r["exit_code"] for r in _runs(long_run)] == [0]
+
+
+def test_a_resumed_run_goes_on_with_the_fallback_model_that_had_taken_over(agentic):
+    from tests.fakes.openai import FakeOpenAI, Reply
+
+    key = "sk-test-fake-key-0123456789"
+    agentic.project.write("ask.skill.md", """
+        ---
+        name: ask
+        description: Two turns on a model that falls back.
+        metadata:
+          model: {provider: openai, id: gpt-missing, fallback: [gpt-4.1-mini], maxAttempts: 1}
+        ---
+        Do the task.
+        """)
+    call = {"id": "call_1", "name": "invoke", "arguments": {"code": "memory.seen = 1"}}
+    fake = FakeOpenAI([Reply.error(404, "The model `gpt-missing` does not exist", code="model_not_found"),
+                       Reply(text="Turn one.", tool_calls=[call]),
+                       Reply.error(400, "The request was refused", code="invalid_request_error"),
+                       Reply(text="Done.")], key=key).start()
+    try:
+        env = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": key}
+        failed = agentic.run("ask", **env)
+        assert failed.returncode == 1, failed.stderr
+        assert [r.body["model"] for r in fake.requests] == ["gpt-missing", "gpt-4.1-mini", "gpt-4.1-mini"]
+
+        resumed = agentic.run("--json", "--resume", "1", **env)
+        assert resumed.returncode == 0, resumed.stderr
+        assert json.loads(resumed.stdout)["result"] == "Done."
+        assert fake.requests[-1].body["model"] == "gpt-4.1-mini"  # not the model that was missing
+        assert len(fake.requests) == 4
+    finally:
+        fake.close()
