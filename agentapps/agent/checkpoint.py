@@ -53,14 +53,39 @@ def store_for(g: Globals) -> SessionStore:
     return FileSessionStore(g.config.log_dir / "checkpoints")  # beside the run log whose ids key them
 
 
+def ttl_of(g: Globals) -> float:
+    """Seconds a checkpoint is kept after it was last written (`stores.checkpointTtl`, 7 days)."""
+    from agentapps.stores.config import stores_config
+
+    return stores_config(g).checkpoint_ttl
+
+
+def _age(seconds: float) -> str:
+    days = seconds / 86_400
+    if days >= 1:
+        return f"{days:g} day{'s' if days != 1 else ''}"
+    return f"{seconds / 3600:.3g} hours" if seconds >= 3600 else f"{seconds:g} s"
+
+
+def expired(g: Globals, found: dict[str, Any]) -> bool:
+    saved = found.get("savedAt")
+    return isinstance(saved, int | float) and time.time() - saved > ttl_of(g)
+
+
 def load(g: Globals, run_id: int) -> dict[str, Any]:
     """Run `run_id`'s latest checkpoint, or NoCheckpointError saying why there is none to use."""
-    entries = store_for(g).load(key_of(run_id))
+    store = store_for(g)
+    entries = store.load(key_of(run_id))
     found = entries[-1] if entries else None
     if not isinstance(found, dict) or found.get("runId") != run_id:
         raise NoCheckpointError(f"Run {run_id} has no checkpoint to resume from: it made no complete "
-                                "model turn as `agentapps run`, or its checkpoints were not saved (see the "
-                                "warning it printed); run it again.")
+                                "model turn as `agentapps run`, its checkpoints were not saved (see the "
+                                f"warning it printed), or its checkpoint expired ({_age(ttl_of(g))} after it "
+                                "was written: `stores.checkpointTtl`); run it again.")
+    if expired(g, found):  # not pruned yet: it is refused, and goes
+        store.clear(key_of(run_id))
+        raise NoCheckpointError(f"Run {run_id}'s checkpoint expired: it is more than {_age(ttl_of(g))} old "
+                                "(`stores.checkpointTtl`); run it again.")
     if found.get("version") != VERSION:
         raise NoCheckpointError(f"Run {run_id}'s checkpoint was written by another version of agentapps "
                                 f"(format {found.get('version')!r}); run it again.")
@@ -99,6 +124,7 @@ class Ticket:
     digest: str | None = None
     claimed: bool = False  # an agent took it: only the first agent of the command's own skill saves
     warned: bool = False
+    pruned: bool = False  # the file store's expired checkpoints were removed (at the first save)
     key: str | None = None  # a worker's event: the checkpoint's key (the worker logs each try itself)
     earlier: dict[str, Any] | None = None  # a resumed run's totals at its checkpoint (agent.resume)
 
@@ -156,8 +182,17 @@ class Ticket:
         body = redactor.redact_data({
             "version": VERSION, "runId": self.run_id, "skill": self.skill, "path": self.path,
             "digest": self.digest, "elapsedMs": round((time.perf_counter() - self.begun()) * 1000, 1),
-            "secretHeld": redactor.redact_data(held) != held, **held, **state})
-        store_for(g).append(key, body, 1)
+            "savedAt": time.time(), "secretHeld": redactor.redact_data(held) != held, **held, **state})
+        store, ttl = store_for(g), ttl_of(g)
+        from agentapps.stores.sessions import FileSessionStore
+
+        if isinstance(store, FileSessionStore):
+            store.append(key, body, 1)
+            if not self.pruned:  # once per run: the checkpoints nobody resumed within the TTL go
+                self.pruned = True
+                prune(store.root, time.time() - ttl)
+        else:  # Redis: the key expires TTL after its last write
+            store.append(key, body, 1, ttl=ttl)  # type: ignore[call-arg]
 
     def clear(self, g: Globals) -> None:
         """Drop the checkpoint (the run ended well, or will not be tried again). Never raises."""
@@ -182,8 +217,35 @@ class Ticket:
         where = f"run {self.run_id}" if self.run_id is not None else "the run"
         if self.key is not None:
             where = f"the run ({self.key})"
-        sys.stderr.write(f"warning: a checkpoint of {where} was not saved: {why}; the run goes on, and a "
+        sys.stderr.write(f"warning: a checkpoint of {where} was not saved: {why.rstrip('.')}; the run goes on, and a "
                          "resume starts from its last saved checkpoint.\n")
+
+
+def prune(folder: Path, before: float) -> None:
+    """Remove the checkpoint files in `folder` last written before `before` (epoch seconds), and
+    the run lock files nobody holds that are as old. Never raises."""
+    import os
+
+    from agentapps.stores.runlock import prune_locks
+
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(".json") and not n.startswith(".")]
+    except OSError:
+        return
+    from agentapps.core.atomic import FileLock
+
+    try:
+        with FileLock(folder / ".lock", timeout=5):  # the store's writers' lock: no fresh write is removed
+            for name in names:
+                path = folder / name
+                try:
+                    if path.stat().st_mtime < before:
+                        path.unlink()
+                except OSError:
+                    continue
+    except Exception:  # noqa: BLE001, S110 - busy or unwritable: the next run prunes them
+        return
+    prune_locks(folder, before)
 
 
 def event_ticket(g: Globals, tool: Any, event: dict[str, Any], group: str) -> Ticket:
@@ -199,6 +261,7 @@ def event_ticket(g: Globals, tool: Any, event: dict[str, Any], group: str) -> Ti
         entries = []
     found = entries[-1] if entries else None
     if (isinstance(found, dict) and found.get("version") == VERSION and not found.get("secretHeld")
+            and not expired(g, found)
             and found.get("skill") == tool.name and found.get("digest") == ticket.digest):
         ticket.resume = found
         ticket.earlier_ms = float(found.get("elapsedMs") or 0)

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 import sys
 from typing import Any
 
@@ -412,3 +413,61 @@ def test_a_resumed_run_goes_on_with_the_fallback_model_that_had_taken_over(agent
         assert len(fake.requests) == 4
     finally:
         fake.close()
+
+
+DAY = 86_400
+
+
+def _failing(agentic: Any, **model: Any) -> None:
+    """The skill `brief`: one turn that completes (a checkpoint), then a model error (exit 1)."""
+    agentic.skill("brief", [{"code": "memory.a = 1"}, {"error": "the model went away"}], model=model or None)
+
+
+def test_file_checkpoints_older_than_the_ttl_are_pruned_and_refused(agentic):
+    _failing(agentic)
+    folder = agentic.project.root / ".agent-apps" / "checkpoints"
+    assert agentic.run("brief").returncode == 1
+    old = time.time() - 8 * DAY  # the default TTL is 7 days
+    for name in ("run-1.json", ".run-1.lock"):
+        os.utime(folder / name, (old, old))
+
+    assert agentic.run("brief").returncode == 1  # run 2's first checkpoint prunes what expired
+    assert sorted(p.name for p in folder.iterdir() if p.name != ".lock") == [".run-2.lock", "run-2.json"]
+    refused = agentic.run("--resume", "1")
+    assert refused.returncode == 8 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "expired" in refused.stderr and "7 days" in refused.stderr and "stores.checkpointTtl" in refused.stderr
+
+
+def test_the_checkpoint_ttl_is_a_main_skill_setting_also_set_from_the_environment(agentic):
+    _failing(agentic)
+    agentic.project.write("main.skill.md", "---\nname: main\ndescription: Test project.\nmetadata:\n"
+                          "  role: main\n  stores: {checkpointTtl: 3600000}\n---\nMain.\n")
+    assert agentic.run("brief").returncode == 1
+    saved = json.loads((agentic.project.root / ".agent-apps" / "checkpoints" / "run-1.json").read_text())
+    assert time.time() - saved["entries"][-1]["savedAt"] < 60
+    time.sleep(1.2)
+    refused = agentic.run("--resume", "1", AGENTAPPS_LOCAL_STORES__CHECKPOINT_TTL="1000")  # 1 s, not an hour
+    assert refused.returncode == 8 and "more than 1 s old" in refused.stderr, refused.stderr
+    assert not (agentic.project.root / ".agent-apps" / "checkpoints" / "run-1.json").exists()  # and it went
+
+    agentic.project.write("main.skill.md", "---\nname: main\ndescription: Test project.\nmetadata:\n"
+                          "  role: main\n  stores: {checkpointTtl: 5}\n---\nMain.\n")
+    bad = agentic.project.cli("check")
+    said = bad.stdout + bad.stderr
+    assert bad.returncode != 0 and "`checkpointTtl` must be milliseconds from 1000" in said, said
+    assert "main.skill.md" in said
+
+
+def test_a_redis_checkpoint_expires_after_the_ttl(redis_project, agentic):  # noqa: F811
+    import redis
+
+    _failing(agentic)
+    url = {"AGENTAPPS_REDIS_URL": redis_project.url}
+    assert agentic.run("brief", **url).returncode == 1
+    key = f"agentapps:{redis_project.namespace}:checkpoint:run-1"
+    ttl = redis.Redis.from_url(redis_project.url).pttl(key)
+    assert 7 * DAY * 1000 - 60_000 < ttl <= 7 * DAY * 1000, ttl
+
+    assert agentic.run("brief", AGENTAPPS_LOCAL_STORES__CHECKPOINT_TTL="60000", **url).returncode == 1
+    ttl = redis.Redis.from_url(redis_project.url).pttl(f"agentapps:{redis_project.namespace}:checkpoint:run-2")
+    assert 0 < ttl <= 60_000, ttl
