@@ -243,7 +243,7 @@ def prune(folder: Path, before: float) -> None:
                         path.unlink()
                 except OSError:
                     continue
-    except Exception:  # noqa: BLE001, S110 - busy or unwritable: the next run prunes them
+    except Exception:  # noqa: BLE001 - busy or unwritable: the next run prunes them
         return
     prune_locks(folder, before)
 

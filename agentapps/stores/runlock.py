@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import fcntl
 import os
-import socket
 import threading
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -144,6 +142,9 @@ class RedisRunLock:
 
     @classmethod
     def take(cls, link: RedisLink, run_id: int, ttl: float = TTL_SECONDS) -> RedisRunLock:
+        import socket
+        import uuid
+
         key = link.key("checkpoint-lock", f"run-{run_id}")
         host = socket.gethostname()
         token = f"{host}:{os.getpid()}:{uuid.uuid4().hex}"

@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "0f1c87ac881a"
+STAMP = "9928a5f01777"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -262,6 +262,7 @@ WAITS = {
     "agentapps.stores.link": True,
     "agentapps.stores.redissessions": True,
     "agentapps.stores.redisstate": True,
+    "agentapps.stores.runlock": True,
     "agentapps.stores.schedules": False,
     "agentapps.stores.session_settings": False,
     "agentapps.stores.sessions": True,
