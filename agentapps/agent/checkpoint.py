@@ -12,7 +12,10 @@ that one record, so its usage is counted once.
 Checkpoints live in the project's session store (`stores.sessions`: file, under
 `.agent-apps/checkpoints/` beside the run log (`~/.agent-apps/` outside a project), or Redis, under `agentapps:{namespace}:checkpoint:run-ID`; a project
 that keeps sessions in memory keeps checkpoints in files, since memory ends with the process). Only
-the latest is kept. Declared secrets are redacted from everything saved; a run whose args or
+the latest is kept, for `stores.checkpointTtl` ms after it was written (7 days): a Redis key expires,
+and a run's first checkpoint prunes the older files; an older one is refused. While a run runs (from
+its first checkpoint) and while it is resumed, its id is locked for its process
+(agentapps.stores.runlock), so a second `--resume` is refused at once. Declared secrets are redacted from everything saved; a run whose args or
 `--local` settings held a secret's value is saved marked so, and refuses to resume (it could not
 run with the same args). A checkpoint that cannot be written (a full disk, Redis gone) never fails
 the run: one warning, and resuming starts from the last checkpoint that was written.
