@@ -4,7 +4,8 @@ run is refused at once (RunBusyError) instead of both playing the same turns.
 
 - **Files** (the project keeps checkpoints in files): an OS lock (`flock`) on
   `CHECKPOINTS/.run-ID.lock`, which the kernel releases when the process ends, however it ends
-  (`kill -9` included). The file holds the holder's pid, for the refusal's message.
+  (`kill -9` included). The file holds the holder's pid, for the refusal's message; the holder
+  removes it as it releases it (a killed one's is left, unheld, until pruned).
 - **Redis** (`stores: {sessions: redis}`): `SET NX` of `agentapps:{namespace}:checkpoint-lock:run-ID`
   with an expiry of TTL seconds, refreshed by a thread every TTL/3 while the process lives and
   deleted at its end. A holder killed with `kill -9` leaves the key until it expires; a contender
@@ -105,7 +106,11 @@ class FileRunLock:
     def release(self) -> None:
         if self.fd is not None:
             fd, self.fd = self.fd, None
-            os.close(fd)  # the file stays (unlinking it could split two lockers); pruning removes old ones
+            try:  # removed while held: a taker that opened it meanwhile sees the change and starts over
+                self.path.unlink()
+            except OSError:
+                pass
+            os.close(fd)  # a killed holder's file stays, unheld: pruning removes it when it is old
 
 
 def prune_locks(folder: Path, before: float) -> None:

@@ -430,12 +430,14 @@ def test_file_checkpoints_older_than_the_ttl_are_pruned_and_refused(agentic):
     _failing(agentic)
     folder = agentic.project.root / ".agent-apps" / "checkpoints"
     assert agentic.run("brief").returncode == 1
+    assert sorted(p.name for p in folder.iterdir() if p.name != ".lock") == ["run-1.json"]  # its lock went
+    (folder / ".run-1.lock").write_text("4242")  # as a run killed with kill -9 leaves it
     old = time.time() - 8 * DAY  # the default TTL is 7 days
     for name in ("run-1.json", ".run-1.lock"):
         os.utime(folder / name, (old, old))
 
     assert agentic.run("brief").returncode == 1  # run 2's first checkpoint prunes what expired
-    assert sorted(p.name for p in folder.iterdir() if p.name != ".lock") == [".run-2.lock", "run-2.json"]
+    assert sorted(p.name for p in folder.iterdir() if p.name != ".lock") == ["run-2.json"]
     refused = agentic.run("--resume", "1")
     assert refused.returncode == 8 and refused.stderr.count("\n") == 1, refused.stderr
     assert "expired" in refused.stderr and "7 days" in refused.stderr and "stores.checkpointTtl" in refused.stderr
