@@ -201,6 +201,12 @@ class SkillChangedError(ResumeError):
     exit_code = 9
 
 
+class RunBusyError(ResumeError):
+    """Another process is running or resuming that run now (agentapps.stores.runlock)."""
+
+    exit_code = 10
+
+
 class RunInterruptedError(AgentAppsError):
     """The run was stopped from outside: Ctrl-C (exit 130), SIGTERM (143), a cancelled request."""
 

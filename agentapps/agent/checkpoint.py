@@ -12,7 +12,10 @@ that one record, so its usage is counted once.
 Checkpoints live in the project's session store (`stores.sessions`: file, under
 `.agent-apps/checkpoints/` beside the run log (`~/.agent-apps/` outside a project), or Redis, under `agentapps:{namespace}:checkpoint:run-ID`; a project
 that keeps sessions in memory keeps checkpoints in files, since memory ends with the process). Only
-the latest is kept. Declared secrets are redacted from everything saved; a run whose args or
+the latest is kept, for `stores.checkpointTtl` ms after it was written (7 days): a Redis key expires,
+and a run's first checkpoint prunes the older files; an older one is refused. While a run runs (from
+its first checkpoint) and while it is resumed, its id is locked for its process
+(agentapps.stores.runlock), so a second `--resume` is refused at once. Declared secrets are redacted from everything saved; a run whose args or
 `--local` settings held a secret's value is saved marked so, and refuses to resume (it could not
 run with the same args). A checkpoint that cannot be written (a full disk, Redis gone) never fails
 the run: one warning, and resuming starts from the last checkpoint that was written.
@@ -53,14 +56,39 @@ def store_for(g: Globals) -> SessionStore:
     return FileSessionStore(g.config.log_dir / "checkpoints")  # beside the run log whose ids key them
 
 
+def ttl_of(g: Globals) -> float:
+    """Seconds a checkpoint is kept after it was last written (`stores.checkpointTtl`, 7 days)."""
+    from agentapps.stores.config import stores_config
+
+    return stores_config(g).checkpoint_ttl
+
+
+def _age(seconds: float) -> str:
+    days = seconds / 86_400
+    if days >= 1:
+        return f"{days:g} day{'s' if days != 1 else ''}"
+    return f"{seconds / 3600:.3g} hours" if seconds >= 3600 else f"{seconds:g} s"
+
+
+def expired(g: Globals, found: dict[str, Any]) -> bool:
+    saved = found.get("savedAt")
+    return isinstance(saved, int | float) and time.time() - saved > ttl_of(g)
+
+
 def load(g: Globals, run_id: int) -> dict[str, Any]:
     """Run `run_id`'s latest checkpoint, or NoCheckpointError saying why there is none to use."""
-    entries = store_for(g).load(key_of(run_id))
+    store = store_for(g)
+    entries = store.load(key_of(run_id))
     found = entries[-1] if entries else None
     if not isinstance(found, dict) or found.get("runId") != run_id:
         raise NoCheckpointError(f"Run {run_id} has no checkpoint to resume from: it made no complete "
-                                "model turn as `agentapps run`, or its checkpoints were not saved (see the "
-                                "warning it printed); run it again.")
+                                "model turn as `agentapps run`, its checkpoints were not saved (see the "
+                                f"warning it printed), or its checkpoint expired ({_age(ttl_of(g))} after it "
+                                "was written: `stores.checkpointTtl`); run it again.")
+    if expired(g, found):  # not pruned yet: it is refused, and goes
+        store.clear(key_of(run_id))
+        raise NoCheckpointError(f"Run {run_id}'s checkpoint expired: it is more than {_age(ttl_of(g))} old "
+                                "(`stores.checkpointTtl`); run it again.")
     if found.get("version") != VERSION:
         raise NoCheckpointError(f"Run {run_id}'s checkpoint was written by another version of agentapps "
                                 f"(format {found.get('version')!r}); run it again.")
@@ -99,6 +127,7 @@ class Ticket:
     digest: str | None = None
     claimed: bool = False  # an agent took it: only the first agent of the command's own skill saves
     warned: bool = False
+    pruned: bool = False  # the file store's expired checkpoints were removed (at the first save)
     key: str | None = None  # a worker's event: the checkpoint's key (the worker logs each try itself)
     earlier: dict[str, Any] | None = None  # a resumed run's totals at its checkpoint (agent.resume)
 
@@ -131,6 +160,7 @@ class Ticket:
                 if not ids:
                     raise OSError("the run log could not be written")
                 self.run_id = ids[0]
+                self._hold(g)
             elif not runlog.update_run(self.data_dir, self.run_id, entry, quiet=True):
                 raise OSError("the run log could not be written")
             recorded = True
@@ -139,18 +169,37 @@ class Ticket:
             self._warn(exc)
         return recorded
 
+    def _hold(self, g: Globals) -> None:
+        """Lock the new run's id for this process, so a `--resume` of it is refused while it runs."""
+        from agentapps.stores.runlock import take
+
+        assert self.run_id is not None
+        try:
+            take(g, self.run_id)
+        except Exception:  # noqa: BLE001, S110 - the store is away: saving the checkpoint warns of it
+            pass
+
     def _store(self, g: Globals, state: dict[str, Any], key: str) -> None:
         redactor = g.internals.redactor
         held = {"args": self.args, "options": self.options}
         body = redactor.redact_data({
             "version": VERSION, "runId": self.run_id, "skill": self.skill, "path": self.path,
             "digest": self.digest, "elapsedMs": round((time.perf_counter() - self.begun()) * 1000, 1),
-            "secretHeld": redactor.redact_data(held) != held, **held, **state})
+            "savedAt": time.time(), "secretHeld": redactor.redact_data(held) != held, **held, **state})
         if self.key is None and any(body["options"].get(k) for k in ("approve", "local", "record")):
             from agentapps.agent.seal import seal  # what a resume may reuse of them: agent/seal.py
 
             body["seal"] = seal(body["runId"], body["skill"], body["options"])
-        store_for(g).append(key, body, 1)
+        store, ttl = store_for(g), ttl_of(g)
+        from agentapps.stores.sessions import FileSessionStore
+
+        if isinstance(store, FileSessionStore):
+            store.append(key, body, 1)
+            if not self.pruned:  # once per run: the checkpoints nobody resumed within the TTL go
+                self.pruned = True
+                prune(store.root, time.time() - ttl)
+        else:  # Redis: the key expires TTL after its last write
+            store.append(key, body, 1, ttl=ttl)  # type: ignore[call-arg]
 
     def clear(self, g: Globals) -> None:
         """Drop the checkpoint (the run ended well, or will not be tried again). Never raises."""
@@ -175,8 +224,35 @@ class Ticket:
         where = f"run {self.run_id}" if self.run_id is not None else "the run"
         if self.key is not None:
             where = f"the run ({self.key})"
-        sys.stderr.write(f"warning: a checkpoint of {where} was not saved: {why}; the run goes on, and a "
+        sys.stderr.write(f"warning: a checkpoint of {where} was not saved: {why.rstrip('.')}; the run goes on, and a "
                          "resume starts from its last saved checkpoint.\n")
+
+
+def prune(folder: Path, before: float) -> None:
+    """Remove the checkpoint files in `folder` last written before `before` (epoch seconds), and
+    the run lock files nobody holds that are as old. Never raises."""
+    import os
+
+    from agentapps.stores.runlock import prune_locks
+
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(".json") and not n.startswith(".")]
+    except OSError:
+        return
+    from agentapps.core.atomic import FileLock
+
+    try:
+        with FileLock(folder / ".lock", timeout=5):  # the store's writers' lock: no fresh write is removed
+            for name in names:
+                path = folder / name
+                try:
+                    if path.stat().st_mtime < before:
+                        path.unlink()
+                except OSError:
+                    continue
+    except Exception:  # noqa: BLE001 - busy or unwritable: the next run prunes them
+        return
+    prune_locks(folder, before)
 
 
 def event_ticket(g: Globals, tool: Any, event: dict[str, Any], group: str) -> Ticket:
@@ -192,6 +268,7 @@ def event_ticket(g: Globals, tool: Any, event: dict[str, Any], group: str) -> Ti
         entries = []
     found = entries[-1] if entries else None
     if (isinstance(found, dict) and found.get("version") == VERSION and not found.get("secretHeld")
+            and not expired(g, found)
             and found.get("skill") == tool.name and found.get("digest") == ticket.digest):
         ticket.resume = found
         ticket.earlier_ms = float(found.get("elapsedMs") or 0)

@@ -174,6 +174,9 @@ async def run_streaming(ctx: Context, args: dict[str, Any], backend: Backend) ->
     resumable = resumable_for(ctx, hook_ref)  # `agentapps run`'s own agent: checkpoints after each turn
     if resumable is not None and resumable.seed is not None:  # a resume: from the checkpoint's turn
         view.messages, turn = list(resumable.seed["messages"]), int(resumable.seed["turn"])
+        saved = resumable.seed["provider"].get("model")
+        if saved in models:  # a fallback had taken over: the resumed run goes on with that model
+            current = models.index(saved)
 
     async def summarize(prompt: str) -> tuple[str, dict[str, int], str | None]:
         model = models[current]
@@ -240,7 +243,7 @@ async def run_streaming(ctx: Context, args: dict[str, Any], backend: Backend) ->
         if uses or directive.get("continue"):
             view.messages.append({"role": "user", "content": results + follow or [{"text": "Continue."}]})
             if resumable is not None:
-                resumable.save(turn, view.messages, {})
+                resumable.save(turn, view.messages, {"model": models[current]})
             continue
         return text
 

@@ -40,6 +40,10 @@ def checkpoint_of(opts: RunOptions) -> dict[str, Any]:
     row = get_run(path, run_id)
     if row is None:
         raise UnknownRunError(f"No run {run_id} in {path}; 'agentapps runs list' shows the ids.")
+    from agentapps.stores.runlock import take
+
+    take(g, run_id)  # RunBusyError when another process runs or resumes it now; released as `run` returns
+    row = get_run(path, run_id) or row  # as the process that held it left it
     if row["exit_code"] == 0:
         raise RunFinishedError(f"Run {run_id} of '{row['skill']}' ended well (exit 0): there is nothing to "
                                "resume.")

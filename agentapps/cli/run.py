@@ -52,7 +52,12 @@ def run_command(tokens: list[str]) -> int:
 
     redactor = Redactor()
     with redacted_output(redactor, verbose=opts.verbose):
-        return _run(opts, redactor)
+        try:
+            return _run(opts, redactor)
+        finally:  # the run's record and checkpoint are written: another process may resume it now
+            from agentapps.stores.runlock import release_all
+
+            release_all()
 
 
 def _run(opts: run_options.RunOptions, redactor: Any) -> int:

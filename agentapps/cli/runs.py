@@ -36,6 +36,15 @@ def _cost(value: Any) -> str:
     return "-" if value is None else f"${value:.4f}"
 
 
+UNFINISHED = -1  # agentapps.agent.checkpoint.UNFINISHED: the record of a run that has not ended
+
+
+def _exit(code: Any) -> str:
+    """A record's exit code as shown: `unfinished` for a run still running, or killed before it could
+    say how it ended (resumable: see docs/runs.md, "Resume")."""
+    return "unfinished" if code == UNFINISHED else str(code)
+
+
 def _tokens(row: dict[str, Any]) -> int:
     return sum(int(row.get(k) or 0) for k in ("input_tokens", "output_tokens", "cache_read_tokens",
                                               "cache_write_tokens"))
@@ -86,7 +95,7 @@ def register(app: typer.Typer) -> None:
             render.info("No runs logged yet." if not (skill or since) else "No runs match.")
             return
         print_table(["ID", "STARTED", "SKILL", "MODEL", "EXIT", "TURNS", "TOKENS", "COST", "TIME"],
-               [[str(r["id"]), _when(r["started_at"]), r["skill"], r["model"] or "-", str(r["exit_code"]),
+               [[str(r["id"]), _when(r["started_at"]), r["skill"], r["model"] or "-", _exit(r["exit_code"]),
                  str(r["turns"]), str(_tokens(r)), _cost(r["cost"]), f"{(r['duration_ms'] or 0) / 1000:.2f}s"]
                 for r in rows], left=(1, 2, 3))
 
@@ -106,6 +115,9 @@ def register(app: typer.Typer) -> None:
         models = row.pop("models")
         row["started_at"] = _when(row["started_at"])
         row["cost"] = _cost(row["cost"])
+        if row["exit_code"] == UNFINISHED:
+            row["exit_code"] = (f"unfinished (still running, or killed: 'agentapps run --resume {run_id}' "
+                                "continues it)")
         lines = [f"{key:<19}{'-' if value is None else value}\n" for key, value in row.items()]
         lines += [f"model {m['model']}: {m['input_tokens']} in, {m['output_tokens']} out, "
                   f"{m['cache_read_tokens']} cache read, {m['cache_write_tokens']} cache write, "
@@ -116,7 +128,7 @@ def register(app: typer.Typer) -> None:
     def stats(skill: str = typer.Option(None, "--skill", help="Only this skill."),
               since: str = typer.Option(None, "--since", help="Only runs since: 30m, 12h, 7d, 2w or a date."),
               as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-        """Runs, failures, tokens and cost per skill and model over a period."""
+        """Runs, failures, unfinished runs, tokens and cost per skill and model over a period."""
         from agentapps.runlog.query import stats as totals
 
         rows = totals(_path(), skill=skill, after=_after(since))
@@ -126,8 +138,8 @@ def register(app: typer.Typer) -> None:
         if not rows:
             render.info("No runs logged yet." if not (skill or since) else "No runs match.")
             return
-        print_table(["SKILL", "MODEL", "RUNS", "FAILED", "IN", "OUT", "CACHE READ", "CACHE WRITE", "COST"],
-               [[r["skill"], r["model"] or "-", str(r["runs"]), str(r["failed"]), str(r["input_tokens"]),
+        print_table(["SKILL", "MODEL", "RUNS", "FAILED", "UNFINISHED", "IN", "OUT", "CACHE READ", "CACHE WRITE", "COST"],
+               [[r["skill"], r["model"] or "-", str(r["runs"]), str(r["failed"]), str(r["unfinished"]), str(r["input_tokens"]),
                  str(r["output_tokens"]), str(r["cache_read_tokens"]), str(r["cache_write_tokens"]),
                  _cost(r["cost"])] for r in rows], left=(0, 1))
 

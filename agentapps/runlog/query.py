@@ -73,11 +73,13 @@ def get_run(path: Path, run_id: int) -> dict[str, Any] | None:
 
 
 def stats(path: Path, *, skill: str | None = None, after: float | None = None) -> list[dict[str, Any]]:
-    """Per skill and model: runs, failed runs, tokens and cost (None when a price was unknown)."""
+    """Per skill and model: runs, failed runs, unfinished runs (exit -1: running, or killed and not
+    resumed yet; a resumed run keeps its one record), tokens and cost (None when a price was unknown)."""
     where, params = _where(skill, after, "r.")
     return _rows(path, f"""
         SELECT r.skill AS skill, m.model AS model, COUNT(DISTINCT r.id) AS runs,
-               COUNT(DISTINCT CASE WHEN r.exit_code != 0 THEN r.id END) AS failed,
+               COUNT(DISTINCT CASE WHEN r.exit_code NOT IN (0, -1) THEN r.id END) AS failed,
+               COUNT(DISTINCT CASE WHEN r.exit_code = -1 THEN r.id END) AS unfinished,
                COALESCE(SUM(m.input_tokens), 0) AS input_tokens,
                COALESCE(SUM(m.output_tokens), 0) AS output_tokens,
                COALESCE(SUM(m.cache_read_tokens), 0) AS cache_read_tokens,

@@ -6,6 +6,7 @@
       namespace: my-project   # default: the main skill's name (never the project's path)
       visibilityTimeout: 30000  # ms before an event taken and not acknowledged is delivered again
       maxDeliveries: 5        # deliveries of one event before it goes to `TOPIC.dead-letter`
+      checkpointTtl: 604800000  # ms an agent run's checkpoint is kept without being written (7 days)
 
 A call's own `store` argument wins, then a skill's own setting (`metadata.session.store`), then
 `stores.<concern>`, then `stores.default`, then the built-in default (state: file, the others:
@@ -32,7 +33,9 @@ BACKENDS: Final = {
     "callbacks": ("memory", "redis"),
 }
 BUILT_IN: Final = {"state": "file", "sessions": "memory", "events": "memory", "callbacks": "memory"}
-FIELDS: Final = ("default", *BACKENDS, "namespace", "visibilityTimeout", "maxDeliveries")
+FIELDS: Final = ("default", *BACKENDS, "namespace", "visibilityTimeout", "maxDeliveries", "checkpointTtl")
+CHECKPOINT_TTL_MS: Final = 7 * 86_400_000
+MAX_CHECKPOINT_TTL_MS: Final = 365 * 86_400_000
 _NAMESPACE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
@@ -44,6 +47,7 @@ class StoresConfig:
     namespace: str | None = None
     visibility: float = 30.0  # seconds
     max_deliveries: int = 5
+    checkpoint_ttl: float = CHECKPOINT_TTL_MS / 1000  # seconds (agentapps.agent.checkpoint)
 
 
 def parse(value: Any, *, skill: str, main_name: str | None) -> StoresConfig:
@@ -95,7 +99,11 @@ def _parse(value: Any, skill: str, main_name: str | None) -> tuple[StoresConfig,
     most = value.get("maxDeliveries", 5)
     if isinstance(most, bool) or not isinstance(most, int) or not 1 <= most <= 1000:
         bad("`maxDeliveries` must be a whole number from 1 to 1000", "maxDeliveries")
-    return StoresConfig(chosen, namespace, visibility / 1000, most), found
+    ttl = value.get("checkpointTtl", CHECKPOINT_TTL_MS)
+    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not 1000 <= ttl <= MAX_CHECKPOINT_TTL_MS:
+        bad(f"`checkpointTtl` must be milliseconds from 1000 to {MAX_CHECKPOINT_TTL_MS} (365 days)", "checkpointTtl")
+        ttl = CHECKPOINT_TTL_MS
+    return StoresConfig(chosen, namespace, visibility / 1000, most, ttl / 1000), found
 
 
 def stores_config(g: Globals) -> StoresConfig:

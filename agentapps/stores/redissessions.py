@@ -25,7 +25,9 @@ class RedisSessionStore:
         return decode_entries(items, f"Session {key!r:.60} on the Redis server at {self.link.where}",
                               f"delete the Redis key '{name}' to start the session afresh")
 
-    def append(self, key: str, entry: Entry, max_entries: int) -> None:
+    def append(self, key: str, entry: Entry, max_entries: int, *, ttl: float | None = None) -> None:
+        """Append `entry`, keep the last `max_entries`; with `ttl` (seconds) the key expires that
+        long after this write."""
         name = self._key(key)
         text = json.dumps(entry, ensure_ascii=False)
 
@@ -33,6 +35,8 @@ class RedisSessionStore:
             with self.link.client.pipeline(transaction=True) as pipe:
                 pipe.rpush(name, text)
                 pipe.ltrim(name, -max_entries, -1)
+                if ttl is not None:
+                    pipe.pexpire(name, int(ttl * 1000))
                 pipe.execute()
 
         self.link.call(write)

@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "d2e03d35e591"
+STAMP = "62143702a05d"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -265,6 +265,7 @@ WAITS = {
     "agentapps.stores.link": True,
     "agentapps.stores.redissessions": True,
     "agentapps.stores.redisstate": True,
+    "agentapps.stores.runlock": True,
     "agentapps.stores.schedules": False,
     "agentapps.stores.session_settings": False,
     "agentapps.stores.sessions": True,

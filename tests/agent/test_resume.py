@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from typing import Any
 
 import pytest
@@ -188,7 +189,9 @@ def test_resume_with_the_checkpoints_on_redis(redis_project, agentic):  # noqa: 
     _long(agentic)
     url = {"AGENTAPPS_REDIS_URL": redis_project.url}
     _kill_at_hold(agentic, "long", "--topic", "tides", **url)
-    assert redis_project.keys() == [f"agentapps:{redis_project.namespace}:checkpoint:run-1"]
+    # the checkpoint, and the killed run's lock: it expires, or a process on this host takes it over
+    assert redis_project.keys() == [f"agentapps:{redis_project.namespace}:checkpoint-lock:run-1",
+                                    f"agentapps:{redis_project.namespace}:checkpoint:run-1"]
     assert not (agentic.project.root / ".agent-apps" / "checkpoints").exists()
 
     resumed = agentic.run("--json", "--resume", "1", **url)
@@ -378,3 +381,193 @@ def test_a_skill_run_by_its_path_resumes_that_file_not_the_project_skill_of_its_
     resumed = agentic.run("--json", "--resume", "1", real_process=True)
     assert resumed.returncode == 0, resumed.stderr  # not "was moved" (exit 9), nor the project's twin
     assert json.loads(resumed.stdout)["result"] == "outside 2"
+
+
+def _resume_at_hold(agentic: Any, run_id: int, **env: str) -> subprocess.Popen[str]:
+    """`agentapps run --resume RUN_ID` as a real process, waiting in turn HOLD_AT's code (again)."""
+    root = agentic.project.root
+    (root / "at-hold").unlink(missing_ok=True)
+    (root / "hold").touch()
+    proc = _cli(agentic, "run", "--json", "--resume", str(run_id), **env)
+    wait_for(lambda: (root / "at-hold").exists() or proc.poll() is not None, timeout=WAIT_SECONDS,
+             what=f"the resumed run's turn {HOLD_AT}")
+    assert proc.poll() is None, proc.communicate()[1]
+    return proc
+
+
+def _second_resume_is_refused_while_the_first_runs(agentic: Any, **env: str) -> None:
+    first = _resume_at_hold(agentic, 1, **env)
+    try:
+        second = agentic.run("--resume", "1", real_process=True, **env)
+        assert second.returncode == 10, second.stderr
+        assert second.stderr.count("\n") == 1, second.stderr
+        assert "Run 1 is being run or resumed by process" in second.stderr and str(first.pid) in second.stderr
+        assert agentic.requests()[-1]["turn"] == HOLD_AT  # the second played no turn
+        (agentic.project.root / "hold").unlink()
+        out, err = first.communicate(timeout=WAIT_SECONDS)
+        assert first.returncode == 0, err
+        assert json.loads(out)["result"] == {"seen": list(range(1, TURNS + 1)), "topic": "tides"}
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.communicate()
+    assert _show(agentic, 1)["turns"] == TURNS
+
+
+def test_a_second_resume_of_the_same_run_is_refused_while_the_first_runs(long_run):
+    _kill_at_hold(long_run, "long", "--topic", "tides")
+    _second_resume_is_refused_while_the_first_runs(long_run)
+
+
+def test_a_second_resume_is_refused_with_the_lock_on_redis(redis_project, agentic):  # noqa: F811
+    _long(agentic)
+    url = {"AGENTAPPS_REDIS_URL": redis_project.url}
+    _kill_at_hold(agentic, "long", "--topic", "tides", **url)
+    _second_resume_is_refused_while_the_first_runs(agentic, **url)
+    left = redis_project.keys()  # a list of the project's Redis keys
+    assert not [k for k in left if ":checkpoint-lock:" in k]  # released at the end
+
+
+@pytest.mark.parametrize("store", ["file", "redis"])
+def test_a_run_still_running_cannot_be_resumed_and_a_killed_resume_frees_its_lock(store, request, agentic):
+    env = {"AGENTAPPS_REDIS_URL": request.getfixturevalue("redis_project").url} if store == "redis" else {}
+    _long(agentic)
+    root = agentic.project.root
+    (root / "hold").touch()
+    original = _cli(agentic, "run", "long", "--topic", "tides", **env)
+    try:
+        wait_for(lambda: (root / "at-hold").exists() or original.poll() is not None, timeout=WAIT_SECONDS,
+                 what=f"turn {HOLD_AT}")
+        refused = agentic.run("--resume", "1", real_process=True, **env)  # its record says exit -1: it runs
+        assert refused.returncode == 10 and f"process {original.pid}" in refused.stderr, refused.stderr
+        original.send_signal(signal.SIGKILL)
+        original.communicate(timeout=10)
+    finally:
+        if original.poll() is None:
+            original.kill()
+            original.communicate()
+    resumer = _resume_at_hold(agentic, 1, **env)  # a lock whose holder was killed is free at once
+    resumer.send_signal(signal.SIGKILL)
+    resumer.communicate(timeout=10)
+    (root / "hold").unlink()
+    resumed = agentic.run("--json", "--resume", "1", real_process=True, **env)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["result"] == {"seen": list(range(1, TURNS + 1)), "topic": "tides"}
+
+
+def test_runs_list_show_and_stats_render_an_unfinished_run_and_count_a_twice_resumed_run_once(long_run):
+    _kill_at_hold(long_run, "long", "--topic", "tides")
+    listed = long_run.project.cli("runs", "list")
+    assert listed.returncode == 0, listed.stderr
+    [row] = [line for line in listed.stdout.splitlines() if line.lstrip().startswith("1 ")]
+    assert " unfinished " in row and " -1 " not in row
+    shown = long_run.project.cli("runs", "show", "1")
+    [exit_line] = [line for line in shown.stdout.splitlines() if line.startswith("exit_code")]
+    assert "unfinished" in exit_line and "--resume 1" in exit_line and "-1" not in exit_line
+    [stats] = json.loads(long_run.project.cli("runs", "stats", "--json").stdout)["stats"]
+    assert (stats["runs"], stats["failed"], stats["unfinished"]) == (1, 0, 1)
+    assert "UNFINISHED" in long_run.project.cli("runs", "stats").stdout
+
+    resumer = _resume_at_hold(long_run, 1)  # resumed once, and killed again in the same turn
+    resumer.send_signal(signal.SIGKILL)
+    resumer.communicate(timeout=10)
+    (long_run.project.root / "hold").unlink()
+    assert long_run.run("--resume", "1", real_process=True).returncode == 0  # resumed twice: it ends
+
+    [stats] = json.loads(long_run.project.cli("runs", "stats", "--json").stdout)["stats"]
+    assert (stats["runs"], stats["failed"], stats["unfinished"]) == (1, 0, 0)
+    assert (stats["input_tokens"], stats["output_tokens"]) == (TURNS * USAGE["inputTokens"], TURNS * USAGE["outputTokens"])
+    assert [r["exit_code"] for r in _runs(long_run)] == [0]
+
+
+def test_a_resumed_run_goes_on_with_the_fallback_model_that_had_taken_over(agentic):
+    from tests.fakes.openai import FakeOpenAI, Reply
+
+    key = "sk-test-fake-key-0123456789"
+    agentic.project.write("ask.skill.md", """
+        ---
+        name: ask
+        description: Two turns on a model that falls back.
+        metadata:
+          model: {provider: openai, id: gpt-missing, fallback: [gpt-4.1-mini], maxAttempts: 1}
+        ---
+        Do the task.
+        """)
+    call = {"id": "call_1", "name": "invoke", "arguments": {"code": "memory.seen = 1"}}
+    fake = FakeOpenAI([Reply.error(404, "The model `gpt-missing` does not exist", code="model_not_found"),
+                       Reply(text="Turn one.", tool_calls=[call]),
+                       Reply.error(400, "The request was refused", code="invalid_request_error"),
+                       Reply(text="Done.")], key=key).start()
+    try:
+        env = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": key}
+        failed = agentic.run("ask", **env)
+        assert failed.returncode == 1, failed.stderr
+        assert [r.body["model"] for r in fake.requests] == ["gpt-missing", "gpt-4.1-mini", "gpt-4.1-mini"]
+
+        resumed = agentic.run("--json", "--resume", "1", **env)
+        assert resumed.returncode == 0, resumed.stderr
+        assert json.loads(resumed.stdout)["result"] == "Done."
+        assert fake.requests[-1].body["model"] == "gpt-4.1-mini"  # not the model that was missing
+        assert len(fake.requests) == 4
+    finally:
+        fake.close()
+
+
+DAY = 86_400
+
+
+def _failing(agentic: Any, **model: Any) -> None:
+    """The skill `brief`: one turn that completes (a checkpoint), then a model error (exit 1)."""
+    agentic.skill("brief", [{"code": "memory.a = 1"}, {"error": "the model went away"}], model=model or None)
+
+
+def test_file_checkpoints_older_than_the_ttl_are_pruned_and_refused(agentic):
+    _failing(agentic)
+    folder = agentic.project.root / ".agent-apps" / "checkpoints"
+    assert agentic.run("brief").returncode == 1
+    assert sorted(p.name for p in folder.iterdir() if p.name != ".lock") == ["run-1.json"]  # its lock went
+    (folder / ".run-1.lock").write_text("4242")  # as a run killed with kill -9 leaves it
+    old = time.time() - 8 * DAY  # the default TTL is 7 days
+    for name in ("run-1.json", ".run-1.lock"):
+        os.utime(folder / name, (old, old))
+
+    assert agentic.run("brief").returncode == 1  # run 2's first checkpoint prunes what expired
+    assert sorted(p.name for p in folder.iterdir() if p.name != ".lock") == ["run-2.json"]
+    refused = agentic.run("--resume", "1")
+    assert refused.returncode == 8 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "expired" in refused.stderr and "7 days" in refused.stderr and "stores.checkpointTtl" in refused.stderr
+
+
+def test_the_checkpoint_ttl_is_a_main_skill_setting_also_set_from_the_environment(agentic):
+    _failing(agentic)
+    agentic.project.write("main.skill.md", "---\nname: main\ndescription: Test project.\nmetadata:\n"
+                          "  role: main\n  stores: {checkpointTtl: 3600000}\n---\nMain.\n")
+    assert agentic.run("brief").returncode == 1
+    saved = json.loads((agentic.project.root / ".agent-apps" / "checkpoints" / "run-1.json").read_text())
+    assert time.time() - saved["entries"][-1]["savedAt"] < 60
+    time.sleep(1.2)
+    refused = agentic.run("--resume", "1", AGENTAPPS_LOCAL_STORES__CHECKPOINT_TTL="1000")  # 1 s, not an hour
+    assert refused.returncode == 8 and "more than 1 s old" in refused.stderr, refused.stderr
+    assert not (agentic.project.root / ".agent-apps" / "checkpoints" / "run-1.json").exists()  # and it went
+
+    agentic.project.write("main.skill.md", "---\nname: main\ndescription: Test project.\nmetadata:\n"
+                          "  role: main\n  stores: {checkpointTtl: 5}\n---\nMain.\n")
+    bad = agentic.project.cli("check")
+    said = bad.stdout + bad.stderr
+    assert bad.returncode != 0 and "`checkpointTtl` must be milliseconds from 1000" in said, said
+    assert "main.skill.md" in said
+
+
+def test_a_redis_checkpoint_expires_after_the_ttl(redis_project, agentic):  # noqa: F811
+    import redis
+
+    _failing(agentic)
+    url = {"AGENTAPPS_REDIS_URL": redis_project.url}
+    assert agentic.run("brief", **url).returncode == 1
+    key = f"agentapps:{redis_project.namespace}:checkpoint:run-1"
+    ttl = redis.Redis.from_url(redis_project.url).pttl(key)
+    assert 7 * DAY * 1000 - 60_000 < ttl <= 7 * DAY * 1000, ttl
+
+    assert agentic.run("brief", AGENTAPPS_LOCAL_STORES__CHECKPOINT_TTL="60000", **url).returncode == 1
+    ttl = redis.Redis.from_url(redis_project.url).pttl(f"agentapps:{redis_project.namespace}:checkpoint:run-2")
+    assert 0 < ttl <= 60_000, ttl
