@@ -265,6 +265,15 @@ class RootIndex:
         found = self._summaries.get(path)
         return found if found is not None else summary_of(self._item(path))
 
+    def summaries(self) -> dict[str, Summary]:
+        """What `list` shows of every file, by path, from the cache's summaries and the definitions
+        this process decoded (those win); a file in neither is left out (ask `summary`)."""
+        if self._summaries is None:
+            self._summaries = self._manifest.summaries() if self._manifest is not None else {}
+        if not self.defs:
+            return self._summaries
+        return {**self._summaries, **{path: summary_of(item) for path, item in self.defs.items()}}
+
     def _save(self) -> None:
         raw = self._manifest.raw_all() if self._manifest is not None else {}
         summaries = self._manifest.summaries() if self._manifest is not None else {}
