@@ -172,17 +172,18 @@ class RootIndex:
         rows = manifest.rows if manifest is not None else {}
         files: dict[str, Entry] = {}
         defs: dict[str, ToolDef | Broken] = {}
-        changed = set(paths) != set(self.files or rows)
+        known, decoded, stat = self.files, self.defs, os.stat  # (50 000 files: the loop is the cost)
+        changed = set(paths) != set(known or rows)
         for path in paths:
             try:
-                st = os.stat(path)
+                st = stat(path)
             except OSError:
                 continue
-            old = self.files.get(path)
+            old = known.get(path)
             if old is not None and old.mtime == st.st_mtime_ns and old.size == st.st_size:
                 files[path] = old
-                if path in self.defs:
-                    defs[path] = self.defs[path]
+                if path in decoded:
+                    defs[path] = decoded[path]
                 continue
             row = rows.get(path)
             if row is not None and row.mtime == st.st_mtime_ns and row.size == st.st_size:
