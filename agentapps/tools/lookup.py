@@ -270,6 +270,15 @@ class Lookup:
             if "://" not in name:
                 rows[name] = summary(tool)
         for index in self._indexes:
+            listing = index.listing()
+            if listing is not None:  # every file once, none broken: the rows as the cache keeps them
+                for row in listing:
+                    name = row["name"]
+                    if name not in taken:
+                        taken.add(name)
+                        if name not in rows:
+                            rows[name] = row
+                continue
             files, shown, source = index.files, index.summaries(), index.entry.kind
             for name, paths in index.names.items():
                 path = paths[0]
