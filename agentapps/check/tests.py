@@ -8,7 +8,13 @@ import os
 from agentapps.check.findings import Finding
 from agentapps.check.scope import Site
 from agentapps.errors import ConfigError
-from agentapps.tools.testfile import load_cases, prompt_hash, recorded_hash, tests_file_for, tests_file_name
+from agentapps.tools.testfile import (
+    load_cases,
+    prompt_hash,
+    recorded_hash,
+    tests_file_for,
+    tests_file_name,
+)
 
 
 def tests(site: Site, file: str) -> list[Finding]:
