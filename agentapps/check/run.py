@@ -23,6 +23,7 @@ from agentapps.check.cache import CheckCache, open_cache
 from agentapps.check.findings import Finding, Nested, Report
 from agentapps.check.nested import nested_projects
 from agentapps.check.scope import Scope, Site, build_scope
+from agentapps.core.gcpause import collector_paused
 from agentapps.tools.index import Broken
 from agentapps.tools.locate import KeyLines
 from agentapps.tools.lookup import EVERYTHING
@@ -111,6 +112,11 @@ def check(cwd: Path, paths: Sequence[Path] = (), *, strict: bool = False) -> Rep
     """Check `paths` (or the project's own roots) from `cwd`, and every project nested in a checked
     folder under its own main skill; a given path that holds no skill at all is a warning.
     `strict` turns warnings into errors."""
+    with collector_paused():  # tens of thousands of definitions, findings and rows, and no cycle
+        return _check(cwd, paths, strict=strict)
+
+
+def _check(cwd: Path, paths: Sequence[Path], *, strict: bool) -> Report:
     cwd = cwd.resolve()
     scope = build_scope(cwd, paths)
     report = check_scope(scope, open_cache(scope, paths))

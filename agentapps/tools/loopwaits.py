@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "9575ee6a7527"
+STAMP = "e1561a6919c7"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -110,6 +110,7 @@ WAITS = {
     "agentapps.core.cron": False,
     "agentapps.core.driver": False,
     "agentapps.core.exports": False,
+    "agentapps.core.gcpause": False,
     "agentapps.core.loan": True,
     "agentapps.core.logs": False,
     "agentapps.core.paths": False,
