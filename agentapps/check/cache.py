@@ -136,9 +136,8 @@ class CheckCache:
             self._depset_ok[depset] = isinstance(names, list) and all(self.same(str(n)) for n in names)
         return self._depset_ok[depset]
 
-    def get(self, tool: ToolDef) -> tuple[list[Finding], Adds] | None:
-        """The findings kept for `tool`, when nothing they depend on changed."""
-        path = str(tool.path)
+    def get(self, tool: ToolDef, path: str) -> tuple[list[Finding], Adds] | None:
+        """The findings kept for `tool` (at `path`, its path as text), when nothing they depend on changed."""
         kept, entry = self.old.get(path), self.entries.get(path)
         try:
             if (entry is None or kept is None or kept[0] != entry.mtime or kept[1] != entry.size

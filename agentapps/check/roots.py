@@ -27,9 +27,10 @@ def duplicates(scope: Scope) -> list[Finding]:
     """Two files of one root with the same name: each later file is an error naming both."""
     found: list[Finding] = []
     for index in scope.roots:
-        for name, items in index.by_name.items():
-            if len(items) < 2:
+        for name, paths in index.names.items():
+            if len(paths) < 2:
                 continue
+            items = [index.item(p) for p in paths]
             first, *rest = sorted(items, key=lambda i: str(i.path))
             for item in rest:
                 line = KeyLines(item.path).line(["name"]) if isinstance(item, ToolDef) else 1

@@ -23,6 +23,7 @@ from agentapps.check.cache import CheckCache, open_cache
 from agentapps.check.findings import Finding, Nested, Report
 from agentapps.check.nested import nested_projects
 from agentapps.check.scope import Scope, Site, build_scope
+from agentapps.core.gcpause import collector_paused
 from agentapps.tools.index import Broken
 from agentapps.tools.locate import KeyLines
 from agentapps.tools.lookup import EVERYTHING
@@ -62,14 +63,14 @@ def _check_skill(site: Site, memos: _Memos) -> list[Finding]:
     return found
 
 
-def _check_or_reuse(tool: ToolDef, scope: Scope, memos: _Memos, cache: CheckCache | None) -> list[Finding]:
+def _check_or_reuse(tool: ToolDef, file: str, scope: Scope, memos: _Memos, cache: CheckCache | None) -> list[Finding]:
     """The findings of one skill: kept ones when nothing they depend on changed (agentapps.check.cache),
     else checked now (and kept). Its test cases are judged every time: they live in files of their
     own (the tests file, recorded scripts) that the cache does not watch, and so is a compiled
     skill's source (stale-compiled)."""
     site = Site(tool, scope, KeyLines(tool.path))
-    own_tests = tests.tests(site) + compiled.stale_compiled(site)
-    kept = cache.get(tool) if cache is not None else None
+    own_tests = tests.tests(site, file) + compiled.stale_compiled(site)
+    kept = cache.get(tool, file) if cache is not None else None
     if kept is not None:
         found, adds = kept
         for finding, skill, own in adds:
@@ -96,9 +97,9 @@ def check_scope(scope: Scope, cache: CheckCache | None = None) -> Report:
     report.findings += roots.load_errors(scope)
     report.findings += roots.duplicates(scope)
     memos = _Memos()
-    for item in items:
+    for file, item in zip(scope.paths(), items, strict=True):
         if isinstance(item, ToolDef):
-            report.findings += _check_or_reuse(item, scope, memos, cache)
+            report.findings += _check_or_reuse(item, file, scope, memos, cache)
     if cache is not None:
         cache.save()
         report.reused = cache.hits
@@ -111,6 +112,11 @@ def check(cwd: Path, paths: Sequence[Path] = (), *, strict: bool = False) -> Rep
     """Check `paths` (or the project's own roots) from `cwd`, and every project nested in a checked
     folder under its own main skill; a given path that holds no skill at all is a warning.
     `strict` turns warnings into errors."""
+    with collector_paused():  # tens of thousands of definitions, findings and rows, and no cycle
+        return _check(cwd, paths, strict=strict)
+
+
+def _check(cwd: Path, paths: Sequence[Path], *, strict: bool) -> Report:
     cwd = cwd.resolve()
     scope = build_scope(cwd, paths)
     report = check_scope(scope, open_cache(scope, paths))

@@ -3,16 +3,29 @@ line, and a recorded script made for another version of the prompt is a warning 
 
 from __future__ import annotations
 
+import os
+
 from agentapps.check.findings import Finding
 from agentapps.check.scope import Site
 from agentapps.errors import ConfigError
 from agentapps.schemas.validation import schema_problem
-from agentapps.tools.testfile import Case, load_cases, prompt_hash, recorded_hash, tests_file_for
+from agentapps.tools.testfile import (
+    Case,
+    load_cases,
+    prompt_hash,
+    recorded_hash,
+    tests_file_for,
+    tests_file_name,
+)
 
 
-def tests(site: Site) -> list[Finding]:
+def tests(site: Site, file: str) -> list[Finding]:
+    """`file`: the skill's path as text (str(site.tool.path), already at hand)."""
     tool = site.tool
-    if tool.path is None or not tests_file_for(tool.path).is_file():
+    if tool.path is None:
+        return []
+    folder, name = os.path.split(file)
+    if not site.scope.has_file(folder, tests_file_name(name)):
         return []
     tests_file = tests_file_for(tool.path)
     try:

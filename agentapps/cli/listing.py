@@ -132,9 +132,10 @@ def list_skills(query: str | None, tags: list[str], include_hidden: bool, as_jso
         return
     width = max((len(i["name"]) for i in items), default=4)
     room = _room(width + 12)  # name, two spaces, source (8), two spaces
-    for item in items:
-        description = item["description"] if room is None else fit(item["description"], room)
-        sys.stdout.write(f"{item['name']:<{width}}  {item['source']:<8}  {description}\n".rstrip() + "\n")
+    lines = [f"{item['name']:<{width}}  {item['source']:<8}  "
+             f"{item['description'] if room is None else fit(item['description'], room)}".rstrip() for item in items]
+    if lines:  # one write: 50 000 skills are one call, not 50 000
+        sys.stdout.write("\n".join(lines) + "\n")
 
 
 def _room(used: int) -> int | None:

@@ -147,7 +147,11 @@ def compile_check(schema: Any) -> Check:
         checks.append(_types(kind if isinstance(kind, list) else [kind]))
     if "enum" in schema:
         options = list(schema["enum"])
-        checks.append(lambda v: any(json_equal(v, option) for option in options))
+        if all(type(option) is str for option in options):  # JSON-equal to a string: a str equal to it
+            words = frozenset(options)
+            checks.append(lambda v: type(v) is str and v in words)
+        else:
+            checks.append(lambda v: any(json_equal(v, option) for option in options))
     if "const" in schema:
         const = schema["const"]
         checks.append(lambda v: json_equal(v, const))

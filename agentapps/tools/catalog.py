@@ -41,8 +41,10 @@ def list_tools(
     lookup: Lookup, *, query: str | None = None, tags: list[str] | None = None, include_hidden: bool = False
 ) -> tuple[list[dict[str, Any]], list[SkillLoadError]]:
     rows, problems = lookup.list_summaries()
-    items = [row for row in rows
-             if (include_hidden or not (row["hidden"] or _callback_row(row))) and _row_matches(row, query, tags or [])]
+    items = rows if include_hidden else [
+        row for row in rows if not row["hidden"] and (row["kind"] != "memory" or not _callback_row(row))]
+    if query or tags:
+        items = [row for row in items if _row_matches(row, query, tags or [])]
     return items, problems
 
 

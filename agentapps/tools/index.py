@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import time
+from operator import itemgetter
 from pathlib import Path
+from typing import Any
 
 from agentapps.core.shown import fields_repr
 from agentapps.errors import SkillLoadError
@@ -37,6 +39,14 @@ class Broken:
 
     def __repr__(self) -> str:
         return fields_repr(self, self.FIELDS)
+
+
+_LISTED_NAME, _LISTED_KIND = itemgetter("name"), itemgetter("kind")
+
+
+def _listed(row: dict[str, Any], item: ToolDef | Broken) -> dict[str, Any]:
+    description, tags, hidden = summary_of(item)
+    return {**row, "description": description, "tags": list(tags), "hidden": hidden}
 
 
 def _by_name(files: dict[str, Entry]) -> dict[str, list[str]]:
@@ -172,17 +182,18 @@ class RootIndex:
         rows = manifest.rows if manifest is not None else {}
         files: dict[str, Entry] = {}
         defs: dict[str, ToolDef | Broken] = {}
-        changed = set(paths) != set(self.files or rows)
+        known, decoded, stat = self.files, self.defs, os.stat  # (50 000 files: the loop is the cost)
+        changed = set(paths) != set(known or rows)
         for path in paths:
             try:
-                st = os.stat(path)
+                st = stat(path)
             except OSError:
                 continue
-            old = self.files.get(path)
+            old = known.get(path)
             if old is not None and old.mtime == st.st_mtime_ns and old.size == st.st_size:
                 files[path] = old
-                if path in self.defs:
-                    defs[path] = self.defs[path]
+                if path in decoded:
+                    defs[path] = decoded[path]
                 continue
             row = rows.get(path)
             if row is not None and row.mtime == st.st_mtime_ns and row.size == st.st_size:
@@ -265,6 +276,31 @@ class RootIndex:
         found = self._summaries.get(path)
         return found if found is not None else summary_of(self._item(path))
 
+    def listing(self) -> list[dict[str, Any]] | None:
+        """What `list` shows of every file, in path order, as the cache keeps it: only while this
+        process trusts the cache (nothing was re-read), and only when no file is broken and no
+        name is taken twice; None otherwise (ask `names`, `files` and `summaries`)."""
+        if not self._lazy or self._manifest is None:
+            return None
+        rows = self._manifest.listing()
+        if rows is None:
+            return None
+        names = set(map(_LISTED_NAME, rows))
+        if len(names) != len(rows) or "broken" in set(map(_LISTED_KIND, rows)):
+            return None
+        if self.defs:  # decoded this process (the same version of the file): as it says
+            rows = [_listed(row, self.defs[row["path"]]) if row["path"] in self.defs else row for row in rows]
+        return rows
+
+    def summaries(self) -> dict[str, Summary]:
+        """What `list` shows of every file, by path, from the cache's summaries and the definitions
+        this process decoded (those win); a file in neither is left out (ask `summary`)."""
+        if self._summaries is None:
+            self._summaries = self._manifest.summaries() if self._manifest is not None else {}
+        if not self.defs:
+            return self._summaries
+        return {**self._summaries, **{path: summary_of(item) for path, item in self.defs.items()}}
+
     def _save(self) -> None:
         raw = self._manifest.raw_all() if self._manifest is not None else {}
         summaries = self._manifest.summaries() if self._manifest is not None else {}
@@ -278,7 +314,7 @@ class RootIndex:
                 text, shown = index_cache.encode(item), summary_of(item)
             if text is not None:
                 rows.append((path, self.files[path], shown, text))
-        index_cache.save(self.entry.directory, rows, self.dir_mtimes)
+        index_cache.save(self.entry.directory, self.entry.kind, rows, self.dir_mtimes)
 
     def _decode_all(self) -> None:
         if self._manifest is not None and len(self.defs) < len(self.files):

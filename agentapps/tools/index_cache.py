@@ -2,9 +2,9 @@
 even decode, every frontmatter.
 
 It holds each file's path, mtime, size, skill name, kind and declared `metadata.env` names (the
-manifest: one JSON value of parallel lists), what `list` shows of it (the summaries: another such
-value, read only by listing) and, one row per file, its parsed definition as JSON with the same
-small columns, indexed by name. A process that trusts the cache looks up only the names it is asked
+manifest: one JSON value of parallel lists), what `list` shows of it (the listing: one JSON array
+of the very objects `list` returns, read only by listing) and, one row per file, its parsed
+definition as JSON with the same small columns, indexed by name. A process that trusts the cache looks up only the names it is asked
 for, knows every declared secret from one value kept whole, reads the manifest only when something
 needs every file (listing, checking, a rescan), and decodes a definition only when that skill is
 asked for, so a project of 10 000 skills costs about what one of 1 000 does. Anything that does not round-trip
@@ -24,6 +24,8 @@ import time
 import weakref
 import zlib
 from functools import partial
+from itertools import chain
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -36,7 +38,7 @@ from agentapps.errors import SkillLoadError
 from agentapps.tools.loopwaits import STAMP
 from agentapps.types import RootKind, ToolDef
 
-VERSION = f"12-{STAMP}"  # the rows keep which skills need an event loop: new rules, a new index (12: middleware is hidden from list)
+VERSION = f"13-{STAMP}"  # the rows keep which skills need an event loop: new rules, a new index (13: the listing)
 # `files` also holds each file's small columns, indexed by name: a run that asks for a few skills
 # looks them up there and never reads the whole manifest (see Manifest.named).
 SCHEMA = ("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -45,9 +47,11 @@ SCHEMA = ("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
           "CREATE INDEX files_by_name ON files (name)")
 # The small columns of every file, in one JSON value of parallel lists (`meta.manifest`): a process
 # reads all of them, and one json.loads of five lists is far cheaper than a row object per file.
-# What only listing needs is a second such value (`meta.summaries`), read only by listing.
+# What listing shows is a second value (`meta.listing`): one object per file, in path order, with
+# exactly the keys of a row of `list` (a broken file's kind is "broken"). json.loads makes those
+# objects in C, so `list` at 50 000 skills builds no row in Python (Lookup.list_summaries).
 COLUMNS = ("paths", "mtimes", "sizes", "names", "env", "kinds")
-SUMMARY_COLUMNS = ("descriptions", "tags", "hidden")
+LISTING_KEYS = ("name", "description", "kind", "source", "path", "tags", "hidden")
 KINDS = frozenset({"markdown", "code", "broken"})
 
 
@@ -166,6 +170,7 @@ class Manifest:
         weakref.finalize(self, _close_quietly, conn)
         self.dirs, self.verified_ns, self.env = dirs, verified_ns, env
         self._rows: dict[str, Entry] | None = None
+        self._listing: list[dict[str, Any]] | None = None  # [] once found missing or damaged
         self.damaged = False  # the manifest was out of shape when read: its rows are {}
 
     @property
@@ -212,23 +217,18 @@ class Manifest:
         """Every `metadata.env` name any file of this root declares (kept whole at save)."""
         return set(self.env.split("\n")) - {""}
 
+    def listing(self) -> list[dict[str, Any]] | None:
+        """What `list` shows of every file: one object per file in path order, each with exactly
+        LISTING_KEYS (a broken file's kind is "broken"); None when the value is missing or out of
+        shape (the caller then works from the rows and the definitions)."""
+        if self._listing is None:
+            self._listing = _listing_of(self.conn, self.kind) or []
+        return self._listing or None
+
     def summaries(self) -> dict[str, Summary]:
-        """What `list` shows of every file, by path; {} when that value is missing or damaged (the
+        """What `list` shows of every file, by path; {} when the listing is missing or damaged (the
         caller then decodes the definitions)."""
-        try:
-            found = self.conn.execute("SELECT value FROM meta WHERE key = 'summaries'").fetchone()
-            data = json.loads(found[0]) if found else None
-            columns = [data[c] for c in ("paths", *SUMMARY_COLUMNS)] if isinstance(data, dict) else None
-        except (sqlite3.Error, ValueError, TypeError, KeyError, RecursionError):
-            return {}
-        if not (columns and all(isinstance(c, list) for c in columns) and len({len(c) for c in columns}) == 1):
-            return {}
-        paths, texts, tags, hidden = columns
-        if not (set(map(type, paths)) <= {str} and set(map(type, texts)) <= {str}
-                and set(map(type, tags)) <= {str} and set(map(type, hidden)) <= {bool}):
-            return {}
-        return dict(zip(paths, zip(texts, [tuple(t.split("\n")) if t else () for t in tags], hidden,
-                                   strict=True), strict=True))
+        return {row["path"]: (row["description"], tuple(row["tags"]), row["hidden"]) for row in self.listing() or ()}
 
     def trusted(self) -> bool:
         """Whether this process may use the rows without walking the folders or a stat of every
@@ -346,9 +346,27 @@ def _manifest_rows(conn: Any) -> dict[str, Entry] | None:
     return dict(zip(paths, map(_entry, zip(mtimes, sizes, names, envs, kinds, strict=True)), strict=True))
 
 
-def save(root: Path, rows: list[tuple[str, Entry, Summary, str]], dirs: dict[str, int]) -> None:
-    """Write `root`'s cache anew: (path, entry, summary, encoded definition) per file, and the
-    folders' mtimes, all just checked against the files."""
+def _listing_of(conn: Any, kind: RootKind) -> list[dict[str, Any]] | None:
+    """The listing as `save` wrote it for a root of this kind; None when any part is out of shape."""
+    try:
+        found = conn.execute("SELECT value FROM meta WHERE key = 'listing'").fetchone()
+        rows = json.loads(found[0]) if found else None
+        if not isinstance(rows, list) or set(map(type, rows)) - {dict} or set(map(len, rows)) - {len(LISTING_KEYS)}:
+            return None
+        names, texts, kinds, sources, paths, tags, hidden = (list(map(itemgetter(k), rows)) for k in LISTING_KEYS)
+    except (sqlite3.Error, ValueError, TypeError, KeyError, RecursionError):
+        return None
+    # every value's type checked by C loops (no Python call per file)
+    if not (set(map(type, names)) <= {str} and set(map(type, texts)) <= {str} and set(kinds) <= KINDS
+            and set(sources) <= {kind} and set(map(type, paths)) <= {str} and set(map(type, tags)) <= {list}
+            and set(map(type, chain.from_iterable(tags))) <= {str} and set(map(type, hidden)) <= {bool}):
+        return None
+    return rows
+
+
+def save(root: Path, kind: RootKind, rows: list[tuple[str, Entry, Summary, str]], dirs: dict[str, int]) -> None:
+    """Write the cache of `root` (a root of this kind) anew: (path, entry, summary, encoded
+    definition) per file, and the folders' mtimes, all just checked against the files."""
     path = cache_path(root)
     if path is None or not all(utf8(p) for p, _, _, _ in rows):
         return  # a file name that is not UTF-8 cannot be a row: no cache, so every run reads the folder
@@ -366,12 +384,12 @@ def save(root: Path, rows: list[tuple[str, Entry, Summary, str]], dirs: dict[str
             paths = [p for p, _, _, _ in rows]
             entries = [e for _, e, _, _ in rows]
             manifest = {"paths": paths, **{c: [e[i] for e in entries] for i, c in enumerate(COLUMNS[1:])}}
-            summaries = {"paths": paths, "descriptions": [s[0] for _, _, s, _ in rows],
-                         "tags": ["\n".join(s[1]) for _, _, s, _ in rows], "hidden": [s[2] for _, _, s, _ in rows]}
+            listing = [{"name": e.name, "description": s[0], "kind": e.kind, "source": kind, "path": p,
+                        "tags": list(s[1]), "hidden": s[2]} for p, e, s, _ in rows]
             env = sorted({n for e in entries if e.env for n in e.env.split("\n")})
             conn.executemany("INSERT INTO meta VALUES (?, ?)", [
                 ("version", str(VERSION)), ("root", str(root)), ("manifest", json.dumps(manifest)),
-                ("summaries", json.dumps(summaries)), ("dirs", json.dumps(dirs)), ("verified", str(time.time_ns())),
+                ("listing", json.dumps(listing)), ("dirs", json.dumps(dirs)), ("verified", str(time.time_ns())),
                 ("env", "\n".join(env))])
             conn.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
                              [(p, text, e.name, e.mtime, e.size, e.env, e.kind) for p, e, _, text in rows])

@@ -270,21 +270,32 @@ class Lookup:
             if "://" not in name:
                 rows[name] = summary(tool)
         for index in self._indexes:
-            for name, found in index.entries().items():
-                for path, entry in found:
-                    if entry.kind == "broken":
-                        broken = index.item(path)
-                        if isinstance(broken, Broken):
-                            problems.append(broken.error)
-                if len(found) > 1:
-                    files = " and ".join(p for p, _ in found)
-                    problems.append(SkillLoadError(f"Two skills are named '{name}': {files}.", file=found[0][0]))
-                path, first = found[0]
-                if name not in rows and name not in taken and first.kind != "broken":
-                    description, tags, hidden = index.summary(path)
-                    rows[name] = {"name": name, "description": description, "kind": first.kind,
-                                  "source": index.entry.kind, "path": path, "tags": list(tags), "hidden": hidden}
+            listing = index.listing()
+            if listing is not None:  # every file once, none broken: the rows as the cache keeps them
+                for row in listing:
+                    name = row["name"]
+                    if name not in taken:
+                        taken.add(name)
+                        if name not in rows:
+                            rows[name] = row
+                continue
+            files, shown, source = index.files, index.summaries(), index.entry.kind
+            for name, paths in index.names.items():
+                path = paths[0]
+                first = files[path]
+                if len(paths) > 1:
+                    problems += [broken.error for p in paths if files[p].kind == "broken"
+                                 and isinstance(broken := index.item(p), Broken)]
+                    problems.append(SkillLoadError(f"Two skills are named '{name}': {' and '.join(paths)}.", file=path))
+                elif first.kind == "broken" and isinstance(broken := index.item(path), Broken):
+                    problems.append(broken.error)
+                if name in taken:
+                    continue
                 taken.add(name)
+                if name not in rows and first.kind != "broken":
+                    description, tags, hidden = shown.get(path) or index.summary(path)
+                    rows[name] = {"name": name, "description": description, "kind": first.kind,
+                                  "source": source, "path": path, "tags": list(tags), "hidden": hidden}
         for provider in self.providers:
             problems += [SkillLoadError(text) for text in provider.problems()]
         listed = [rows[n] for n in sorted(rows)]

@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "62143702a05d"
+STAMP = "d0f155a74e18"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -118,6 +118,7 @@ WAITS = {
     "agentapps.core.cron": False,
     "agentapps.core.driver": False,
     "agentapps.core.exports": False,
+    "agentapps.core.gcpause": False,
     "agentapps.core.loan": True,
     "agentapps.core.logs": False,
     "agentapps.core.paths": False,

@@ -62,7 +62,12 @@ class Case:
 
 def tests_file_for(skill_file: Path) -> Path:
     """Where the test cases of the skill in `skill_file` live."""
-    return skill_file.with_name(_stem(skill_file.name) + TESTS_SUFFIX)
+    return skill_file.with_name(tests_file_name(skill_file.name))
+
+
+def tests_file_name(skill_file_name: str) -> str:
+    """The name of the tests file beside the skill file named `skill_file_name`."""
+    return _stem(skill_file_name) + TESTS_SUFFIX
 
 
 def skill_file_for(tests_file: Path) -> Path | None:

@@ -146,3 +146,34 @@ def test_a_skills_tests_file_is_judged_again_though_its_findings_are_kept(projec
     project.write("a.tests.yaml", "cases:\n  - name: one\n    expected: {result: 1}\n")
     report = check(project.root)
     assert report.reused == 1 and [(f.path, f.code) for f in report.findings] == [("a.tests.yaml", "bad-tests")]
+
+
+def test_a_check_runs_no_cyclic_collection_which_a_large_project_would_otherwise_pay(project, monkeypatch):
+    # the collector is paused around a check (agentapps/core/gcpause.py): its thousands of
+    # definitions and findings hold no cycle, yet each collection walks all of them
+    import gc
+    from contextlib import nullcontext
+
+    from agentapps.check import run
+
+    for i in range(1500):
+        project.write(f"g{i % 10}/s{i}.skill.md", f"---\nname: s{i}\ndescription: Skill {i}.\n"
+                      "metadata:\n  params: {type: object, properties: {text: {type: string}}}\n---\nBody :arg[text]\n")
+    passes: list[int] = []
+
+    def counted(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            passes.append(info["generation"])
+
+    gc.callbacks.append(counted)
+    try:
+        assert check(project.root).skills >= 1500
+        paused = len(passes)
+        monkeypatch.setattr(run, "collector_paused", nullcontext)
+        assert check(project.root).skills >= 1500
+        running = len(passes) - paused
+    finally:
+        gc.callbacks.remove(counted)
+    assert gc.isenabled()  # given back as it was
+    # (at most the one pass the first allocation after the pause runs)
+    assert paused <= 1 and running >= 5, (paused, running)

@@ -131,8 +131,9 @@ def test_a_damaged_manifest_is_ignored_and_rewritten(project, manifest):
     # found through the indexed columns: no manifest read
     result, cache = _described_after(project, "UPDATE meta SET value = ? WHERE key = 'manifest'", manifest)
     assert result.returncode == 0 and json.loads(result.stdout)["description"] == "ok"
-    listed = project.cli("list", "--json")  # every row is needed: the manifest is read, found damaged
+    listed = project.cli("list", "--json")  # from the listing, which is sound: the manifest is not read
     assert listed.returncode == 0 and "s" in [s["name"] for s in json.loads(listed.stdout)["skills"]]
+    project.cli("which", "no-such-skill")  # a miss checks every file: the manifest is read, found damaged
     assert json.loads(_rows(cache)[0]["manifest"])["names"] == ["s"]
 
 
@@ -227,16 +228,38 @@ def test_trusting_the_cache_can_be_switched_off(project):
     assert "second-name" in [s["name"] for s in json.loads(out.stdout)["skills"]]
 
 
-@pytest.mark.parametrize("summaries", ["{", "[]", '{"paths": ["x"], "descriptions": [], "tags": [], "hidden": []}',
-                                       '{"paths": [1], "descriptions": ["d"], "tags": [""], "hidden": [false]}'])
-def test_damaged_summaries_are_ignored_and_listing_reads_the_definitions(project, summaries):
+LISTED = '{"name": "s", "description": "ok", "kind": "markdown", "source": "project", "path": "P", "tags": [], "hidden": false}'
+
+
+@pytest.mark.parametrize("listing", ["{", "{}", "[1]", '[{"name": "s"}]', "[" + LISTED.replace('"ok"', "7") + "]",
+                                     "[" + LISTED.replace('"project"', '"user"') + "]",
+                                     "[" + LISTED.replace("[]", "[1]") + "]", "[" + LISTED.replace("false", "\"no\"") + "]",
+                                     "[" + LISTED.replace('"markdown"', '"strange"') + "]"])
+def test_a_damaged_listing_is_ignored_and_listing_reads_the_definitions(project, listing):
     _skill(project, "ok")
     project.cli("list")
     cache = index_cache.cache_path(project.root)
-    _damage(cache, "UPDATE meta SET value = ? WHERE key = 'summaries'", summaries)
+    _damage(cache, "UPDATE meta SET value = ? WHERE key = 'listing'", listing.replace("P", str(project.root / "s.skill.md")))
     result = project.cli("list", "--json")
     assert result.returncode == 0, result.stderr
-    assert [s["description"] for s in json.loads(result.stdout)["skills"] if s["name"] == "s"] == ["ok"]
+    assert [s for s in json.loads(result.stdout)["skills"] if s["name"] == "s"] == [
+        json.loads(LISTED.replace("P", str(project.root / "s.skill.md")))]
+
+
+def test_list_in_a_warm_process_reads_only_the_listing(project):
+    for i in range(50):
+        project.write(f"many/s{i}.skill.md", f"---\nname: s{i}\ndescription: skill {i}\nmetadata: {{tags: [t{i}]}}\n---\nBody\n")
+    project.cli("list")  # writes the cache
+    from agentapps.boot import bootstrap
+
+    lookup = bootstrap(project.root).globals.lookup
+    rows, problems = lookup.list_summaries()
+    index = next(i for i in lookup.indexes if i.entry.kind == "project")
+    assert index._manifest is not None and index._manifest._rows is None  # the manifest: unread
+    assert not index.defs and not problems  # nor any definition
+    listed = {r["name"]: r for r in rows}
+    assert listed["s7"] == {"name": "s7", "description": "skill 7", "kind": "markdown", "source": "project",
+                            "path": str(project.root / "many" / "s7.skill.md"), "tags": ["t7"], "hidden": False}
 
 
 def test_list_shows_a_file_edited_in_place_once_the_last_check_is_a_minute_old(project):
