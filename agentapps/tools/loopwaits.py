@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "9575ee6a7527"
+STAMP = "e5a31f535cfe"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -96,6 +96,7 @@ WAITS = {
     "agentapps.context": False,
     "agentapps.context.activate": False,
     "agentapps.context.admission": False,
+    "agentapps.context.caller": False,
     "agentapps.context.calls": False,
     "agentapps.context.context": False,
     "agentapps.context.manager": True,
@@ -104,7 +105,6 @@ WAITS = {
     "agentapps.core": False,
     "agentapps.core.atomic": False,
     "agentapps.core.awaiting": False,
-    "agentapps.core.caller": False,
     "agentapps.core.cleanup": True,
     "agentapps.core.confine": False,
     "agentapps.core.cron": False,
@@ -204,6 +204,7 @@ WAITS = {
     "agentapps.runlog.query": False,
     "agentapps.runlog.slots": False,
     "agentapps.runlog.store": False,
+    "agentapps.runstate": False,
     "agentapps.runtime": True,
     "agentapps.sandbox": True,
     "agentapps.sandbox.bounded": False,
@@ -262,6 +263,7 @@ WAITS = {
     "agentapps.stores.state": True,
     "agentapps.stores.stored": False,
     "agentapps.telemetry": False,
+    "agentapps.telemetry.calls": False,
     "agentapps.telemetry.ending": True,
     "agentapps.telemetry.genai": False,
     "agentapps.telemetry.setup": False,
