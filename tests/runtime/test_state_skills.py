@@ -15,6 +15,7 @@ import pytest
 
 from agentapps.context.manager import invoke_root
 from agentapps.errors import ConflictError, LimitError
+from tests.support.waiting import wait_for
 
 INCR = '''
 """incr: add 1 to a state key `times` times with state-get + state-set(expect), retrying conflicts."""
@@ -277,7 +278,14 @@ def test_a_wait_in_flight_when_redis_goes_away_fails_with_exit_1_not_a_hang(redi
             cwd=redis_project.root, env=redis_project.env(AGENTAPPS_REDIS_URL=server.url,
                                                           AGENTAPPS_REDIS_RECONNECT="1"),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)
+        # in flight: subscribed to the key's channel (a fixed pause lost the race on a busy machine,
+        # and Redis went away before the run had reached it)
+        import redis
+
+        probe = redis.Redis.from_url(server.url)
+        wait_for(lambda: probe.pubsub_channels() or waiter.poll() is not None, what="the wait to subscribe")
+        probe.close()
+        assert waiter.poll() is None, waiter.communicate()
         server.kill()
         started = time.monotonic()
         _, stderr = waiter.communicate(timeout=30)
