@@ -28,8 +28,8 @@ from agentapps.errors import AgentAppsError, ArgsError, LimitError, SkillError, 
 
 if TYPE_CHECKING:
     from agentapps.cascade.local import Override
-    from agentapps.context.context import Globals, Internals
-    from agentapps.types import Reporter
+    from agentapps.context.context import Globals
+    from agentapps.runstate import Internals, Reporter
 
 
 def run(ref: str, args: Mapping[str, Any] | None = None, *, cwd: str | os.PathLike[str] | None = None,
@@ -79,7 +79,7 @@ async def _run(ref: str, args: Mapping[str, Any] | None, *, cwd: str | os.PathLi
                on_event: Reporter | None) -> Any:
     import asyncio
 
-    from agentapps.context.context import Internals
+    from agentapps.runstate import Internals
 
     started = time.perf_counter()
     where = Path(os.path.expanduser(cwd)) if cwd is not None else Path.cwd()

@@ -17,10 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from agentapps.context.context import Internals
+from typing import Any, Protocol
 
 MIN_SECRET = 4  # shorter values would redact ordinary words
 MIN_BASE64_CORE = 8  # a shorter run of base64 characters would match unrelated text
@@ -150,16 +147,23 @@ class Redactor:
         return hold
 
 
-def register_declared(internals: Internals, names: Any) -> None:
+class Redacting(Protocol):
+    """What holds a run's redactor: a run's internals (`agentapps.runstate.Internals`)."""
+
+    @property
+    def redactor(self) -> Redactor: ...
+
+
+def register_declared(internals: Redacting, names: Any) -> None:
     """Remember the current values of declared variables so nothing we write can show them."""
     internals.redactor.register_declared(names)
 
 
-def redact(text: str, internals: Internals | None) -> str:
+def redact(text: str, internals: Redacting | None) -> str:
     return internals.redactor.redact(text) if internals is not None else text
 
 
-def refuse_secret_name(internals: Internals, what: str, name: str) -> str:
+def refuse_secret_name(internals: Redacting, what: str, name: str) -> str:
     """A name that becomes a file name or a store key (a state key, a session key) is written as it
     is, so it must not hold a declared secret's value: refuse it rather than leak it."""
     from agentapps.errors import DeniedError

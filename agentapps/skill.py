@@ -33,7 +33,7 @@ from agentapps.core.exports import lazy_exports
 if TYPE_CHECKING:
     from agentapps.cascade.interface import params_of, returns_of
     from agentapps.context.admission import refuse_options
-    from agentapps.core.caller import caller_skill
+    from agentapps.context.caller import caller_skill
     from agentapps.core.confine import project_relative, resolve_in_project
     from agentapps.core.driver import blocking
     from agentapps.core.paths import MISSING, path_get
@@ -50,7 +50,7 @@ _EXPORTS = {
     "MISSING": "agentapps.core.paths",
     "path_get": "agentapps.core.paths",
     "as_text": "agentapps.directives.template",
-    "caller_skill": "agentapps.core.caller",
+    "caller_skill": "agentapps.context.caller",
     "project_relative": "agentapps.core.confine",
     "resolve_in_project": "agentapps.core.confine",
     "checked_view": "agentapps.tools.views",

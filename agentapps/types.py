@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from agentapps.core.shown import fields_repr
-
-if TYPE_CHECKING:
-    from agentapps.context.context import Context
-    from agentapps.tools.lookup import Lookup
 
 ToolKind = Literal["markdown", "code", "memory"]
 # the project's own roots, then the skills folders other agents keep (agentapps.tools.skilldirs)
@@ -19,21 +15,14 @@ RootKind = Literal["compiled", "env", "project", "project-skills", "agents", "cl
 
 
 class ToolFn(Protocol):
-    """What every tool is: `fn(ctx, args)`, sync or async; a non-None return sets the result."""
+    """What every tool is: `fn(ctx, args)`, sync or async; a non-None return sets the result.
 
-    def __call__(self, ctx: Context, args: dict[str, Any], /) -> Any | Awaitable[Any]: ...
+    `ctx` is the call's `agentapps.context.context.Context`. A definition holds its function and a
+    context holds its definition, so one of the two must name the other loosely: the definition,
+    here below the context's layer, takes `ctx` as Any (a skill's own `run(ctx: Context, args)`
+    is a ToolFn, which a narrower protocol would refuse)."""
 
-
-class ToolProvider(Protocol):
-    """Registers in-memory tools on demand (MCP servers' tools): `name` is the bare name or URI
-    being resolved, None to register everything (listing); `fresh` asks to look again after a
-    miss everywhere else."""
-
-    def provide(self, lookup: Lookup, name: str | None, fresh: bool, /) -> None: ...
-
-    def problems(self) -> list[str]:
-        """What went wrong registering tools (shown by `agentapps list`, never fatal there)."""
-        ...
+    def __call__(self, ctx: Any, args: dict[str, Any], /) -> Any | Awaitable[Any]: ...
 
 
 class ToolDef:
@@ -205,5 +194,3 @@ class ChainPlan:
     def __repr__(self) -> str:
         return fields_repr(self, self.FIELDS)
 
-
-Reporter = Callable[[str, dict[str, Any]], None]

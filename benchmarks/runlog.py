@@ -34,7 +34,7 @@ from agentapps.cli.run import run_command
 with contextlib.redirect_stdout(io.StringIO()):
     run_command(["hello", "--name", "Ada"])  # everything a run imports and does, without the log
 os.environ["AGENTAPPS_RUN_LOG"] = "on"
-from agentapps.context.context import Internals  # loaded by the run above
+from agentapps.runstate import Internals  # loaded by the run above
 totals = {
     "usage": {"inputTokens": 1200, "outputTokens": 80}, "cost": 0.0048,
     "models": {"m": {"inputTokens": 1200, "outputTokens": 80, "cost": 0.0048}},
@@ -59,8 +59,8 @@ def fresh(project: Path, env: dict[str, str], runs: int) -> list[float]:
 
 
 def warm(project: Path, n: int) -> list[float]:
-    from agentapps.context.context import Internals
     from agentapps.runlog import log_run
+    from agentapps.runstate import Internals
 
     data = project / ".agent-apps"
     out = []
@@ -77,8 +77,8 @@ def warm(project: Path, n: int) -> list[float]:
 def prefill(project: Path, count: int) -> None:
     import sqlite3
 
-    from agentapps.context.context import Internals
     from agentapps.runlog import log_run
+    from agentapps.runstate import Internals
 
     if log_run(project / ".agent-apps", skill="bench", args={}, internals=Internals(), exit_code=0,
                error=None, started=time.perf_counter()) is None:

@@ -1,5 +1,6 @@
-"""The packages form layers with no cycle, counting imports inside functions: the contract in
-pyproject.toml ([tool.importlinter]) is kept, and it is one that an in-function import breaks."""
+"""The packages form layers with no cycle, counting imports inside functions and under
+`if TYPE_CHECKING:`: the contract in pyproject.toml ([tool.importlinter]) is kept, and it is one
+that either kind of import breaks."""
 
 from __future__ import annotations
 
@@ -24,15 +25,30 @@ def test_the_packages_keep_their_layers():
     assert "1 kept, 0 broken" in result.stdout
 
 
-def test_an_upward_import_inside_a_function_breaks_the_contract(tmp_path):
+def with_core_paths_appended(tmp_path: Path, code: str) -> Path:
+    """A copy of the package and its contract, with `code` added at the end of core/paths.py."""
     shutil.copytree(REPO / "agentapps", tmp_path / "agentapps", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
     with (tmp_path / "agentapps" / "core" / "paths.py").open("a") as module:
-        module.write("\n\ndef _lazy():\n    from agentapps.cli import render  # a core helper reaching the CLI\n"
-                     "    return render\n")
-    result = lint(tmp_path)
+        module.write(code)
+    return tmp_path
+
+
+def test_an_upward_import_inside_a_function_breaks_the_contract(tmp_path):
+    root = with_core_paths_appended(tmp_path, "\n\ndef _lazy():\n    from agentapps.cli import render  # a core "
+                                              "helper reaching the CLI\n    return render\n")
+    result = lint(root)
     assert result.returncode == 1
     assert "agentapps.core.paths -> agentapps.cli.render" in result.stdout
+
+
+def test_an_upward_import_for_annotations_only_breaks_the_contract(tmp_path):
+    # a type named from above is a dependency too: it belongs in a lower layer (a protocol)
+    root = with_core_paths_appended(tmp_path, "\n\nfrom typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+                                              "    from agentapps.context.context import Context\n")
+    result = lint(root)
+    assert result.returncode == 1
+    assert "agentapps.core.paths -> agentapps.context.context" in result.stdout
 
 
 def test_no_module_imports_a_private_part_of_a_dependency():

@@ -10,8 +10,9 @@ import pytest
 
 from agentapps.cascade.resolve import Cascaded
 from agentapps.cli.run_options import RunnerOption, RunOptions
-from agentapps.context.context import Config, Globals, Internals, Signal
+from agentapps.context.context import Config, Globals, Signal
 from agentapps.lifecycle.served import ServedRun
+from agentapps.runstate import Internals
 from agentapps.tools.index import Broken, RootIndex
 from agentapps.tools.lookup import Lookup
 from agentapps.tools.policy import Candidate, Decision, Policy, Rule

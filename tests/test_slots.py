@@ -9,9 +9,9 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from agentapps.context.context import Internals
 from agentapps.core.cleanup import register, run_cleanups
 from agentapps.core.slots import Slot
+from agentapps.runstate import Internals
 
 PACKAGE = Path(__file__).resolve().parent.parent / "agentapps"
 

@@ -19,12 +19,18 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.slow
-def test_wheel_installs_into_a_fresh_venv_and_runs_a_bundled_skill(tmp_path):
-    dist = tmp_path / "dist"
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel `pip wheel` builds from the checkout: built once for this module, since each test
+    only reads it or installs it somewhere of its own."""
+    dist = tmp_path_factory.mktemp("dist")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(REPO)],
                    check=True, capture_output=True, text=True, timeout=300)
-    wheel = next(dist.glob("agentapps-*.whl"))
+    return next(dist.glob("agentapps-*.whl"))
+
+
+@pytest.mark.slow
+def test_wheel_installs_into_a_fresh_venv_and_runs_a_bundled_skill(tmp_path, wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert "agentapps/_bundled/skills/builtins/hello.skill.py" in names
     assert "agentapps/_bundled/skills/pipeline/default.skill.md" in names
@@ -62,10 +68,7 @@ def test_wheel_installs_into_a_fresh_venv_and_runs_a_bundled_skill(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_sdist_builds_the_same_wheel_with_complete_metadata(tmp_path):
-    dist = tmp_path / "dist"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(REPO)],
-                   check=True, capture_output=True, text=True, timeout=300)
+def test_the_sdist_builds_the_same_wheel_with_complete_metadata(tmp_path, wheel):
     sdist = _build_sdist(tmp_path)
     unpacked = tmp_path / "unpacked"
     with tarfile.open(sdist) as archive:
@@ -74,7 +77,7 @@ def test_the_sdist_builds_the_same_wheel_with_complete_metadata(tmp_path):
     again = tmp_path / "again"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(again), str(root)],
                    check=True, capture_output=True, text=True, timeout=300)
-    first, second = next(dist.glob("*.whl")), next(again.glob("*.whl"))
+    first, second = wheel, next(again.glob("*.whl"))
     assert sorted(zipfile.ZipFile(first).namelist()) == sorted(zipfile.ZipFile(second).namelist())
     names = zipfile.ZipFile(second).namelist()
     assert "agentapps/py.typed" in names and any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
@@ -90,13 +93,9 @@ def test_the_sdist_builds_the_same_wheel_with_complete_metadata(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("tool", ["uv", "pipx"])
-def test_the_wheel_installs_as_a_tool_with_uv_and_pipx(tmp_path, tool):
+def test_the_wheel_installs_as_a_tool_with_uv_and_pipx(tmp_path, wheel, tool):
     """`uv tool install` and `pipx install` of the built wheel (dependencies from the package index,
     as a user gets them), then the quick start's skill from the tool's own command, outside the checkout."""
-    dist = tmp_path / "dist"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(REPO)],
-                   check=True, capture_output=True, text=True, timeout=300)
-    wheel = next(dist.glob("agentapps-*.whl"))
     bin_dir, home = tmp_path / "bin", tmp_path / "home"
     home.mkdir()
     env = {**os.environ, "HOME": str(home), "UV_TOOL_DIR": str(tmp_path / "tools"), "UV_TOOL_BIN_DIR": str(bin_dir),

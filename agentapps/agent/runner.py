@@ -37,8 +37,8 @@ from agentapps.agent.state import AgentRun
 from agentapps.agent.steering import INBOX, directive_for
 from agentapps.agent.trace import Trace
 from agentapps.agent.validate import lookup_names, model_problems
+from agentapps.context.caller import served_context
 from agentapps.context.context import Namespace
-from agentapps.core.caller import served_context
 from agentapps.errors import ConfigError, DeniedError, LimitError, ReturnsError
 from agentapps.files.skillfolder import folder_files, skill_folder
 from agentapps.gateway import GATEWAY

@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from agentapps.context.admission import policy_for
+from agentapps.context.caller import CODE_URI
 from agentapps.context.context import Context
 from agentapps.context.manager import new_context
-from agentapps.core.caller import CODE_URI
 from agentapps.tools.policy import Policy
 from agentapps.types import ToolDef
 

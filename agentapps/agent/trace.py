@@ -24,8 +24,8 @@ from agentapps.core.logs import logger
 
 if TYPE_CHECKING:
     from agentapps.context.context import Globals
+    from agentapps.runstate import Reporter
     from agentapps.telemetry.genai import AgentSpans
-    from agentapps.types import Reporter
 
 log = logger("agentapps.agent")
 MAX_TRACE = 10_000  # a persistent agent must not grow its trace without bound

@@ -45,7 +45,7 @@ from agentapps.errors import UsageError
 from agentapps.types import ToolDef
 
 if TYPE_CHECKING:
-    from agentapps.context.context import Internals
+    from agentapps.runstate import Internals
 
 ENV_PREFIX = LOCAL_ENV_PREFIX
 SEED_ENV_PREFIX = SEED_LOCAL_ENV_PREFIX

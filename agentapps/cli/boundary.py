@@ -11,7 +11,7 @@ from agentapps.cli import render
 from agentapps.lifecycle import failure
 
 if TYPE_CHECKING:
-    from agentapps.context.context import Internals
+    from agentapps.runstate import Internals
 
 exit_code = failure.exit_code
 PIPE_CLOSED = 141  # what a shell reports for a command that SIGPIPE ended (`yes | head`)

@@ -20,7 +20,7 @@ from agentapps.errors import AgentAppsError
 from agentapps.secrets import redact
 
 if TYPE_CHECKING:
-    from agentapps.context.context import Internals
+    from agentapps.runstate import Internals
 
 
 _RESULTS: list[TextIO] = []  # the result stream while a run lasts (its sys.stdout is then stderr)

@@ -23,7 +23,7 @@ from agentapps.tools.task import takes_task
 
 if TYPE_CHECKING:
     from agentapps.agent.script import Recorder
-    from agentapps.context.context import Internals
+    from agentapps.runstate import Internals
 
 
 class _Terminated(BaseException):
@@ -65,7 +65,7 @@ def _run(opts: run_options.RunOptions, redactor: Any) -> int:
     skill_name: str | None = opts.ref
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     extras: dict[str, Any] = {}
-    from agentapps.context.context import Internals
+    from agentapps.runstate import Internals
 
     internals = Internals(redactor=redactor)  # until bootstrap gives the run's own
     progress: Any = None

@@ -5,20 +5,18 @@ from __future__ import annotations
 import itertools
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentapps.core.shown import fields_repr
-from agentapps.core.slots import SlotValues
 from agentapps.errors import RunInterruptedError
-from agentapps.secrets import Redactor
-from agentapps.types import ChainPlan, HistoryFrame, Reporter, ToolDef
+from agentapps.runstate import Internals
+from agentapps.types import ChainPlan, HistoryFrame, ToolDef
 
 if TYPE_CHECKING:
     from agentapps.cascade.resolve import Cascaded
     from agentapps.context.manager import ContextManager
-    from agentapps.core.loan import Loan
     from agentapps.tools.lookup import Lookup
 
 
@@ -108,50 +106,6 @@ class Config:
         """Where the run log lives: the project's `.agent-apps/`, else the user's `~/.agent-apps/`
         (a run outside any project must not leave a folder in whatever directory it ran in)."""
         return self.data_dir if self.project is not None else Path.home() / ".agent-apps"
-
-
-class Internals(SlotValues):
-    """A run's internals: the kernel's own fields, and every subsystem's state in the slots the
-    subsystems declare (`internals.get(SLOT)`, see `agentapps.core.slots`). `served()` gives one
-    run a server serves its own per-run fields and slots, sharing the rest with the server."""
-
-    FIELDS = ("dry_run", "remote_caller", "redactor", "reporter", "children", "cleanups", "loan")
-    __slots__ = FIELDS
-    # per run:
-    dry_run: bool  # --dry-run: the skill the user named shows what would run
-    # the top-level call comes from someone else (a server's client, a queued event), not from the
-    # user at this terminal: the project's trust rules apply to it too
-    remote_caller: bool
-    # the process's (a served run holds the server's objects: set these before serving, then
-    # change them in place):
-    redactor: Redactor  # every byte written goes through it
-    reporter: Reporter | None  # the CLI's progress display (None with -q or in-process)
-    children: set[int]  # process groups to kill when the run stops
-    cleanups: list[Callable[[], Awaitable[None]]]  # awaited at run end
-    loan: Loan | None  # the event loop lent to calls that wait, when the run is driven without one
-
-    def __init__(self, dry_run: bool = False, remote_caller: bool = False, redactor: Redactor | None = None,
-                 reporter: Reporter | None = None, children: set[int] | None = None,
-                 cleanups: list[Callable[[], Awaitable[None]]] | None = None, loan: Loan | None = None) -> None:
-        SlotValues.__init__(self)
-        self.dry_run, self.remote_caller = dry_run, remote_caller
-        self.redactor = Redactor() if redactor is None else redactor
-        self.reporter = reporter
-        self.children = set() if children is None else children
-        self.cleanups = [] if cleanups is None else cleanups
-        self.loan = loan
-
-    def served(self) -> Internals:
-        """The internals of one run this server serves: per-run fields and slots start afresh, the
-        process's fields and every shared slot are the server's own objects."""
-        mine = Internals(redactor=self.redactor, reporter=self.reporter, children=self.children,
-                         cleanups=self.cleanups, loan=self.loan)
-        mine._shared = self._shared
-        return mine
-
-    def __repr__(self) -> str:
-        shown = fields_repr(self, self.FIELDS)
-        return f"{shown[:-1]}, slots={self.slot_values()!r})"
 
 
 class Globals:

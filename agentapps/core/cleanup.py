@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from agentapps.context.context import Internals
+from typing import Protocol
 
 Cleanup = Callable[[], Awaitable[None]]
 DEFAULT_TIMEOUT = 0.8  # inside the CLI's 1 s grace after Ctrl-C, so a clean close beats the hard kill
 
 
-def register(internals: Internals, cleanup: Cleanup) -> None:
+class Owner(Protocol):
+    """What keeps a run's cleanups: a run's internals (`agentapps.runstate.Internals`)."""
+
+    @property
+    def cleanups(self) -> list[Cleanup]: ...
+
+
+def register(internals: Owner, cleanup: Cleanup) -> None:
     internals.cleanups.append(cleanup)
 
 
-async def run_cleanups(internals: Internals, timeout: float = DEFAULT_TIMEOUT) -> None:
+async def run_cleanups(internals: Owner, timeout: float = DEFAULT_TIMEOUT) -> None:
     """Await every registered cleanup (together, at most `timeout` seconds); never raises."""
     # emptied in place: a run a server serves holds the server's list (`Internals.served`)
     cleanups = internals.cleanups[:]

@@ -6,7 +6,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from agentapps.core.caller import caller_skill
+from agentapps.context.caller import caller_skill
 from agentapps.tools.names import is_skill_file
 from agentapps.tools.packages import LOCK_FILE
 

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentapps.core.caller import caller_skill
+from agentapps.context.caller import caller_skill
 from agentapps.core.confine import PROTECTED_FOR_WRITE
 from agentapps.errors import ConfigError
 from agentapps.files.guard import CODE_FOLDERS, CODE_SEGMENTS, CONDA_MARKER, VENV_MARKER

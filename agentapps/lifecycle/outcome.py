@@ -10,7 +10,7 @@ from agentapps.lifecycle import failure
 from agentapps.runlog.slots import AGENT_TOTALS
 
 if TYPE_CHECKING:
-    from agentapps.context.context import Internals
+    from agentapps.runstate import Internals
 
 AGENT_KEYS = ("usage", "cost", "models", "turns", "steps", "stop_reason")
 

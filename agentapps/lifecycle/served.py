@@ -22,9 +22,9 @@ from agentapps.context.admission import refuse_options
 from agentapps.context.context import Globals
 from agentapps.context.manager import invoke_root, new_context
 from agentapps.core.shown import fields_repr
+from agentapps.runstate import Reporter
 from agentapps.telemetry.slots import RUN_ID, TRACEPARENT
 from agentapps.tools.loader import RUN_STARTED
-from agentapps.types import Reporter
 
 if TYPE_CHECKING:
     from agentapps.context.context import Context

@@ -20,9 +20,9 @@ from agentapps.telemetry.ending import traceparent
 if TYPE_CHECKING:
     from mcp_types import CallToolResult
 
-    from agentapps.context.context import Context, Globals, Internals
+    from agentapps.context.context import Context, Globals
     from agentapps.mcp.config import ServerSpec
-    from agentapps.types import Reporter
+    from agentapps.runstate import Internals, Reporter
 
 MAX_ERROR = 2000  # characters of a server's error message kept in ours
 

@@ -28,7 +28,7 @@ from agentapps.tools.mcpnames import sanitize
 from agentapps.types import ToolDef
 
 if TYPE_CHECKING:
-    from agentapps.context.context import Internals
+    from agentapps.runstate import Internals
 
 CALL_TIMEOUT = 120.0
 START_TIMEOUT = 30.0

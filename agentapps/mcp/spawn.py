@@ -17,8 +17,9 @@ from agentapps.mcp import config
 from agentapps.mcp.slots import MCP_EARLY
 
 if TYPE_CHECKING:
-    from agentapps.context.context import Globals, Internals
+    from agentapps.context.context import Globals
     from agentapps.mcp.config import ServerSpec
+    from agentapps.runstate import Internals
 
 MAX_MESSAGE = 16 * 1024 * 1024  # the longest line (one JSON-RPC message) read from a server
 

@@ -26,7 +26,7 @@ from agentapps.tools.policy import Policy
 from agentapps.trust import ASK
 
 if TYPE_CHECKING:
-    from agentapps.context.context import Internals
+    from agentapps.runstate import Internals
 
 log = logging.getLogger("agentapps.mcp")
 MAX_MESSAGE = 500  # characters of one progress message
@@ -251,4 +251,4 @@ def _record(g: Globals, run: Any, name: str, args: dict[str, Any], error: dict[s
     except Exception:  # the log must never fail the call
         log.warning("the call of %s was not added to the run log", name, exc_info=True)
         return
-    batcher_for(g).add(entry)
+    batcher_for(g.internals, g.config.log_dir).add(entry)

@@ -27,8 +27,8 @@ from agentapps.runlog.slots import AGENT_TOTALS, SESSION_KEY
 from agentapps.secrets import redact
 
 if TYPE_CHECKING:
-    from agentapps.context.context import Internals
     from agentapps.runlog.store import Writer
+    from agentapps.runstate import Internals
 
 OFF = ("off", "0", "false", "no")
 MAX_ERROR = 500  # characters of the error line kept

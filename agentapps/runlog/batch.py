@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from agentapps.runlog.slots import RUN_LOG
 
 if TYPE_CHECKING:
-    from agentapps.context.context import Globals
     from agentapps.runlog.store import Writer
+    from agentapps.runstate import Internals
 
 BATCH_SECONDS = 0.05  # how long a record may wait to be written with the next ones
 
@@ -94,11 +94,12 @@ class Batcher:
             self.writer.cancel()  # it waits only to gather more: nothing is left for it to write
 
 
-def batcher_for(g: Globals) -> Batcher:
-    """The process's batcher (`g` is a server's own globals), closed with the process's cleanups."""
-    found = g.internals.get(RUN_LOG)
+def batcher_for(internals: Internals, log_dir: Path) -> Batcher:
+    """The process's batcher (`internals`: a server's own), writing under `log_dir` and closed with
+    the process's cleanups."""
+    found = internals.get(RUN_LOG)
     if found is None:
-        found = Batcher(g.config.log_dir)
-        g.internals.set(RUN_LOG, found)
-        g.internals.cleanups.append(found.close)
+        found = Batcher(log_dir)
+        internals.set(RUN_LOG, found)
+        internals.cleanups.append(found.close)
     return found

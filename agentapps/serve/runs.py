@@ -228,7 +228,8 @@ class LiveRun:
         except Exception:  # the log must never fail the run
             log.warning("the run of %s was not added to the run log", self.skill, exc_info=True)
             return
-        batcher_for(self.server.g).add(entry)
+        g = self.server.g
+        batcher_for(g.internals, g.config.log_dir).add(entry)
 
     async def _save_thread(self, code: int) -> None:
         await self.server.coord.save_thread(await self._thread_record(code))

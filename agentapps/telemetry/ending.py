@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 from agentapps.telemetry.slots import TRACING
 
 if TYPE_CHECKING:
-    from agentapps.context.context import Context, Internals
+    from agentapps.runstate import Internals
+    from agentapps.telemetry.calls import Call
 
 
 def close(internals: Internals) -> None:
@@ -26,7 +27,7 @@ async def aclose(internals: Internals) -> None:
         await asyncio.to_thread(close, internals)
 
 
-def traceparent(ctx: Context) -> str | None:
+def traceparent(ctx: Call) -> str | None:
     """The W3C `traceparent` header of the call `ctx`, for a request it makes; None when traces are off."""
     tracing = ctx.globals.internals.get(TRACING)
     return None if tracing is None else tracing.traceparent(ctx)

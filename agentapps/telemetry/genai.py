@@ -23,7 +23,7 @@ from agentapps.telemetry.slots import TRACING
 from agentapps.telemetry.spans import attributes
 
 if TYPE_CHECKING:
-    from agentapps.context.context import Context
+    from agentapps.telemetry.calls import Call
 
 # gen_ai.provider.name for the bundled providers; another provider skill is named as itself
 PROVIDERS = {"agent-bedrock": "aws.bedrock", "agent-openai": "openai", "agent-anthropic": "anthropic"}
@@ -33,7 +33,7 @@ log = logger("agentapps")
 class AgentSpans:
     """The model and tool spans of one agent run."""
 
-    def __init__(self, ctx: Context, code_ctx: Context, provider: str, agent: str) -> None:
+    def __init__(self, ctx: Call, code_ctx: Call, provider: str, agent: str) -> None:
         tracing = ctx.globals.internals.get(TRACING)
         assert tracing is not None
         self.tracer = tracing.tracer

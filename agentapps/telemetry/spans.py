@@ -34,8 +34,8 @@ from agentapps.version import __version__
 if TYPE_CHECKING:
     from opentelemetry.context import Context as OtelContext
 
-    from agentapps.context.context import Context
     from agentapps.secrets import Redactor
+    from agentapps.telemetry.calls import Call
 
 FLUSH_MS = 3000  # at process end and server stop: what is not out by then is dropped
 EXPORT_TIMEOUT = 5.0  # seconds per export, unless OTEL_EXPORTER_OTLP[_TRACES]_TIMEOUT says otherwise
@@ -61,7 +61,7 @@ def attributes(values: Mapping[str, Any], redactor: Redactor) -> dict[str, Any]:
     return {key: clean(value, redactor) for key, value in values.items() if value is not None}
 
 
-def parent_span(ctx: Context) -> Any:
+def parent_span(ctx: Call) -> Any:
     """The span of the nearest caller of `ctx` that has one, else None."""
     node = ctx.parent
     while node is not None:
@@ -115,7 +115,7 @@ class Tracing:
 
     # -- skill calls ------------------------------------------------------------------------------
 
-    def begin(self, ctx: Context) -> Any:
+    def begin(self, ctx: Call) -> Any:
         """Start the span of the call `ctx` (None for a callback ref); kept on `ctx`."""
         tool = ctx.tool
         if tool.uri is not None and tool.uri.startswith(SKIPPED):
@@ -141,7 +141,7 @@ class Tracing:
         ctx._span = span
         return span
 
-    def end(self, ctx: Context, span: Any, exc: BaseException | None) -> None:
+    def end(self, ctx: Call, span: Any, exc: BaseException | None) -> None:
         """End the span of the call `ctx`: its outcome, exit code and, on failure, the error."""
         try:
             outcome, code, kind, message = error_fields(exc)
@@ -156,7 +156,7 @@ class Tracing:
 
     # -- propagation ------------------------------------------------------------------------------
 
-    def traceparent(self, ctx: Context) -> str | None:
+    def traceparent(self, ctx: Call) -> str | None:
         """The W3C `traceparent` of the call `ctx` (its own span, else its nearest caller's)."""
         span = getattr(ctx, "_span", None) or parent_span(ctx)
         if span is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from agentapps.core.shown import fields_repr
 from agentapps.errors import SkillLoadError, SkillNotFoundError
@@ -13,9 +13,21 @@ from agentapps.tools.index import Broken, RootIndex
 from agentapps.tools.loader import RUN_STARTED, load_file, refuse_if_written_after
 from agentapps.tools.names import did_you_mean, is_skill_file, name_from_file, ref_kind
 from agentapps.tools.packages import verify_tool
-from agentapps.types import PathEntry, ToolDef, ToolProvider
+from agentapps.types import PathEntry, ToolDef
 
 EVERYTHING = "*"  # in Lookup.reads: every skill was read (a listing), not only some names
+
+
+class ToolProvider(Protocol):
+    """Registers in-memory tools on demand (MCP servers' tools): `name` is the bare name or URI
+    being resolved, None to register everything (listing); `fresh` asks to look again after a
+    miss everywhere else."""
+
+    def provide(self, lookup: Lookup, name: str | None, fresh: bool, /) -> None: ...
+
+    def problems(self) -> list[str]:
+        """What went wrong registering tools (shown by `agentapps list`, never fatal there)."""
+        ...
 
 
 class Lookup:

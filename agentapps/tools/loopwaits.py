@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "d0f155a74e18"
+STAMP = "b6bd8046ba39"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -104,6 +104,7 @@ WAITS = {
     "agentapps.context": False,
     "agentapps.context.activate": False,
     "agentapps.context.admission": False,
+    "agentapps.context.caller": False,
     "agentapps.context.calls": False,
     "agentapps.context.context": False,
     "agentapps.context.manager": True,
@@ -112,7 +113,6 @@ WAITS = {
     "agentapps.core": False,
     "agentapps.core.atomic": False,
     "agentapps.core.awaiting": False,
-    "agentapps.core.caller": False,
     "agentapps.core.cleanup": True,
     "agentapps.core.confine": False,
     "agentapps.core.cron": False,
@@ -215,6 +215,7 @@ WAITS = {
     "agentapps.runlog.query": False,
     "agentapps.runlog.slots": False,
     "agentapps.runlog.store": False,
+    "agentapps.runstate": False,
     "agentapps.runtime": True,
     "agentapps.sandbox": True,
     "agentapps.sandbox.bounded": False,
@@ -274,6 +275,7 @@ WAITS = {
     "agentapps.stores.state": True,
     "agentapps.stores.stored": False,
     "agentapps.telemetry": False,
+    "agentapps.telemetry.calls": False,
     "agentapps.telemetry.ending": True,
     "agentapps.telemetry.genai": False,
     "agentapps.telemetry.setup": False,

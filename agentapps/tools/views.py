@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentapps.tools.loader import load_policy_view
 from agentapps.tools.policy import Candidate
 
 if TYPE_CHECKING:
-    from agentapps.context.context import Context
+    from agentapps.types import ToolDef
+
+
+class Context(Protocol):
+    """What the checks read of a call (`agentapps.context.context.Context`, which sits above
+    this package): its skill, its arguments and the view kept on it."""
+
+    view: dict[str, Any] | None
+
+    @property
+    def tool(self) -> ToolDef: ...
+
+    @property
+    def args(self) -> dict[str, Any]: ...
 
 
 def candidate(ctx: Context) -> Candidate:

@@ -7,9 +7,9 @@ import asyncio
 import sqlite3
 import time
 
-from agentapps.context.context import Internals
 from agentapps.runlog import entry_for
 from agentapps.runlog.batch import Batcher
+from agentapps.runstate import Internals
 
 
 def record(skill: str) -> dict:
@@ -70,7 +70,7 @@ def test_records_of_a_loop_that_ends_without_a_close_are_written(tmp_path):
 LATE = """
 import asyncio, sys, time
 from pathlib import Path
-from agentapps.context.context import Internals
+from agentapps.runstate import Internals
 from agentapps.runlog import entry_for
 from agentapps.runlog.batch import Batcher
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from agentapps.context.context import Internals
 from agentapps.runlog import entry_for
 from agentapps.runlog.store import append
+from agentapps.runstate import Internals
 from tests.support import cli
 from tests.support.waiting import wait_for
 

@@ -15,6 +15,7 @@ import pytest
 
 from agentapps.context.manager import invoke_root
 from agentapps.errors import ConflictError, LimitError
+from tests.support.waiting import wait_for
 
 INCR = '''
 """incr: add 1 to a state key `times` times with state-get + state-set(expect), retrying conflicts."""
@@ -267,21 +268,6 @@ def test_redis_unreachable_is_one_line_exit_2_naming_host_and_port_but_never_the
     assert "sekret-pw-99" not in result.stderr + result.stdout
 
 
-def _until_connected(url: str, waiter: subprocess.Popen[str], within: float = 20.0) -> None:
-    """Until the waiting process holds a connection to the server at `url` (besides this one)."""
-    import redis
-
-    client = redis.Redis.from_url(url)
-    deadline = time.monotonic() + within
-    try:
-        while len(client.client_list()) < 2:
-            assert waiter.poll() is None and time.monotonic() < deadline, "the waiter never connected"
-            time.sleep(0.05)
-    finally:
-        client.close()
-    time.sleep(0.3)  # its wait is sent right after it connects
-
-
 def test_a_wait_in_flight_when_redis_goes_away_fails_with_exit_1_not_a_hang(redis_project, tmp_path):
     from tests.support.redis_server import PrivateRedis
 
@@ -292,7 +278,14 @@ def test_a_wait_in_flight_when_redis_goes_away_fails_with_exit_1_not_a_hang(redi
             cwd=redis_project.root, env=redis_project.env(AGENTAPPS_REDIS_URL=server.url,
                                                           AGENTAPPS_REDIS_RECONNECT="1"),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        _until_connected(server.url, waiter)  # (a fixed sleep lost the race on a loaded machine: exit 2, unreachable)
+        # in flight: subscribed to the key's channel (a fixed pause lost the race on a busy machine,
+        # and Redis went away before the run had reached it)
+        import redis
+
+        probe = redis.Redis.from_url(server.url)
+        wait_for(lambda: probe.pubsub_channels() or waiter.poll() is not None, what="the wait to subscribe")
+        probe.close()
+        assert waiter.poll() is None, waiter.communicate()
         server.kill()
         started = time.monotonic()
         _, stderr = waiter.communicate(timeout=30)

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 SUITE = '''
 import pytest
@@ -47,12 +49,15 @@ def test_not_an_attack():
 '''
 
 
-def test_the_summary_has_one_line_per_class_that_ran_and_names_what_was_not_held(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [[], ["-p", "xdist.plugin", "-n", "2"]], ids=["one-process", "xdist-workers"])
+def test_the_summary_has_one_line_per_class_that_ran_and_names_what_was_not_held(tmp_path: Path, workers: list[str]) -> None:
+    # on pytest-xdist workers (as the README's test command runs), the controller prints their sum;
+    # no other plugin is loaded (they cost seconds to import and play no part)
     (tmp_path / "test_suite.py").write_text(SUITE)
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "tests.support.attacks", "-p", "no:cacheprovider",
-                             "-o", "xfail_strict=true", str(tmp_path / "test_suite.py")],
-                            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
-                            timeout=60, check=False)
+                             "-o", "xfail_strict=true", *workers, str(tmp_path / "test_suite.py")],
+                            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+                            capture_output=True, text=True, timeout=60, check=False)
     lines = [line for line in result.stdout.splitlines() if line.startswith("attack suite:")]
     assert lines == [
         "attack suite: SSRF spellings: 3 tried, 2 held",

@@ -11,7 +11,8 @@ An attack is counted in one of two ways:
   counting it a second time.
 
 After the run, one line per class that ran: `attack suite: <class>: N tried, N held`, in the order
-of CLASSES, and a plain `NOT HELD` line naming what fell when a class has any.
+of CLASSES, and a plain `NOT HELD` line naming what fell when a class has any. With pytest-xdist,
+each worker hands its tally to the controller when it finishes, and the controller prints the sum.
 """
 
 from __future__ import annotations
@@ -70,6 +71,24 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         HELD[kind] += 1
     else:
         FELL.setdefault(kind, []).append(item.nodeid)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On a pytest-xdist worker: hand this worker's tally to the controller, which prints the sum."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output["attacks"] = {"tried": dict(TRIED), "held": dict(HELD), "fell": FELL}
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: a worker finished
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    tally = getattr(node, "workeroutput", {}).get("attacks")
+    if tally is None:
+        return
+    TRIED.update(tally["tried"])
+    HELD.update(tally["held"])
+    for kind, fell in tally["fell"].items():
+        FELL.setdefault(kind, []).extend(fell)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -238,7 +238,10 @@ def test_a_run_with_a_sub_agent_an_mcp_tool_and_an_http_call_is_one_trace_withou
             "const b = await ctx.manager.invoke('fake-echo', {text: 'hi'}); "
             "const s = await ctx.manager.invoke('fake-env', {name: 'TOKEN'}); "
             f"const c = await ctx.manager.invoke('http', {{url: '{url}'}}); return [a, b, c.body, s]")
-    agentic.skill("boss", [{"code": code}, {"text": "all done"}], allowed="helper fake-echo fake-env http")
+    # the snippet starts the MCP server (its SDK imports in about a second): more than the 2 s these
+    # tests give a snippet, on a busy machine
+    agentic.skill("boss", [{"code": code}, {"text": "all done"}], allowed="helper fake-echo fake-env http",
+                  model={"snippetTimeout": 30})
     result = agentic.run("boss", MCP_TEST_SECRET=SECRET, AGENTAPPS_HTTP_ALLOW="127.0.0.1", **otel_env(otlp))
     assert result.returncode == 0 and result.stdout == "all done\n", result.stderr
     assert agentic.tool_results()[0]["ok"] is True
