@@ -12,6 +12,7 @@ import pytest
 
 from tests.serve.conftest import Served, events, start
 from tests.serve.skills import CHATTY, SECRET, write_all
+from tests.support.waiting import wait_for
 
 ALICE, BOB = "alice-token-0123", "bob-token-4567"
 
@@ -327,11 +328,17 @@ def test_a_session_the_server_did_not_start_for_the_client_is_no_thread_of_its(s
 
 
 def test_served_runs_land_in_the_run_log(served, module_project):
+    # both runs made here (under xdist the module's other tests may run on another worker, with a
+    # server and a project of their own); records are written in batches, so they are waited for
     invoke(served, "greet", {"name": "Logged"})
-    listed = module_project.cli("runs", "list", "--json")
-    rows = json.loads(listed.stdout)["runs"]
-    assert any(r["skill"] == "greet" and r["exit_code"] == 0 for r in rows)
-    assert any(r["skill"] == "boom" and r["exit_code"] == 1 for r in rows)
+    invoke(served, "boom")
+
+    def logged() -> bool:
+        rows = json.loads(module_project.cli("runs", "list", "--json").stdout)["runs"]
+        return (any(r["skill"] == "greet" and r["exit_code"] == 0 for r in rows)
+                and any(r["skill"] == "boom" and r["exit_code"] == 1 for r in rows))
+
+    wait_for(logged, what="both runs in the run log")
 
 
 def _signed(body: bytes, secret: str = "hook-secret") -> str:
