@@ -83,8 +83,10 @@ def test_a_signal_during_a_lent_call_kills_its_children(project):
     proc = subprocess.Popen([sys.executable, "-m", "agentapps", "run", "parent"], cwd=project.root,
                             env=project.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
-    # the lent call's child is running (not a fixed 1.5 s)
-    wait_for(lambda: sleepers() != "", what="the shell's 'sleep 37.25'")
+    # the lent call's child is running (not a fixed 1.5 s): the sleep itself, inside its sandbox, not
+    # only a bwrap whose command line names it (a signal while bwrap is still setting up the sandbox
+    # is a different case, a race in bwrap's own set-up, not covered here)
+    wait_for(lambda: sleepers("^sleep 37.25") != "", what="the shell's 'sleep 37.25'")
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=10)
     assert proc.returncode == 130
@@ -93,5 +95,7 @@ def test_a_signal_during_a_lent_call_kills_its_children(project):
     wait_for(lambda: sleepers() == "", timeout=15, what="the shell's 'sleep 37.25' to be killed")
 
 
-def sleepers() -> str:
-    return subprocess.run(["pgrep", "-f", "sleep 37.25"], capture_output=True, text=True, check=False).stdout.strip()
+def sleepers(pattern: str = "sleep 37.25") -> str:
+    """The pids of processes whose command line matches `pattern` (by default any naming the sleep:
+    bwrap, the shell, the sleep)."""
+    return subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True, check=False).stdout.strip()
