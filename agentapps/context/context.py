@@ -199,8 +199,8 @@ class Context:
     one. This module knows nothing of the onion: `manager` comes from `agentapps.context.manager`,
     made when first used, as are `locals` and `nonlocals` (most middleware never touch their own)."""
 
-    __slots__ = ("_args", "_locals", "_manager", "_nonlocals", "_serial", "_span", "_started", "caller_policies", "cascade",
-                 "chain", "chain_index", "depth", "entry", "globals", "meta", "parent", "policies", "signal",
+    __slots__ = ("_args", "_locals", "_manager", "_nonlocals", "_result", "_serial", "_span", "_started",
+                 "caller_policies", "cascade", "chain", "chain_index", "depth", "entry", "globals", "meta", "parent", "policies", "signal",
                  "target", "tool", "trusted", "untrusted", "view")
     globals: Globals
     parent: Context | None
@@ -219,36 +219,43 @@ class Context:
     view: dict[str, Any] | None
     cascade: Cascaded | None
     _span: Any  # the call's trace span, set only when traces are on (agentapps/telemetry)
+    _locals: Namespace | None
+    _manager: ContextManager | None
+    _nonlocals: Namespace | None
+    _result: Any  # `locals.result` until `locals` is first read (context.manager.set_result)
 
     def __init__(self, tool: ToolDef, args: dict[str, Any], parent: Context | None, globals_: Globals,
                  target: Context | None = None, untrusted: bool = False) -> None:
+        """`target`: the call this context serves as middleware."""
         self._serial = next(globals_._ids)
         self.globals = globals_
         self.parent = parent
         self.signal = globals_.signal
         self.untrusted = untrusted
-        self.depth = 0 if parent is None else parent.depth + 1
         self._args = args
-        entry = self.entry = self.trusted = target is not None
-        self.target = target or self
         self.tool = tool
         self.meta = _NO_META
         self.chain = _NO_PLAN
         self.chain_index = -1
         self.caller_policies = self.policies = ()
-        self.view = self.cascade = None
+        self.view = self.cascade = self._locals = self._manager = self._result = None
         self._started = time.time()
-        self._locals: Namespace | None = None
-        self._manager: ContextManager | None = None
-        # a snapshot of the caller's nonlocals as they are when the call starts; a caller that has
-        # not touched its own yet holds what its caller had, so that is copied on first use (as
-        # are a middleware's, which share the served call's)
-        if parent is None:
-            self._nonlocals: Namespace | None = Namespace(rootContextId=self.id)
-        elif entry or parent._nonlocals is None:
+        if target is not None:  # middleware: trusted pipeline code, sharing the served call's nonlocals
+            self.entry = self.trusted = True
+            self.target = target
+            self.depth = parent.depth + 1  # type: ignore[union-attr]
             self._nonlocals = None
+            return
+        self.entry = self.trusted = False
+        self.target = self
+        # a snapshot of the caller's nonlocals as they are when the call starts; a caller that has
+        # not touched its own yet holds what its caller had, so that is copied on first use
+        if parent is None:
+            self.depth = 0
+            self._nonlocals = Namespace(rootContextId=self.id)
         else:
-            self._nonlocals = Namespace(parent._nonlocals)
+            self.depth = parent.depth + 1
+            self._nonlocals = None if parent._nonlocals is None else Namespace(parent._nonlocals)
 
     @property
     def envelope(self) -> Envelope:
@@ -276,7 +283,7 @@ class Context:
         found = self._locals
         if found is None:
             tool = self.tool
-            found = self._locals = _Locals(result=None, error=None, config=Namespace())
+            found = self._locals = _Locals(result=self._result, error=None, config=Namespace())
             object.__setattr__(found, "_ctx", self)
             if tool.kind == "markdown":
                 # directives rewrite `expanded`; agent-execute sends it to the model

@@ -115,12 +115,12 @@ async def _serve(ctx: Context, steps: list[ChainStep] | None = None) -> Any:
     """Run a prepared context (a static tool's function, else its chain) and return its result."""
     if not ctx.chain.static:
         await _dispatch(ctx, 0, steps)
-        return ctx._locals["result"] if ctx._locals is not None else None
+        return ctx._locals["result"] if ctx._locals is not None else ctx._result
     value = call_tool(ctx)
     if type(value) is CoroutineType:
         value = await value
     if value is not None:
-        ctx.locals.result = value
+        set_result(ctx, value)
     return value
 
 
@@ -152,11 +152,19 @@ async def _dispatch(owner: Context, index: int, steps: list[ChainStep] | None = 
             raise ChainError(f"Middleware '{tool.name}' returned before its next() finished; "
                              "await ctx.manager.next().", skill=tool.name)
         if value is not None:
-            owner.locals["result"] = value
+            set_result(owner, value)
             return
         if pending is not None:  # next() ran the rest of the chain
             return
         index += 1
+
+
+def set_result(ctx: Context, value: Any) -> None:
+    """`ctx.locals.result`, kept on the context itself until its locals are first used."""
+    if ctx._locals is None:
+        ctx._result = value
+    else:
+        ctx._locals["result"] = value
 
 
 async def invoke_root(root: Context, ref: str | ToolDef, args: dict[str, Any]) -> Any:

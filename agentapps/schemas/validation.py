@@ -35,7 +35,7 @@ MAX_CACHED_SCHEMAS = 1024
 def check_limits(args: Any, *, skill: str, max_string: int = MAX_ARGS_BYTES) -> None:
     """Refuse non-JSON, oversized or over-deep args before any schema work runs: by default as any
     door admits a run's own args; a call between skills passes `max_string=MAX_STRING`."""
-    if type(args) is dict and len(args) <= 64 and _flat(args, max_string):
+    if within_limits(args, max_string):
         return  # the common call: a few scalars, far below every limit
     # a lower bound of the JSON size; exact serialisation only when it gets close
     if _estimate(args, 0, skill, max_string) > MAX_ARGS_BYTES // 2:
@@ -118,9 +118,11 @@ def _estimate_array(value: list[Any] | tuple[Any, ...], depth: int, skill: str, 
     return total
 
 
-def _flat(args: dict[Any, Any], max_string: int) -> bool:
-    """Only string keys and ints, bools, None and strings within the limit, well under 1 MiB in all
-    (anything else takes the full walk)."""
+def within_limits(args: Any, max_string: int) -> bool:
+    """The common call's quick yes: a dict of at most 64 string keys with ints, bools, None and
+    strings within the limit, well under 1 MiB in all (anything else takes `check_limits`' walk)."""
+    if type(args) is not dict or len(args) > 64:
+        return False
     size = 0
     for key, value in args.items():
         if type(key) is not str:

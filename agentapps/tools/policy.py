@@ -336,9 +336,11 @@ class Policy:
         return cls(tuple(rules), owner, " ".join(items))
 
     def decide(self, c: Candidate, args: Mapping[str, Any]) -> Decision:
+        if self.rules is None and c.name != self.owner and not c.hidden:
+            return _UNDECLARED  # the common call: nothing declared, nothing special
         special = _hidden_or_self(self, c)
         if self.rules is None:
-            return _UNDECLARED if special is None else Decision(False, special)
+            return Decision(False, special or "")
         for rule in self.rules:
             if rule.deny and rule.selects(c) and rule.fires(args):  # deny: its own keys, any command
                 return Decision(False, f"denied by '{rule.text}'{unreduced(rule.constraints, args)}")

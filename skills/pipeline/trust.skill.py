@@ -51,12 +51,12 @@ def _caller_name(target):
 
 def _maybe_rules(target):
     """Cheap and generous: does any caller up the tree, or the main skill, set `trust` at all?"""
-    ctx = target.envelope.parent
+    ctx = target.parent
     while ctx is not None:
-        found = ctx.run.meta.get("trust")
+        found = ctx.meta.get("trust")
         if found is not None and found is not False:
             return True
-        ctx = ctx.envelope.parent
+        ctx = ctx.parent
     main = target.globals.config.main_tool
     found = None if main is None else main.metadata.get("trust")
     return found is not None and found is not False

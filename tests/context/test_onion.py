@@ -246,3 +246,21 @@ def test_a_context_made_outside_the_onion_has_metadata_of_its_own(project):
     second = new_context(root.tool, {}, root, root.globals)
     first.meta["written"] = True  # code may write to it: it must not reach any other context
     assert "written" not in second.meta and "written" not in root.meta
+
+
+def test_the_result_is_in_locals_whether_a_middleware_read_them_before_or_after_next(project):
+    # the served call's locals are made when first read: before next() (here, by `a`) or only
+    # after the result arrived (by `b`); either way `locals.result` is the leaf's value, and a
+    # middleware that rewrites it changes what the caller gets
+    body_a = ('ctx.target.locals["seen"] = ctx.target.locals.result\n'
+              '    await ctx.manager.next()\n'
+              '    trace.append(ctx.target.locals.result)')
+    body_b = ('await ctx.manager.next()\n'
+              '    trace.append(ctx.target.locals.result)\n'
+              '    ctx.target.locals.result = ctx.target.locals.result + "!"')
+    middleware(project, "a", after='["$pre-execute"]', before='["b"]', body=body_a)
+    middleware(project, "b", after='["a"]', before='["$execute"]', body=body_b)
+    leaf(project, ["b", "a"])
+    result, trace = run_and_trace(project)
+    assert result == "done!"
+    assert trace == ["a>", "b>", "execute", "done", "b<", "done!", "a<"]
