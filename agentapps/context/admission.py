@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agentapps.errors import ArgsError, DeniedError, LimitError, UsageError
-from agentapps.schemas.validation import MAX_ARGS_BYTES, MAX_STRING, check_limits, within_limits
+from agentapps.schemas.validation import MAX_ARGS_BYTES, MAX_STRING, walk_limits, within_limits
 from agentapps.tools.names import ref_kind
 from agentapps.tools.policy import Policy
 from agentapps.types import ToolDef
@@ -116,7 +116,7 @@ def admit(caller: Context, ref: str | ToolDef, args: Any, untrusted: bool) -> To
         limit = MAX_ARGS_BYTES if caller.parent is None else MAX_STRING
         if not within_limits(args, limit):
             try:
-                check_limits(args, skill=tool.name, max_string=limit)
+                walk_limits(args, tool.name, limit)
             except ArgsError as exc:  # name the file of the skill the args were for
                 if exc.file is None and tool.path is not None:
                     exc.file = str(tool.path)

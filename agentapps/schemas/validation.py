@@ -35,8 +35,12 @@ MAX_CACHED_SCHEMAS = 1024
 def check_limits(args: Any, *, skill: str, max_string: int = MAX_ARGS_BYTES) -> None:
     """Refuse non-JSON, oversized or over-deep args before any schema work runs: by default as any
     door admits a run's own args; a call between skills passes `max_string=MAX_STRING`."""
-    if within_limits(args, max_string):
-        return  # the common call: a few scalars, far below every limit
+    if not within_limits(args, max_string):  # the common call: a few scalars, far below every limit
+        walk_limits(args, skill, max_string)
+
+
+def walk_limits(args: Any, skill: str, max_string: int) -> None:
+    """`check_limits` for args `within_limits` did not pass at once: every member is walked."""
     # a lower bound of the JSON size; exact serialisation only when it gets close
     if _estimate(args, 0, skill, max_string) > MAX_ARGS_BYTES // 2:
         size = len(json.dumps(args))
@@ -96,6 +100,10 @@ def _estimate_object(value: dict[Any, Any], depth: int, skill: str, max_string: 
             total += len(key) + 8
         elif kind is float and math.isfinite(item):
             total += len(key) + 12
+        elif kind is dict and depth < MAX_DEPTH:
+            total += len(key) + 4 + _estimate_object(item, depth + 1, skill, max_string)
+        elif kind is list and depth < MAX_DEPTH:
+            total += len(key) + 4 + _estimate_array(item, depth + 1, skill, max_string)
         else:
             total += len(key) + 4 + _estimate(item, depth + 1, skill, max_string)
     return total
@@ -113,6 +121,10 @@ def _estimate_array(value: list[Any] | tuple[Any, ...], depth: int, skill: str, 
             total += 4
         elif kind is float and math.isfinite(item):
             total += 8
+        elif kind is dict and depth < MAX_DEPTH:
+            total += _estimate_object(item, depth + 1, skill, max_string)
+        elif kind is list and depth < MAX_DEPTH:
+            total += _estimate_array(item, depth + 1, skill, max_string)
         else:
             total += _estimate(item, depth + 1, skill, max_string)
     return total
