@@ -67,6 +67,14 @@ def pytest_configure(config: pytest.Config) -> None:
                                        "writes (the index of the bundled skills), as a new user's does")
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Modules holding a `slow` test run first. Each module runs whole on one xdist worker
+    (`--dist loadscope`), so a long module handed out last would keep one worker busy while the
+    others sit idle; started first, it overlaps with the many short ones."""
+    slow = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.path not in slow)  # stable: each module's own order stays
+
+
 def _environment(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("AGENTAPPS_", "AWS_", "OPENAI_", "ANTHROPIC_", "OTEL_")) and k != "XDG_STATE_HOME"}

@@ -12,7 +12,7 @@ from typing import Any
 from agentapps.context.context import Context
 from agentapps.context.manager import invoke_root
 
-RUNS = 20
+RUNS = 8
 
 # called by the agent's code mid-run: notes weak references to what only that run should hold
 PROBE = """
@@ -49,7 +49,7 @@ def test_finished_agent_runs_free_their_context_and_callback_skills(agentic):
         for _ in range(n):
             await invoke_root(root, "worker", {})
 
-    asyncio.run(many(2))  # the first runs fill the process's caches of the shared skills
+    asyncio.run(many(4))  # the first runs fill the process's caches of the shared skills
     before = _contexts()
     tracemalloc.start()
     try:
@@ -61,7 +61,7 @@ def test_finished_agent_runs_free_their_context_and_callback_skills(agentic):
         tracemalloc.stop()
 
     refs = root.globals.cache_for("test-probe")["refs"]
-    assert len(refs) == 3 * (RUNS + 2)  # each run: its served context's locals and two callbacks
+    assert len(refs) == 3 * (RUNS + 4)  # each run: its served context's locals and two callbacks
     alive = [r() for r in refs if r() is not None]
     assert alive == []  # each run's state and its callback skills' functions are gone
     assert _contexts() <= before  # no Context of a finished run is left
