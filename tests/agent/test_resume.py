@@ -88,6 +88,30 @@ def _kill_at_hold(agentic: Any, *argv: str, **env: str) -> None:
     (root / "hold").unlink()
 
 
+STALL = ("import asyncio, pathlib\npathlib.Path('stalled').touch()\nwhile pathlib.Path('stall').exists():\n"
+         "    await asyncio.sleep(0.05)\nreturn 'went on'")  # waits while the file `stall` exists
+
+
+def _interrupted(agentic: Any, *argv: str) -> tuple[int, str]:
+    """`agentapps run ARGV` as a real process, sent SIGINT once the skill `stall` waits (a run that
+    did not end well, with the turns before saved): its exit code and stderr."""
+    root = agentic.project.root
+    (root / "stalled").unlink(missing_ok=True)
+    (root / "stall").touch()
+    proc = _cli(agentic, "run", *argv)
+    try:
+        wait_for(lambda: (root / "stalled").exists() or proc.poll() is not None, timeout=WAIT_SECONDS,
+                 what="the skill stall")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=WAIT_SECONDS)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    (root / "stall").unlink()
+    return proc.returncode, err
+
+
 def _runs(agentic: Any) -> list[dict[str, Any]]:
     listed = agentic.project.cli("runs", "list", "--json")
     assert listed.returncode == 0, listed.stderr
@@ -321,16 +345,14 @@ def test_a_damaged_checkpoint_is_refused_in_one_line_before_anything_runs(agenti
 
 def test_approvals_local_overrides_and_record_are_reused_only_from_a_checkpoint_this_user_sealed(agentic):
     agentic.code("note", "return 'noted'")
-    agentic.code("stall", "import asyncio, pathlib\nwhile pathlib.Path('stall').exists():\n    await asyncio.sleep(0.05)\n"
-                          "return 'went on'")
+    agentic.code("stall", STALL)
     agentic.skill("noting", [{"code": "return await ctx.manager.invoke('note', {})"},
                              {"code": "return await ctx.manager.invoke('stall', {})"}, {"text": "Done."}],
                   allowed="note stall", model={"snippetTimeout": 60})
     root = agentic.project.root
     recording = root / "rec.json"
-    first = ("--timeout", STALL_SECONDS, "--approve", "note", "--record", str(recording), "noting")
-    (root / "stall").touch()
-    assert agentic.run(*first, real_process=True).returncode == 4  # timed out in turn 2, turn 1 saved
+    first = ("--approve", "note", "--record", str(recording), "noting")
+    assert _interrupted(agentic, *first)[0] == 130  # stopped in turn 2, turn 1 saved
     saved = root / ".agent-apps" / "checkpoints" / "run-1.json"
     sealed = saved.read_text()
     key = agentic.project.home / ".local" / "state" / "agentapps" / "checkpoint.key"
@@ -341,7 +363,6 @@ def test_approvals_local_overrides_and_record_are_reused_only_from_a_checkpoint_
     elsewhere = root.parent / "elsewhere.json"
     body["entries"][-1]["options"].update(approve=["note", "shell"], record=str(elsewhere))
     saved.write_text(json.dumps(body))
-    (root / "stall").unlink()
     refused = agentic.run("--resume", "1", real_process=True)
     assert refused.returncode == 8 and refused.stderr.count("\n") == 1, refused.stderr
     assert "holds --approve, --record settings that were not saved by you on this machine" in refused.stderr
@@ -352,9 +373,7 @@ def test_approvals_local_overrides_and_record_are_reused_only_from_a_checkpoint_
     assert not elsewhere.exists()
 
     # as written, but under another user's key (a checkout, another machine): the same refusal
-    (root / "stall").touch()
-    assert agentic.run(*first, real_process=True).returncode == 4
-    (root / "stall").unlink()
+    assert _interrupted(agentic, *first)[0] == 130
     key.write_bytes(b"another user's key, 32 bytes....")
     other = agentic.run("--resume", "2", real_process=True)
     assert other.returncode == 8 and "not saved by you on this machine" in other.stderr, other.stderr
@@ -371,12 +390,9 @@ def test_a_skill_run_by_its_path_resumes_that_file_not_the_project_skill_of_its_
     model = {"agent": "agent-scripted", "script": "twin.turns.json", "snippetTimeout": 60}
     (outside / "twin.skill.md").write_text(f"---\nname: twin\ndescription: The other twin.\nallowed-tools: stall\n"
                                            f"metadata: {json.dumps({'model': model})}\n---\nDo the task.\n")
-    agentic.code("stall", "import asyncio, pathlib\nwhile pathlib.Path('stall').exists():\n    await asyncio.sleep(0.05)\n"
-                          "return 'went on'")
-    (root / "stall").touch()
-    ran = agentic.run("--timeout", STALL_SECONDS, str(outside / "twin.skill.md"), real_process=True)
-    assert ran.returncode == 4, ran.stderr
-    (root / "stall").unlink()
+    agentic.code("stall", STALL)
+    code, err = _interrupted(agentic, str(outside / "twin.skill.md"))
+    assert code == 130, err
 
     resumed = agentic.run("--json", "--resume", "1", real_process=True)
     assert resumed.returncode == 0, resumed.stderr  # not "was moved" (exit 9), nor the project's twin
