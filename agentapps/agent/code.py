@@ -7,8 +7,9 @@ head and tail kept); `status` says whether to flag the tool result as an error.
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from agentapps.agent.state import AgentRun
@@ -39,6 +40,24 @@ def truncate(text: str, limit: int) -> str:
 def tool_result(ok: bool, payload: dict[str, Any], limit: int) -> dict[str, Any]:
     text = json.dumps(payload, ensure_ascii=False, default=str)
     return {"status": "success" if ok else "error", "text": truncate(text, limit)}
+
+
+async def cancellable(snippet: Coroutine[Any, Any, dict[str, Any]], watch: Callable[[asyncio.Task[Any] | None], None],
+                      refusal: str, limit: int) -> dict[str, Any]:
+    """Run one snippet as a task `watch` is shown (and told of its end, with None), so that the
+    task's cancel stops just this snippet: the model then gets `refusal` as its result. A cancel of
+    the run itself goes on up."""
+    task = asyncio.ensure_future(snippet)
+    watch(task)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise  # the run itself is being cancelled
+        return tool_result(False, {"ok": False, "error": refusal}, limit)
+    finally:
+        watch(None)
 
 
 def bridge(code_ctx: Context, next_fn: NextFn | None = None) -> Any:

@@ -9,11 +9,10 @@ process (a server), the agent continues with "Continue with the task." as before
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from agentapps.agent.code import tool_result
+from agentapps.agent.code import cancellable
 from agentapps.gateway import Gateway, NoGatewayError
 
 if TYPE_CHECKING:
@@ -44,14 +43,4 @@ async def await_input(ctx: Context, run: AgentRun, directive: dict[str, Any],
 async def interruptible(gateway: Gateway, snippet: Coroutine[Any, Any, dict[str, Any]],
                         limit: int) -> dict[str, Any]:
     """Run one snippet so that the gateway's interrupt stops it (the model is told so)."""
-    task = asyncio.ensure_future(snippet)
-    gateway.watch(task)
-    try:
-        return await task
-    except asyncio.CancelledError:
-        current = asyncio.current_task()
-        if current is not None and current.cancelling():
-            raise  # the run itself is being cancelled
-        return tool_result(False, {"ok": False, "error": INTERRUPTED}, limit)
-    finally:
-        gateway.watch(None)
+    return await cancellable(snippet, gateway.watch, INTERRUPTED, limit)

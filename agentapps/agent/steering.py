@@ -25,7 +25,7 @@ from collections.abc import Coroutine
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
-from agentapps.agent.code import tool_result
+from agentapps.agent.code import cancellable, tool_result
 from agentapps.errors import UsageError
 
 if TYPE_CHECKING:
@@ -114,17 +114,10 @@ class Inbox:
         if self.steered:  # steered after the call was let through, before it started
             snippet.close()
             return tool_result(False, {"ok": False, "error": STEERED}, limit)
-        task = asyncio.ensure_future(snippet)
+        return await cancellable(snippet, self._watch, STEERED, limit)
+
+    def _watch(self, task: asyncio.Task[Any] | None) -> None:
         self._running = task
-        try:
-            return await task
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if current is not None and current.cancelling():
-                raise  # the run itself is being cancelled
-            return tool_result(False, {"ok": False, "error": STEERED}, limit)
-        finally:
-            self._running = None
 
     def at_turn_end(self, run: AgentRun, directive: dict[str, Any], tool_calls: int) -> dict[str, Any]:
         """The turn-end directive with what is waiting added: steers always (even over an answer
