@@ -4,6 +4,7 @@
 from agentapps import ArgsError
 from agentapps.pipeline import validate
 from agentapps.runtime import create_schedule, store_for
+from agentapps.skill import params_of
 
 frontmatter = {
     "name": "schedule-create",
@@ -41,7 +42,7 @@ def run(ctx, args):
     import datetime as dt
 
     tool = ctx.globals.lookup.find(args["skill"])  # an unknown skill: the error names close ones
-    params = tool.metadata.get("params")
+    params = params_of(tool, ctx.globals.lookup, ctx.globals.config.main_tool)  # own, else through $inherit
     given = dict(args.get("args") or {})
     if isinstance(params, dict):  # refused now, not at 3 a.m.
         validate(given, params, ctx.globals.cache_for("schema"), skill=tool.name, where="params", error_cls=ArgsError)

@@ -92,6 +92,16 @@ def test_bad_schedules_are_refused_when_made(project, argv, code, says):
     assert json.loads(project.cli("run", "--json", "schedule-list").stdout)["result"]["schedules"] == []
 
 
+def test_args_are_checked_against_params_the_skill_inherits(project):
+    project.write("note.skill.py", NOTE)
+    project.write("echo.skill.md", "---\nname: echo\ndescription: Notes a word, as note does.\n"
+                                   "metadata:\n  $inherit: note\n---\nSay :arg[word].\n")
+    refused = project.cli("run", "schedule-create", "--skill", "echo", "--cron", "* * * * *", "--args", '{"wrd": "x"}')
+    assert refused.returncode == 2 and "'word' is required" in refused.stderr, refused.stderr
+    made = project.cli("run", "schedule-create", "--skill", "echo", "--cron", "* * * * *", "--args", '{"word": "x"}')
+    assert made.returncode == 0, made.stderr
+
+
 def test_an_id_in_use_is_refused(project):
     project.write("note.skill.py", NOTE)
     first = project.cli("run", "schedule-create", "--skill", "note", "--cron", "0 9 * * *", "--args",
