@@ -140,9 +140,10 @@ async def _dispatch(owner: Context, index: int, steps: list[ChainStep] | None = 
         entry.chain_index = index
         if meta is None:
             prepare(entry)  # its metadata interpolates the call
+            plan = entry.chain
         else:
             entry.meta, entry.chain = meta, plan
-        value = call_tool(entry) if entry.chain.static else _serve(entry)
+        value = call_tool(entry) if plan.static else _serve(entry)
         if type(value) is CoroutineType:
             value = await value
         pending = None if entry._manager is None else entry._manager._next
