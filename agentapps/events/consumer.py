@@ -11,6 +11,16 @@ never reaches the handler: it counts as failed and is dead-lettered at once. Eve
 handled have their visibility timeout renewed, so a slow handler does not lose its event to another
 worker. `stop()` (a signal) ends the taking; `run` then waits for the events in flight,
 acknowledges them and returns.
+
+Round trips are few, as each costs more than a quick handler's run. The events handled since the
+last read are acknowledged along with the next read (one pipelined round trip; by themselves once
+they have waited ACK_WITHIN while every slot is busy). While the handler takes under QUICK seconds
+per event (a moving average), a read takes up to READ_AHEAD events beyond the free slots; they wait
+in the worker, their visibility timeouts renewed like those being handled, and a stop gives them
+back at once (a crash leaves them for the visibility timeout, like the ones in flight). So a crash
+can make up to `concurrency` + READ_AHEAD events, plus the ones handled in the last ACK_WITHIN,
+come back once more, never lose one. Each of the `concurrency` slots is one task that handles the
+events taken one after another, so a quick handler's events cost no task of their own.
 """
 
 from __future__ import annotations
@@ -32,7 +42,7 @@ Report = Callable[[str, dict[str, Any]], None]  # ("failed" | "lost" | "back", d
 # before it counts as handled (the run log's record of it)
 Finished = Callable[[dict[str, Any], BaseException | None, dict[str, Any] | None], Awaitable[None]]
 RECLAIM_EVERY = 0.5  # seconds between looks for events other consumers held too long
-READ_AHEAD = 32  # events a worker with a quick handler takes beyond its free slots, in the same read
+READ_AHEAD = 64  # events a worker with a quick handler takes beyond its free slots, in the same read
 QUICK = 0.002  # seconds per event (a moving average): a handler this quick lets the worker read ahead
 ACK_WITHIN = 0.05  # seconds a handled event may wait to be acknowledged along with the next read
 PACE_WEIGHT = 0.1  # of the latest event in the moving average of the handler's seconds per event
@@ -47,7 +57,7 @@ class Tally:
     failed: int = 0
     acked: int = 0  # acknowledgements the server confirmed
     dead_lettered: int = 0  # events this worker moved to the dead-letter topic
-    released: int = 0  # events taken while stopping and given back at once
+    released: int = 0  # events taken but not started when stopping (read ahead, say), given back at once
     reconnects: int = 0
     started: float = field(default_factory=time.monotonic)
 
@@ -85,9 +95,10 @@ class Worker:
         return len(self._flying)
 
     @property
-    def held(self) -> int:
-        """Events taken and not handled yet: being handled, or read ahead."""
-        return len(self._flying) + len(self._waiting)
+    def unacknowledged(self) -> int:
+        """Events taken and not acknowledged: being handled, read ahead, or handled and waiting to be
+        acknowledged with the next read (what a stop that cannot wait leaves to be redelivered)."""
+        return len(self._flying) + len(self._waiting) + len(self._to_ack)
 
     async def run(self) -> Tally:
         delay = 0.1
@@ -124,7 +135,7 @@ class Worker:
         free = self.concurrency - len(self._runners)
         budget = free + READ_AHEAD - len(self._waiting)  # events still to take (past --max-events never)
         if self.max_events is not None:
-            budget = min(budget, self.max_events - self.tally.handled - self.held)
+            budget = min(budget, self.max_events - self.tally.handled - len(self._flying) - len(self._waiting))
         if (self._flying or self._waiting) and now >= self._next_touch:
             self.group.touch([*self._flying, *(d.id for d in self._waiting)])
             self._next_touch = now + self.group.visibility_ms / 3000
@@ -136,16 +147,17 @@ class Worker:
             wake = min(self._next_touch, self._ack_by) if self._to_ack else self._next_touch
             await asyncio.wait(self._runners, timeout=max(0.0, wake - now), return_when=asyncio.FIRST_COMPLETED)
             return
+        # what to take: the free slots' events that are not waiting already, and with a quick handler
+        # up to READ_AHEAD more, so that one round trip serves many events
+        want = min(budget, free - len(self._waiting) + (READ_AHEAD if self._quick() else 0))
         try:
             taken: list[Delivery] = []
-            if now >= self._next_reclaim and budget > 0:
-                taken, dead = self.group.claim(min(free, budget))
+            if now >= self._next_reclaim and want > 0:
+                taken, dead = self.group.claim(want)
                 self.tally.dead_lettered += dead
-                self._next_reclaim = now + RECLAIM_EVERY
-            # a read when the free slots cannot all be filled from what was taken; with a quick
-            # handler it takes up to READ_AHEAD more, so one round trip serves many events
-            count = min(budget - len(taken), free - len(self._waiting) - len(taken)
-                        + (READ_AHEAD if self._quick() else 0))
+                # as many as asked for: more may be overdue (a stopped worker's, given back), so look again
+                self._next_reclaim = now if len(taken) + dead >= want else now + RECLAIM_EVERY
+            count = want - len(taken)
             if len(self._waiting) + len(taken) < free and count > 0:
                 # what was handled since the last read is acknowledged along with this one
                 taken += self._ack_and_read(count)
@@ -175,6 +187,8 @@ class Worker:
         cost no scheduling; a handler that waits lets the other slots take theirs meanwhile."""
         while self._waiting and not self.stopping:
             await self._handle(self._waiting.popleft())
+            if time.monotonic() >= self._next_touch:  # a handler that never waits: let the loop renew
+                await asyncio.sleep(0)  # the visibility timeouts of the events still waiting
 
     async def _handle(self, delivery: Delivery) -> None:
         self._flying.add(delivery.id)

@@ -71,8 +71,9 @@ _DECODER = json.JSONDecoder(parse_constant=_not_json)
 
 
 def _object(raw: bytes, what: str) -> dict[str, Any]:
-    try:  # bytes decoded as json.loads decodes them (UTF-8, -16 or -32)
-        text = raw.decode(json.detect_encoding(raw), "surrogatepass") if isinstance(raw, bytes) else raw
+    try:  # bytes decoded as json.loads decodes them (UTF-8, -16 or -32); '{' then a byte other than 0 is UTF-8
+        text = (raw if not isinstance(raw, bytes) else raw.decode("utf-8", "surrogatepass")
+                if raw[:1] == b"{" and raw[1:2] != b"\x00" else raw.decode(json.detect_encoding(raw), "surrogatepass"))
         found = _DECODER.decode(text)
     except (ValueError, RecursionError):
         found = None
