@@ -42,7 +42,7 @@ Report = Callable[[str, dict[str, Any]], None]  # ("failed" | "lost" | "back", d
 # before it counts as handled (the run log's record of it)
 Finished = Callable[[dict[str, Any], BaseException | None, dict[str, Any] | None], Awaitable[None]]
 RECLAIM_EVERY = 0.5  # seconds between looks for events other consumers held too long
-READ_AHEAD = 64  # events a worker with a quick handler takes beyond its free slots, in the same read
+READ_AHEAD = 32  # events a worker with a quick handler takes beyond its free slots, in the same read
 QUICK = 0.002  # seconds per event (a moving average): a handler this quick lets the worker read ahead
 ACK_WITHIN = 0.05  # seconds a handled event may wait to be acknowledged along with the next read
 PACE_WEIGHT = 0.1  # of the latest event in the moving average of the handler's seconds per event
