@@ -129,7 +129,7 @@ def _serve(topic: str | None, group_name: str, handler: str, concurrency: int, m
         if as_json:
             late = {"ok": False, **head, **tallies(), "stoppedBy": name,
                     # taken, not acknowledged: redelivered later
-                    **({"abandoned": worker.in_flight} if worker is not None else {})}
+                    **({"abandoned": worker.unacknowledged} if worker is not None else {})}
             os.write(1, (g.internals.redactor.redact(json.dumps(late)) + "\n").encode())
 
     stopped_by = asyncio.run(_supervised(worker, clock, lines, g, log, abandoned))

@@ -71,8 +71,9 @@ _DECODER = json.JSONDecoder(parse_constant=_not_json)
 
 
 def _object(raw: bytes, what: str) -> dict[str, Any]:
-    try:  # bytes decoded as json.loads decodes them (UTF-8, -16 or -32)
-        text = raw.decode(json.detect_encoding(raw), "surrogatepass") if isinstance(raw, bytes) else raw
+    try:  # bytes decoded as json.loads decodes them (UTF-8, -16 or -32); '{' then a byte other than 0 is UTF-8
+        text = (raw if not isinstance(raw, bytes) else raw.decode("utf-8", "surrogatepass")
+                if raw[:1] == b"{" and raw[1:2] != b"\x00" else raw.decode(json.detect_encoding(raw), "surrogatepass"))
         found = _DECODER.decode(text)
     except (ValueError, RecursionError):
         found = None
@@ -188,6 +189,25 @@ class Group:
 
     def ack(self, ids: list[str]) -> int:
         return int(self.link.call(self.link.client.xack, self.key, self.name, *ids)) if ids else 0
+
+    def ack_and_read(self, ids: list[str], count: int) -> tuple[int, list[Delivery]]:
+        """Acknowledge `ids` and read up to `count` new events in one round trip (a pipeline: the
+        worker acknowledges what it handled with its next read); the first error either met is raised."""
+        if not ids:
+            return 0, self.read(count)
+        pipe = self.link.client.pipeline(transaction=False)
+        pipe.xack(self.key, self.name, *ids)
+        pipe.xreadgroup(self.name, self.consumer, {self.key: ">"}, count=count)
+
+        def both() -> tuple[int, Any]:
+            acked, got = pipe.execute(raise_on_error=False)
+            for found in (acked, got):
+                if isinstance(found, BaseException):
+                    raise found
+            return int(acked), got
+
+        acked, got = self.link.call(both)
+        return acked, [Delivery(text_of(i), _fields(f), 1) for _, entries in got or [] for i, f in entries]
 
     def ack_each(self, ids: list[str]) -> list[str]:
         """Acknowledge each id; the ones that were pending (the rest were not)."""

@@ -88,7 +88,7 @@ def entry_for(*, skill: str, args: Any, internals: Internals, exit_code: int,
         line = str(error.get("message") or error.get("type") or "")
         line = _text(redact(f"{line} ({note})" if note else line, internals)[:MAX_ERROR])
     session = internals.get(SESSION_KEY)
-    biggest = max(models, key=lambda m: _tokens(models[m]), default=None)
+    biggest = max(models, key=lambda m: _tokens(models[m])) if models else None
     biggest = _text(str(biggest)) if biggest is not None else None
     return {
         "started_at": round(time.time() - elapsed, 3), "skill": _text(skill), "args_digest": args_digest(args),

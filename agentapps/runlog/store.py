@@ -182,6 +182,13 @@ MODEL_INSERT = (f"INSERT OR REPLACE INTO run_models (run_id, {', '.join(MODEL_CO
                 f"(?, {', '.join('?' * len(MODEL_COLUMNS))})")
 
 
+_DEFAULTS = tuple((c, 0 if c in COUNTS else None) for c in RUN_COLUMNS)  # a count left out is 0
+
+
+def _row(entry: dict[str, Any]) -> list[Any]:
+    return [entry.get(c, default) for c, default in _DEFAULTS]
+
+
 RUN_UPDATE = (f"UPDATE runs SET {', '.join(c + ' = ?' for c in RUN_COLUMNS if c != 'started_at')} "
               "WHERE id = ?")
 
@@ -245,9 +252,16 @@ class Writer:
         conn = self._connection()
         try:
             conn.execute("BEGIN IMMEDIATE")
+            if len(entries) > 1 and not any(entry.get("models") for entry in entries):
+                # runs that used no model (a worker's batch of code handlers' runs): one statement for
+                # all; their ids follow one another, as the transaction holds the write lock
+                conn.executemany(RUN_INSERT, [_row(entry) for entry in entries])
+                last = int(conn.execute("SELECT last_insert_rowid()").fetchone()[0])
+                conn.execute("COMMIT")
+                return list(range(last - len(entries) + 1, last + 1))
             ids = []
             for entry in entries:
-                cur = conn.execute(RUN_INSERT, [entry.get(c, 0 if c in COUNTS else None) for c in RUN_COLUMNS])
+                cur = conn.execute(RUN_INSERT, _row(entry))
                 run_id = int(cur.lastrowid or 0)
                 if entry.get("models"):
                     conn.executemany(MODEL_INSERT, [

@@ -126,3 +126,24 @@ def test_a_log_moved_away_between_batches_is_started_afresh(tmp_path):
         assert [row[0] for row in conn.execute("SELECT skill FROM runs")] == ["first"]
     finally:
         conn.close()
+
+
+def test_a_batch_s_records_take_the_ids_after_the_last_ones_and_keep_their_model_usage(tmp_path):
+    # a batch of runs that used no model is written with one statement; their ids are still theirs
+    from agentapps.runlog import log_entries
+
+    data_dir = tmp_path / ".agent-apps"
+    priced = {**record("priced"), "models": [{"model": "m", "inputTokens": 7, "outputTokens": 2, "cost": 0.5}]}
+    assert log_entries(data_dir, [record("a")]) == [1]
+    assert log_entries(data_dir, [record("b"), record("c"), record("d")]) == [2, 3, 4]
+    assert log_entries(data_dir, [record("e"), priced, record("f")]) == [5, 6, 7]
+    assert log_entries(data_dir, [record("g"), record("h")]) == [8, 9]
+    assert skills_logged(data_dir) == ["a", "b", "c", "d", "e", "priced", "f", "g", "h"]
+    conn = sqlite3.connect(data_dir / "runs" / "runs.db")
+    try:
+        models = conn.execute("SELECT run_id, model, input_tokens, output_tokens, cost FROM run_models").fetchall()
+        counts = conn.execute("SELECT turns, input_tokens, exit_code FROM runs WHERE id = 3").fetchone()
+    finally:
+        conn.close()
+    assert models == [(6, "m", 7, 2, 0.5)]
+    assert counts == (0, 0, 0)

@@ -187,6 +187,44 @@ def test_a_second_signal_exits_at_once_and_still_prints_the_json_summary(jobs):
     assert sorted(i for _, i in handled(jobs)) == sorted(ids)  # the abandoned one too
 
 
+def test_a_quick_handler_s_worker_stopped_by_a_signal_gives_back_what_it_read_ahead_at_once(jobs):
+    # a quick handler lets the worker take events beyond its free slots in one read; a stop must
+    # hand those back at once, not leave them to come back after the visibility timeout
+    ids = emit(jobs, "jobs", [{"sleep": 0.0002}] * 3000)
+    slow_to_come_back = ("--visibility-timeout", "600")  # what is not given back waits 10 minutes
+    worker = start(jobs, "jobs", "--group", "g", "--handler", "record", *slow_to_come_back, "--json")
+    try:
+        wait_for(lambda: len(handled(jobs)) >= 100)
+        worker.send_signal(signal.SIGTERM)
+        out, err = worker.communicate(timeout=30)
+    finally:
+        worker.kill()
+        worker.communicate()
+    assert worker.returncode == 143, err
+    summary = json.loads(out)
+    assert summary["handled"] == summary["succeeded"] == summary["acked"] < len(ids), err
+    # read ahead, never started: given back (pending, but deliverable to the next consumer now)
+    assert summary["released"] > 0 and pending(jobs, "jobs", "g") == summary["released"]
+    rest = jobs.cli("worker", "jobs", "--group", "g", "--handler", "record", *slow_to_come_back, "--max-events",
+                    str(len(ids) - summary["handled"]), "--json", timeout=120)
+    assert rest.returncode == 0, rest.stderr
+    assert sorted(i for _, i in handled(jobs)) == sorted(ids)  # each once: none lost, none repeated
+
+
+def test_a_worker_with_max_events_takes_no_more_than_it_handles(jobs):
+    ids = emit(jobs, "jobs", list(range(300)))
+    first = jobs.cli("worker", "jobs", "--group", "g", "--handler", "record", "--max-events", "100", "--json",
+                     timeout=60)
+    assert first.returncode == 0, first.stderr
+    summary = json.loads(first.stdout)
+    assert summary["handled"] == summary["acked"] == 100 and summary["released"] == 0
+    assert pending(jobs, "jobs", "g") == 0
+    rest = jobs.cli("worker", "jobs", "--group", "g", "--handler", "record", "--max-events", "200", "--json",
+                    timeout=60)
+    assert rest.returncode == 0 and json.loads(rest.stdout)["released"] == 0, rest.stderr
+    assert [i for _, i in handled(jobs)] == ids  # in order, each once
+
+
 @pytest.mark.slow
 def test_a_worker_killed_mid_run_loses_nothing_and_repeats_only_what_it_never_acknowledged(jobs):
     ids = emit(jobs, "jobs", [{"sleep": 0.005}] * 300)
