@@ -7,8 +7,13 @@ consumer group and acknowledged, each handed to a handler that does nothing.
   agentapps  `agentapps worker TOPIC --group g --handler noop --concurrency C`: each event a run of
              the code skill `noop` through the full pipeline, with its run-log record.
 With 1 and then 2 consumers of each kind, taking turns (bare 1, agentapps 1, bare 2, agentapps 2),
-each on a fresh stream. The window runs from the last consumer's ready line to the moment the group
-has read and acknowledged all N (polled with XINFO GROUPS every 20 ms).
+each on a fresh stream. No consumer can read before the window opens: N - 1 events wait in the
+stream behind a group that starts at its end; once every consumer has said it is ready, the group
+is set back to the stream's start (XGROUP SETID 0) and the last event is emitted, which wakes the
+consumers that wait in XREADGROUP. The window runs from that moment to the one the group has read
+and acknowledged all N (polled with XINFO GROUPS every 20 ms). (Until 2026-11-28 the events were
+there before the consumers started, and the first consumer of two could read many of them before
+the window opened: the bare loop's figure with 2 consumers ranged from 28k to 1.1M events/s.)
 
 Targets: agentapps' events/s >= 0.6x the bare loop's, with 1 and with 2 consumers.
 
@@ -55,8 +60,6 @@ while True:
 
 
 def bare(b: Bench, script: Path, topic: str, workers: int, count: int, concurrency: int) -> float:
-    client = b.client()
-    client.xgroup_create(b.stream(topic), "g", id="0", mkstream=True)
     procs = [subprocess.Popen([sys.executable, str(script), b.url, b.stream(topic), "g", f"c{i}", str(concurrency)],
                               env=b.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True) for i in range(workers)]
@@ -69,12 +72,20 @@ def ours(b: Bench, topic: str, workers: int, count: int, concurrency: int) -> fl
     return _window(b, procs, topic, count)
 
 
+def _held(b: Bench, topic: str, count: int) -> None:
+    """All but one of the `count` events, behind the group `g` that starts at the stream's end."""
+    b.emit(topic, count - 1)
+    b.client().xgroup_create(b.stream(topic), "g", id="$", mkstream=True)
+
+
 def _window(b: Bench, procs: list[subprocess.Popen[str]], topic: str, count: int) -> float:
     for proc in procs:  # each says it is ready once connected
         line = proc.stderr.readline() if proc.stderr else ""
         if not line.startswith("worker "):
             sys.exit(f"error: a consumer did not start: {line}{proc.communicate()[1][-800:]}")
     started = time.perf_counter()
+    b.client().execute_command("XGROUP", "SETID", b.stream(topic), "g", "0", "ENTRIESREAD", "0")
+    b.emit(topic, 1)  # wakes every consumer blocked in XREADGROUP
     ended = wait_until(lambda: b.group_done(topic, "g", count))
     stop_all(procs)
     return count / (ended - started)
@@ -103,7 +114,7 @@ def main() -> None:
             for workers in (1, 2):
                 for kind in ("bare", "agentapps"):
                     topic = f"{kind}-{workers}"
-                    b.emit(topic, count)
+                    _held(b, topic, count)
                     rates[kind, workers] = (bare(b, script, topic, workers, count, opts.concurrency) if kind == "bare"
                                             else ours(b, topic, workers, count, opts.concurrency))
         finally:
