@@ -24,7 +24,7 @@ from agentapps.serve.calls import (
     reserve,
     thread_for,
 )
-from agentapps.serve.http import Refused, endpoint, read_json, status_of, text_field
+from agentapps.serve.http import Refused, endpoint, header, read_json, status_of, text_field
 from agentapps.serve.runs import LiveRun
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ async def _prepared(request: Request, *, streaming: bool) -> tuple[Server, str, 
                                       "which needs a stream: use POST /chat.", skill=tool.name))
     thread = await thread_for(server, tool, meta, args, data.get("threadId"), who)
     return server, who, LiveRun(server, tool.name, args, owner=who, thread=thread, streaming=streaming,
-                                traceparent=request.headers.get("traceparent"))
+                                traceparent=header(request, b"traceparent"))
 
 
 @endpoint
