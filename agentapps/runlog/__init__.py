@@ -15,7 +15,9 @@ sqlite3 is imported only when a record is written or read (`store`, `query`).
 
 from __future__ import annotations
 
+import functools
 import json
+import json.encoder
 import os
 import sys
 import time
@@ -45,16 +47,28 @@ def log_path(data_dir: Path) -> Path:
 
 # one encoder for every digest (json.dumps with options builds a new one per call: half its cost here)
 _DIGEST_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+# and the C encoder its `encode` would make anew on each call (half the rest), made once, as json
+# makes it (same arguments on 3.11-3.13). Without the circular-reference check: that one keeps state
+# between calls after a failure; args with a cycle end in RecursionError instead, which every door
+# reports like any record it could not make.
+_MAKE_C = getattr(json.encoder, "c_make_encoder", None)  # None without the C accelerator
+_DIGEST_C = None if _MAKE_C is None else _MAKE_C(
+    None, _DIGEST_JSON.default, json.encoder.encode_basestring, None, ":", ",", True, False, True)
 
 
 def args_digest(args: Any) -> str:
     """A digest that tells identical args apart without keeping them (a lone surrogate, from a
     command-line argument that is not UTF-8 or a JSON `\\udcff` escape, is digested as it is)."""
-    text = _DIGEST_JSON.encode(args)
+    text = _DIGEST_JSON.encode(args) if _DIGEST_C is None else "".join(_DIGEST_C(args, 0))
+    digest: str = _sha256()(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return "sha256:" + digest[:16]
+
+
+@functools.cache
+def _sha256() -> Any:
     from agentapps.tools.bytecode import sha256  # the C module: hashlib would load OpenSSL
 
-    digest: str = sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return "sha256:" + digest[:16]
+    return sha256
 
 
 def _text(value: str) -> str:
@@ -88,8 +102,7 @@ def entry_for(*, skill: str, args: Any, internals: Internals, exit_code: int,
         line = str(error.get("message") or error.get("type") or "")
         line = _text(redact(f"{line} ({note})" if note else line, internals)[:MAX_ERROR])
     session = internals.get(SESSION_KEY)
-    biggest = max(models, key=lambda m: _tokens(models[m]), default=None)
-    biggest = _text(str(biggest)) if biggest is not None else None
+    biggest = _text(str(max(models, key=lambda m: _tokens(models[m])))) if models else None
     return {
         "started_at": round(time.time() - elapsed, 3), "skill": _text(skill), "args_digest": args_digest(args),
         "model": biggest, "turns": totals.get("turns") or 0, "steps": totals.get("steps") or 0,

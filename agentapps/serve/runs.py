@@ -182,7 +182,8 @@ class LiveRun:
         error: BaseException | None = None
         limit = self.server.options.timeout
         try:
-            async with asyncio.timeout(limit):  # in this task: wait_for would start one more per run
+            # in this task (wait_for would start one more per run), under one timer for all runs
+            async with self.server.deadlines(self.loop).limit_run():
                 raw = await served.invoke(self.run, self.skill, self.args)
             result = json_result(raw, self.skill)[0]
         except TimeoutError:

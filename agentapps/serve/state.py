@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from agentapps.mcp.exposed import Exposure
     from agentapps.runlog.batch import Batcher
     from agentapps.serve.coord import Coordinator, Signal
+    from agentapps.serve.deadlines import Deadlines
     from agentapps.serve.runs import LiveRun
     from agentapps.types import ToolDef
 
@@ -63,6 +64,16 @@ class Server:
     waiting: dict[str, deque[asyncio.Future[None]]] = field(default_factory=dict)  # requests waiting, by client
     background: set[asyncio.Task[Any]] = field(default_factory=set)
     _run_log: list[Batcher | None] = field(default_factory=list, repr=False)  # run_log()'s, once known
+    _deadlines: Deadlines | None = field(default=None, repr=False)
+
+    def deadlines(self, loop: asyncio.AbstractEventLoop) -> Deadlines:
+        """The time limit (`--timeout`) of the runs going on `loop`: one timer for all of them."""
+        found = self._deadlines
+        if found is None or found.loop is not loop:
+            from agentapps.serve.deadlines import Deadlines
+
+            found = self._deadlines = Deadlines(self.options.timeout, loop)
+        return found
 
     def run_log(self) -> Batcher | None:
         """The run log's batched writer, None when the log is off: looked up once, not per run

@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "b6bd8046ba39"
+STAMP = "564347d7ed2a"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -237,6 +237,7 @@ WAITS = {
     "agentapps.serve.calls": True,
     "agentapps.serve.command": True,
     "agentapps.serve.coord": False,
+    "agentapps.serve.deadlines": True,
     "agentapps.serve.events": False,
     "agentapps.serve.guard": True,
     "agentapps.serve.hooks": True,
