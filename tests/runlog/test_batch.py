@@ -177,3 +177,56 @@ def test_ids_past_the_largest_sqlite_holds_are_left_to_sqlite(tmp_path):
     skills = dict(conn.execute("SELECT id, skill FROM runs"))
     conn.close()
     assert len(set(ids)) == 3 and [skills[i] for i in ids] == ["a", "b", "c"]
+
+
+def _rows(data_dir) -> int:
+    path = data_dir / "runs" / "runs.db"
+    if not path.exists():
+        return 0
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT count(*) FROM runs").fetchone()[0]
+    except sqlite3.OperationalError:  # no table yet
+        return 0
+    finally:
+        conn.close()
+
+
+def test_a_big_batch_is_written_in_slices_with_the_loop_free_between_them(tmp_path):
+    from agentapps.runlog.batch import SLICE
+
+    data_dir = tmp_path / ".agent-apps"
+    seen: list[int] = []
+
+    async def scenario() -> None:
+        batcher = Batcher(data_dir)
+        for i in range(3 * SLICE + 5):
+            batcher.add(record(f"r{i}"))
+        assert batcher.writer is not None
+        while not batcher.writer.done():  # what another request sees of the log, between slices
+            seen.append(_rows(data_dir))
+            await asyncio.sleep(0)
+        await batcher.close()
+
+    asyncio.run(scenario())
+    assert [n for n in sorted(set(seen)) if n] == [SLICE, 2 * SLICE, 3 * SLICE]
+    assert skills_logged(data_dir) == [f"r{i}" for i in range(3 * SLICE + 5)]
+
+
+def test_a_writer_cancelled_between_slices_still_writes_the_rest(tmp_path):
+    from agentapps.runlog.batch import SLICE
+
+    data_dir = tmp_path / ".agent-apps"
+
+    async def scenario() -> None:
+        batcher = Batcher(data_dir)
+        for i in range(3 * SLICE):
+            batcher.add(record(f"r{i}"))
+        assert batcher.writer is not None
+        while _rows(data_dir) < SLICE:
+            await asyncio.sleep(0)
+        batcher.writer.cancel()  # the loop ending, say
+        await asyncio.gather(batcher.writer, return_exceptions=True)
+
+    asyncio.run(scenario())
+    assert skills_logged(data_dir) == [f"r{i}" for i in range(3 * SLICE)]
