@@ -16,14 +16,13 @@ sqlite3 is imported only when a record is written or read (`store`, `query`).
 from __future__ import annotations
 
 import functools
-import json
-import json.encoder
 import os
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentapps.core.jsontext import encoder
 from agentapps.errors import AgentAppsError, SkillError
 from agentapps.runlog.slots import AGENT_TOTALS, SESSION_KEY
 from agentapps.secrets import redact
@@ -45,21 +44,15 @@ def log_path(data_dir: Path) -> Path:
     return data_dir / "runs" / "runs.db"
 
 
-# one encoder for every digest (json.dumps with options builds a new one per call: half its cost here)
-_DIGEST_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-# and the C encoder its `encode` would make anew on each call (half the rest), made once, as json
-# makes it (same arguments on 3.11-3.13). Without the circular-reference check: that one keeps state
-# between calls after a failure; args with a cycle end in RecursionError instead, which every door
-# reports like any record it could not make.
-_MAKE_C = getattr(json.encoder, "c_make_encoder", None)  # None without the C accelerator
-_DIGEST_C = None if _MAKE_C is None else _MAKE_C(
-    None, _DIGEST_JSON.default, json.encoder.encode_basestring, None, ":", ",", True, False, True)
+# one encoder for every digest, made once (json.dumps with options builds two per call: most of
+# a digest's cost)
+_DIGEST_JSON = encoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def args_digest(args: Any) -> str:
     """A digest that tells identical args apart without keeping them (a lone surrogate, from a
     command-line argument that is not UTF-8 or a JSON `\\udcff` escape, is digested as it is)."""
-    text = _DIGEST_JSON.encode(args) if _DIGEST_C is None else "".join(_DIGEST_C(args, 0))
+    text = _DIGEST_JSON(args)
     digest: str = _sha256()(text.encode("utf-8", "surrogatepass")).hexdigest()
     return "sha256:" + digest[:16]
 

@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "564347d7ed2a"
+STAMP = "08d9ce608229"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -119,6 +119,7 @@ WAITS = {
     "agentapps.core.driver": False,
     "agentapps.core.exports": False,
     "agentapps.core.gcpause": False,
+    "agentapps.core.jsontext": False,
     "agentapps.core.loan": True,
     "agentapps.core.logs": False,
     "agentapps.core.paths": False,
