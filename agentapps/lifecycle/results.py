@@ -18,9 +18,16 @@ MAX_DEPTH = 256  # deeper data cannot be printed safely (json and the redactor r
 
 
 class _NotJson(Exception):
-    def __init__(self, where: str, what: str) -> None:
+    def __init__(self, where: tuple[str | int, ...], what: str) -> None:
         super().__init__(where, what)
-        self.where, self.what = where, what
+        self.path, self.what = where, what
+
+    @property
+    def where(self) -> str:
+        """`result["key"][3]`: the path is kept as parts and spelled only for the message (spelling
+        each value's path as it was walked cost more than the walk)."""
+        return str(self.path[0]) + "".join(f"[{_short(p)}]" if isinstance(p, str) else f"[{p}]"
+                                           for p in self.path[1:])
 
 
 def _text(value: str, fixed: list[int]) -> str:
@@ -41,7 +48,7 @@ def _kind(value: Any) -> str:
     return f"a {type(value).__name__} object"
 
 
-def _convert(value: Any, where: str, depth: int, seen: set[int], fixed: list[int]) -> Any:
+def _convert(value: Any, where: tuple[str | int, ...], depth: int, seen: set[int], fixed: list[int]) -> Any:
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, str):
@@ -70,11 +77,11 @@ def _convert(value: Any, where: str, depth: int, seen: set[int], fixed: list[int
                 if not isinstance(key, str):
                     raise _NotJson(where, f"an object with a {type(key).__name__} key ({_short(key)}); "
                                           "JSON keys are text")
-                out[_text(key, fixed)] = _convert(item, f"{where}[{_short(key)}]", depth + 1, seen, fixed)
+                out[_text(key, fixed)] = _convert(item, (*where, key), depth + 1, seen, fixed)
             return out
         items = []
         for i, item in enumerate(value):  # a loop, not a comprehension: one frame per level
-            items.append(_convert(item, f"{where}[{i}]", depth + 1, seen, fixed))
+            items.append(_convert(item, (*where, i), depth + 1, seen, fixed))
         return items
     finally:
         seen.discard(id(value))
@@ -92,7 +99,7 @@ def json_result(value: Any, skill: str | None) -> tuple[Any, int]:
     """(the result as JSON data, how many unpaired surrogates were replaced); SkillError if not JSON."""
     fixed = [0]
     try:
-        return _convert(value, "result", 0, set(), fixed), fixed[0]
+        return _convert(value, ("result",), 0, set(), fixed), fixed[0]
     except _NotJson as exc:
         name = f"Skill '{skill}'" if skill else "The skill"
         raise SkillError(

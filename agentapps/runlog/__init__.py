@@ -15,13 +15,14 @@ sqlite3 is imported only when a record is written or read (`store`, `query`).
 
 from __future__ import annotations
 
-import json
+import functools
 import os
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentapps.core.jsontext import encoder
 from agentapps.errors import AgentAppsError, SkillError
 from agentapps.runlog.slots import AGENT_TOTALS, SESSION_KEY
 from agentapps.secrets import redact
@@ -43,18 +44,24 @@ def log_path(data_dir: Path) -> Path:
     return data_dir / "runs" / "runs.db"
 
 
-# one encoder for every digest (json.dumps with options builds a new one per call: half its cost here)
-_DIGEST_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+# one encoder for every digest, made once (json.dumps with options builds two per call: most of
+# a digest's cost)
+_DIGEST_JSON = encoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def args_digest(args: Any) -> str:
     """A digest that tells identical args apart without keeping them (a lone surrogate, from a
     command-line argument that is not UTF-8 or a JSON `\\udcff` escape, is digested as it is)."""
-    text = _DIGEST_JSON.encode(args)
+    text = _DIGEST_JSON(args)
+    digest: str = _sha256()(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return "sha256:" + digest[:16]
+
+
+@functools.cache
+def _sha256() -> Any:
     from agentapps.tools.bytecode import sha256  # the C module: hashlib would load OpenSSL
 
-    digest: str = sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return "sha256:" + digest[:16]
+    return sha256
 
 
 def _text(value: str) -> str:
@@ -88,8 +95,7 @@ def entry_for(*, skill: str, args: Any, internals: Internals, exit_code: int,
         line = str(error.get("message") or error.get("type") or "")
         line = _text(redact(f"{line} ({note})" if note else line, internals)[:MAX_ERROR])
     session = internals.get(SESSION_KEY)
-    biggest = max(models, key=lambda m: _tokens(models[m])) if models else None
-    biggest = _text(str(biggest)) if biggest is not None else None
+    biggest = _text(str(max(models, key=lambda m: _tokens(models[m])))) if models else None
     return {
         "started_at": round(time.time() - elapsed, 3), "skill": _text(skill), "args_digest": args_digest(args),
         "model": biggest, "turns": totals.get("turns") or 0, "steps": totals.get("steps") or 0,

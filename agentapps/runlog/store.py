@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 from pathlib import Path
 from typing import Any, Literal
@@ -182,13 +183,6 @@ MODEL_INSERT = (f"INSERT OR REPLACE INTO run_models (run_id, {', '.join(MODEL_CO
                 f"(?, {', '.join('?' * len(MODEL_COLUMNS))})")
 
 
-_DEFAULTS = tuple((c, 0 if c in COUNTS else None) for c in RUN_COLUMNS)  # a count left out is 0
-
-
-def _row(entry: dict[str, Any]) -> list[Any]:
-    return [entry.get(c, default) for c, default in _DEFAULTS]
-
-
 RUN_UPDATE = (f"UPDATE runs SET {', '.join(c + ' = ?' for c in RUN_COLUMNS if c != 'started_at')} "
               "WHERE id = ?")
 
@@ -252,22 +246,7 @@ class Writer:
         conn = self._connection()
         try:
             conn.execute("BEGIN IMMEDIATE")
-            if len(entries) > 1 and not any(entry.get("models") for entry in entries):
-                # runs that used no model (a worker's batch of code handlers' runs): one statement for
-                # all; their ids follow one another, as the transaction holds the write lock
-                conn.executemany(RUN_INSERT, [_row(entry) for entry in entries])
-                last = int(conn.execute("SELECT last_insert_rowid()").fetchone()[0])
-                conn.execute("COMMIT")
-                return list(range(last - len(entries) + 1, last + 1))
-            ids = []
-            for entry in entries:
-                cur = conn.execute(RUN_INSERT, _row(entry))
-                run_id = int(cur.lastrowid or 0)
-                if entry.get("models"):
-                    conn.executemany(MODEL_INSERT, [
-                        [run_id, m["model"], *(m.get(USAGE_KEYS[c], 0) for c in MODEL_COLUMNS[1:-1]), m.get("cost")]
-                        for m in entry["models"]])
-                ids.append(run_id)
+            ids = _insert(conn, entries)
             conn.execute("COMMIT")
             return ids
         except sqlite3.DatabaseError as exc:
@@ -291,6 +270,55 @@ class Writer:
             with contextlib.suppress(sqlite3.Error):
                 self.conn.close()
         self.conn = self.file = None
+
+
+ROWS_PER_INSERT = 50  # 17 values a row: within the 999 values a statement of any SQLite may bind
+MAX_ID = 2**63 - 1
+_DEFAULTS = tuple((c, 0 if c in COUNTS else None) for c in RUN_COLUMNS)
+
+
+def _insert(conn: sqlite3.Connection, entries: list[dict[str, Any]]) -> list[int]:
+    """Add runs and their per-model usage inside the caller's write transaction; their ids.
+
+    Many rows go in one INSERT, with the ids SQLite gives rows it numbers itself (one past the
+    largest, in turn; the transaction holds the write lock): an INSERT per record cost more than
+    the record's own writing (a server's batch of 250 records: 5.1 us a record, 2026-11-28)."""
+    last = conn.execute("SELECT max(id) FROM runs").fetchone()[0] or 0
+    if last + len(entries) > MAX_ID:  # SQLite then picks unused ids at random: let it, one at a time
+        return [_insert_one(conn, entry) for entry in entries]
+    ids = list(range(last + 1, last + 1 + len(entries)))
+    for start in range(0, len(entries), ROWS_PER_INSERT):
+        values: list[Any] = []
+        for run_id, entry in zip(ids[start:start + ROWS_PER_INSERT], entries[start:start + ROWS_PER_INSERT],
+                                 strict=True):
+            values.append(run_id)
+            values.extend([entry.get(column, default) for column, default in _DEFAULTS])
+        conn.execute(_run_inserts(len(values) // (len(RUN_COLUMNS) + 1)), values)
+    models = [row for run_id, entry in zip(ids, entries, strict=True) for row in _model_rows(run_id, entry)]
+    if models:
+        conn.executemany(MODEL_INSERT, models)
+    return ids
+
+
+def _insert_one(conn: sqlite3.Connection, entry: dict[str, Any]) -> int:
+    cur = conn.execute(RUN_INSERT, [entry.get(column, default) for column, default in _DEFAULTS])
+    run_id = int(cur.lastrowid or 0)
+    models = _model_rows(run_id, entry)
+    if models:
+        conn.executemany(MODEL_INSERT, models)
+    return run_id
+
+
+def _model_rows(run_id: int, entry: dict[str, Any]) -> list[list[Any]]:
+    return [[run_id, m["model"], *(m.get(USAGE_KEYS[c], 0) for c in MODEL_COLUMNS[1:-1]), m.get("cost")]
+            for m in entry.get("models") or ()]
+
+
+@functools.cache
+def _run_inserts(rows: int) -> str:
+    """An INSERT of `rows` runs with their ids."""
+    row = f"({', '.join('?' * (len(RUN_COLUMNS) + 1))})"
+    return f"INSERT INTO runs (id, {', '.join(RUN_COLUMNS)}) VALUES {', '.join([row] * rows)}"
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

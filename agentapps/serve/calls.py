@@ -125,8 +125,10 @@ async def reserve(server: Server, who: str) -> None:
     waiting in turn for a slot (the first to wait is the first to start), then 429. The run that
     took it gives it back with `release`."""
     limit, bound = server.options.concurrency, server.options.queue
-    waiting = server.waiting.setdefault(who, deque())
+    waiting = server.waiting.get(who)
     if server.busy[who] >= limit or waiting:
+        if waiting is None:  # made only for a client that has to wait (most never do)
+            waiting = server.waiting[who] = deque()
         if len(waiting) >= bound:
             raise Refused(429, LimitError(
                 f"Too many runs at once for this client ({limit} going and {len(waiting)} waiting; agentapps serve "

@@ -11,7 +11,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from agentapps.errors import AgentAppsError, ArgsError, UsageError
@@ -43,25 +43,41 @@ def status_of(outcome: dict[str, Any]) -> int:
     return STATUS.get(int(error.get("exit_code") or 1), 500)
 
 
+def header(request: Request, name: bytes) -> str | None:
+    """One request header (`name` lowercased, as ASGI gives them), without building starlette's
+    `Headers`, whose `get` raises and catches a KeyError for each one missing."""
+    for key, value in request.scope["headers"]:
+        if key == name:
+            return value.decode("latin-1")  # type: ignore[no-any-return]
+    return None
+
+
 async def read_body(request: Request, limit: int) -> bytes:
-    """The raw body, refused (413) beyond `limit` bytes whatever Content-Length claims."""
-    declared = request.headers.get("content-length")
+    """The raw body, refused (413) beyond `limit` bytes whatever Content-Length claims. Read from
+    the ASGI messages themselves: `Request.stream()` is an async generator made, stepped and
+    closed per request, for the one message a small body comes in."""
+    declared = header(request, b"content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise Refused(413, ArgsError(f"The request body is larger than {limit} bytes."))
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
+    while True:
+        message = await request.receive()
+        if message["type"] != "http.request":  # the client went away: as Request.stream() says it
+            raise ClientDisconnect()
+        chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
             raise Refused(413, ArgsError(f"The request body is larger than {limit} bytes."))
+        if not message.get("more_body", False):
+            return b"".join((*chunks, chunk)) if chunks else chunk
         chunks.append(chunk)
-    return b"".join(chunks)
 
 
 async def read_json(request: Request, limit: int) -> dict[str, Any]:
     """A JSON object body; anything else is a 400 (415 without a JSON content type, which also makes
     a browser ask before a cross-site POST)."""
-    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    kind = (header(request, b"content-type") or "").split(";")[0].strip().lower()
     if kind != "application/json":
         raise Refused(415, UsageError("Send the body as JSON (Content-Type: application/json)."))
     raw = await read_body(request, limit)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 import secrets
 import time
 from typing import TYPE_CHECKING, Any
@@ -22,8 +23,7 @@ from agentapps.lifecycle import served
 from agentapps.lifecycle.outcome import outcome
 from agentapps.lifecycle.results import json_result
 from agentapps.lifecycle.streaming import StreamRedactor
-from agentapps.runlog import enabled, entry_for
-from agentapps.runlog.batch import batcher_for
+from agentapps.runlog import entry_for
 from agentapps.serve.events import stream_event
 from agentapps.trust import ASK
 
@@ -40,6 +40,7 @@ class LiveRun:
                  thread: str | None = None, streaming: bool = False, traceparent: str | None = None) -> None:
         self.server, self.skill, self.args, self.owner = server, skill, args, owner
         self.thread, self.streaming = thread, streaming
+        self.id = os.urandom(12).hex()  # secrets.token_hex(12) without its two calls: every run has one
         self.loop = asyncio.get_running_loop()
         self.pending: dict[str, asyncio.Future[str]] = {}
         self.decided: set[str] = set()  # approvals whose decision the client was already sent
@@ -52,11 +53,7 @@ class LiveRun:
         if streaming:  # its queue made here, on the loop: events can come from worker threads
             self.events = asyncio.Queue()
 
-    # made when first needed (a streamed run's queue at once): a run of /invocations needs neither
-    @functools.cached_property
-    def id(self) -> str:
-        return secrets.token_hex(12)
-
+    # made when first needed (a streamed run's queue at once): a run of /invocations needs none
     @functools.cached_property
     def events(self) -> asyncio.Queue[Event | None]:
         return asyncio.Queue()
@@ -185,7 +182,8 @@ class LiveRun:
         error: BaseException | None = None
         limit = self.server.options.timeout
         try:
-            async with asyncio.timeout(limit):  # in this task: wait_for would start one more per run
+            # in this task (wait_for would start one more per run), under one timer for all runs
+            async with self.server.deadlines(self.loop).limit_run():
                 raw = await served.invoke(self.run, self.skill, self.args)
             result = json_result(raw, self.skill)[0]
         except TimeoutError:
@@ -220,7 +218,8 @@ class LiveRun:
 
     def _record(self, code: int) -> None:
         """The run-log record, written by the server's one batched writer (the answer never waits)."""
-        if not enabled():
+        batcher = self.server.run_log()
+        if batcher is None:
             return
         try:
             entry = entry_for(skill=self.skill, args=self.args, internals=self.run.g.internals, exit_code=code,
@@ -228,8 +227,7 @@ class LiveRun:
         except Exception:  # the log must never fail the run
             log.warning("the run of %s was not added to the run log", self.skill, exc_info=True)
             return
-        g = self.server.g
-        batcher_for(g.internals, g.config.log_dir).add(entry)
+        batcher.add(entry)
 
     async def _save_thread(self, code: int) -> None:
         await self.server.coord.save_thread(await self._thread_record(code))

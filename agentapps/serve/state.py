@@ -15,7 +15,9 @@ from agentapps.errors import AgentAppsError
 if TYPE_CHECKING:
     from agentapps.context.context import Globals
     from agentapps.mcp.exposed import Exposure
+    from agentapps.runlog.batch import Batcher
     from agentapps.serve.coord import Coordinator, Signal
+    from agentapps.serve.deadlines import Deadlines
     from agentapps.serve.runs import LiveRun
     from agentapps.types import ToolDef
 
@@ -61,6 +63,27 @@ class Server:
     busy: Counter[str] = field(default_factory=Counter)  # runs going, by client identity
     waiting: dict[str, deque[asyncio.Future[None]]] = field(default_factory=dict)  # requests waiting, by client
     background: set[asyncio.Task[Any]] = field(default_factory=set)
+    _run_log: list[Batcher | None] = field(default_factory=list, repr=False)  # run_log()'s, once known
+    _deadlines: Deadlines | None = field(default=None, repr=False)
+
+    def deadlines(self, loop: asyncio.AbstractEventLoop) -> Deadlines:
+        """The time limit (`--timeout`) of the runs going on `loop`: one timer for all of them."""
+        found = self._deadlines
+        if found is None or found.loop is not loop:
+            from agentapps.serve.deadlines import Deadlines
+
+            found = self._deadlines = Deadlines(self.options.timeout, loop)
+        return found
+
+    def run_log(self) -> Batcher | None:
+        """The run log's batched writer, None when the log is off: looked up once, not per run
+        (the server's environment, `AGENTAPPS_RUN_LOG`, is read when its first run ends)."""
+        if not self._run_log:
+            from agentapps.runlog import enabled
+            from agentapps.runlog.batch import batcher_for
+
+            self._run_log.append(batcher_for(self.g.internals, self.g.config.log_dir) if enabled() else None)
+        return self._run_log[0]
 
     def deliver(self, signal: Signal) -> None:
         """A decision, cancellation or message for a stream; ignored unless this process holds it."""

@@ -4,7 +4,7 @@ Each module of agentapps, and whether it reaches asyncio through its imports (to
 `STAMP` changes with the table; the skill index keeps each skill's answer under it.
 """
 
-STAMP = "b6bd8046ba39"
+STAMP = "08d9ce608229"
 WAITS = {
     "agentapps": True,
     "agentapps.__main__": True,
@@ -119,6 +119,7 @@ WAITS = {
     "agentapps.core.driver": False,
     "agentapps.core.exports": False,
     "agentapps.core.gcpause": False,
+    "agentapps.core.jsontext": False,
     "agentapps.core.loan": True,
     "agentapps.core.logs": False,
     "agentapps.core.paths": False,
@@ -237,6 +238,7 @@ WAITS = {
     "agentapps.serve.calls": True,
     "agentapps.serve.command": True,
     "agentapps.serve.coord": False,
+    "agentapps.serve.deadlines": True,
     "agentapps.serve.events": False,
     "agentapps.serve.guard": True,
     "agentapps.serve.hooks": True,

@@ -147,3 +147,107 @@ def test_a_batch_s_records_take_the_ids_after_the_last_ones_and_keep_their_model
         conn.close()
     assert models == [(6, "m", 7, 2, 0.5)]
     assert counts == (0, 0, 0)
+
+
+def test_a_batch_gets_the_ids_sqlite_would_give_and_each_run_keeps_its_own_models(tmp_path):
+    from agentapps.runlog.store import ROWS_PER_INSERT, Writer
+
+    path = tmp_path / "runs" / "runs.db"
+    writer = Writer(path)
+    try:
+        assert writer.append([record("first")]) == [1]
+        spent = {"models": {"m-a": {"inputTokens": 5, "outputTokens": 7, "cost": 0.5}}, "turns": 1,
+                 "usage": {"inputTokens": 5, "outputTokens": 7}}
+        entries = []
+        for i in range(2 * ROWS_PER_INSERT + 3):  # more than one INSERT's worth
+            entry = entry_for(skill=f"s{i}", args={"i": i}, internals=Internals(), exit_code=i % 3, error=None,
+                              started=time.perf_counter(), totals=spent if i % 10 == 0 else None)
+            entries.append(entry)
+        ids = writer.append(entries)
+        conn = sqlite3.connect(path)
+        conn.execute("DELETE FROM runs WHERE id = ?", [ids[-1]])  # the newest gone: its id is given again
+        conn.commit()
+        again = writer.append([record("again")])
+    finally:
+        writer.close()
+    assert ids == list(range(2, 2 + len(entries))) and again == [ids[-1]]
+    rows = {r[0]: r[1:] for r in conn.execute("SELECT id, skill, exit_code, model, input_tokens, turns FROM runs")}
+    models = {r[0]: r[1:] for r in conn.execute("SELECT run_id, model, input_tokens, output_tokens, cost "
+                                                "FROM run_models")}
+    conn.close()
+    for i, run_id in enumerate(ids[:-1]):
+        agent = i % 10 == 0
+        assert rows[run_id] == (f"s{i}", i % 3, "m-a" if agent else None, 5 if agent else 0, 1 if agent else 0)
+        assert models.get(run_id) == (("m-a", 5, 7, 0.5) if agent else None)
+    assert rows[again[0]][0] == "again" and again[0] not in models
+
+
+def test_ids_past_the_largest_sqlite_holds_are_left_to_sqlite(tmp_path):
+    from agentapps.runlog.store import MAX_ID, Writer
+
+    path = tmp_path / "runs" / "runs.db"
+    writer = Writer(path)
+    try:
+        writer.append([record("first")])
+        conn = sqlite3.connect(path)
+        conn.execute("UPDATE runs SET id = ? WHERE id = 1", [MAX_ID - 1])
+        conn.commit()
+        ids = writer.append([record("a"), record("b"), record("c")])  # two would not fit above it
+    finally:
+        writer.close()
+    skills = dict(conn.execute("SELECT id, skill FROM runs"))
+    conn.close()
+    assert len(set(ids)) == 3 and [skills[i] for i in ids] == ["a", "b", "c"]
+
+
+def _rows(data_dir) -> int:
+    path = data_dir / "runs" / "runs.db"
+    if not path.exists():
+        return 0
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT count(*) FROM runs").fetchone()[0]
+    except sqlite3.OperationalError:  # no table yet
+        return 0
+    finally:
+        conn.close()
+
+
+def test_a_big_batch_is_written_in_slices_with_the_loop_free_between_them(tmp_path):
+    from agentapps.runlog.batch import SLICE
+
+    data_dir = tmp_path / ".agent-apps"
+    seen: list[int] = []
+
+    async def scenario() -> None:
+        batcher = Batcher(data_dir)
+        for i in range(3 * SLICE + 5):
+            batcher.add(record(f"r{i}"))
+        assert batcher.writer is not None
+        while not batcher.writer.done():  # what another request sees of the log, between slices
+            seen.append(_rows(data_dir))
+            await asyncio.sleep(0)
+        await batcher.close()
+
+    asyncio.run(scenario())
+    assert [n for n in sorted(set(seen)) if n] == [SLICE, 2 * SLICE, 3 * SLICE]
+    assert skills_logged(data_dir) == [f"r{i}" for i in range(3 * SLICE + 5)]
+
+
+def test_a_writer_cancelled_between_slices_still_writes_the_rest(tmp_path):
+    from agentapps.runlog.batch import SLICE
+
+    data_dir = tmp_path / ".agent-apps"
+
+    async def scenario() -> None:
+        batcher = Batcher(data_dir)
+        for i in range(3 * SLICE):
+            batcher.add(record(f"r{i}"))
+        assert batcher.writer is not None
+        while _rows(data_dir) < SLICE:
+            await asyncio.sleep(0)
+        batcher.writer.cancel()  # the loop ending, say
+        await asyncio.gather(batcher.writer, return_exceptions=True)
+
+    asyncio.run(scenario())
+    assert skills_logged(data_dir) == [f"r{i}" for i in range(3 * SLICE)]

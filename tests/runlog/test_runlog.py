@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -252,3 +253,24 @@ def test_text_that_is_not_utf8_never_loses_records(project):
     assert result.returncode == 0 and "run log" not in result.stderr, result.stderr
     listed = project.cli("runs", "list", "--json").stdout
     assert listed.count('"hello"') == 1, listed
+
+
+@pytest.mark.parametrize("args", [
+    {}, {"text": "x"}, {"b": [1, 2.5, None, True, {"z": "é", "a": "\udcff"}], "a": -0.0}, "text", 3.25,
+    {"when": __import__("datetime").date(2026, 11, 28)},  # not JSON: as its str()
+])
+def test_the_args_digest_is_sha256_of_their_canonical_json(args):
+    from agentapps.runlog import args_digest
+
+    text = json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    assert args_digest(args) == "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def test_args_with_a_cycle_make_no_record_but_the_next_args_still_do():
+    from agentapps.runlog import args_digest
+
+    looped: dict = {"a": 1}
+    looped["self"] = looped
+    with pytest.raises((ValueError, RecursionError)):
+        args_digest(looped)
+    assert args_digest({"a": 1}) == args_digest({"a": 1}) != args_digest({"a": 2})
