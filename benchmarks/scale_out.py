@@ -16,9 +16,14 @@ AGENTAPPS_REDIS_URL (default redis://127.0.0.1:6379/0) and, for the restart, a p
    SIGKILL after a quarter of the events. Every event must be handled; an event handled twice must
    have been handled first by the killed worker (taken, never acknowledged); their count is shown.
 5. Restart: 2 workers on the private server, 2 000 events; the server is killed at a quarter and
-   restarted a second later. Every event handled, and the acknowledgements the workers report add
-   up to exactly the number of events (none acknowledged twice, none lost), with the repeats equal
-   to the handlings whose acknowledgement the restart swallowed.
+   restarted a second later. Every event handled (none lost); no more acknowledgements reported than
+   events (none acknowledged twice); and every repeated handling explained by a handling whose
+   acknowledgement the restart swallowed (the worker sent it, and could not learn whether the
+   server applied it before it died: applied, the event is done and the worker's count is short;
+   not applied, the event comes again). Until 2026-11-28 this asked for the reported count to
+   equal the events, which fails whenever the server applied an acknowledgement whose reply the
+   kill cut off, with nothing lost or repeated; a worker that acknowledges with its next read has
+   more of those in flight.
 
     .venv/bin/python benchmarks/scale_out.py [--quick]
 """
@@ -337,6 +342,11 @@ def restart(tmp: Path, count: int) -> dict[str, Any]:
         server.wait()
 
 
+def _restart_held(r: dict[str, Any]) -> bool:
+    """None lost, none acknowledged twice, each repeat explained by an acknowledgement the restart swallowed."""
+    return r["lost"] == 0 and r["acked"] <= r["events"] and r["handled"] - r["distinct"] <= r["unacked_handlings"]
+
+
 def _answers(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=0.2) as conn:
@@ -393,21 +403,22 @@ def main() -> None:
          f"by the killed worker: {'yes' if k['repeats_not_from_victim'] == 0 else 'NO'})"), "none lost",
          "met" if k["lost"] == 0 and k["repeats_not_from_victim"] == 0 else "MISSED"],
         ["Redis killed and restarted during 2 workers", "skipped: " + r["skipped"] if "skipped" in r else
-         f"{r['distinct']}/{r['events']} handled, {r['lost']} lost, acknowledged {r['acked']} (= events), "
-         f"{r['repeated']} repeats = {r['unacked_handlings']} handlings whose ack the restart swallowed, "
+         f"{r['distinct']}/{r['events']} handled, {r['lost']} lost, acknowledged {r['acked']} (<= events), "
+         f"{r['handled'] - r['distinct']} repeats <= {r['unacked_handlings']} handlings whose ack the restart swallowed, "
          f"{r['reconnects']} reconnects", "nothing acked lost",
-         "" if "skipped" in r else ("met" if r["lost"] == 0 and r["acked"] == r["events"] else "MISSED")],
+         "" if "skipped" in r else ("met" if _restart_held(r) else "MISSED")],
     ])
     print()
     footer()
-    restart_ok = "skipped" in r or (r["lost"] == 0 and r["acked"] == r["events"])
+    restart_ok = "skipped" in r or _restart_held(r)
     ok = cas_ok and s["ratio"] >= 0.5 and two["rate"] >= 1000 and k["lost"] == 0 and \
         k["repeats_not_from_victim"] == 0 and restart_ok
     print(f"VERDICT: {'PASS' if ok else 'FAIL'} - CAS {c['final']}/{c['expected']}; state-set pipeline/SET "
           f"{s['ratio']:.2f}x (>= 0.5x {'met' if s['ratio'] >= 0.5 else 'missed'}); worker no-op "
           f"{two['rate']:,.0f} events/s with 2 workers (>= 1000 {'met' if two['rate'] >= 1000 else 'missed'}), "
           f"{one['rate']:,.0f} with 1; SIGKILL: {k['lost']} lost, {k['repeated']} repeats; restart: "
-          + ("skipped" if "skipped" in r else f"{r['lost']} lost, {r['acked']}/{r['events']} acked once"))
+          + ("skipped" if "skipped" in r else f"{r['lost']} lost, {r['handled'] - r['distinct']} repeats, "
+                                             f"{r['unacked_handlings']} acks swallowed"))
 
 
 if __name__ == "__main__":
