@@ -47,6 +47,7 @@ class Engine:
 
     def __init__(self, limits: SandboxLimits, prelude: str) -> None:
         self._child = pool.take(limits.heap_bytes, limits.process_bytes, max_frame(limits), prelude)
+        self.seeded = False  # the run's `memory` seed is set (Sandbox, before the first snippet)
 
     @property
     def pid(self) -> int:

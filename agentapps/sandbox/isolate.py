@@ -156,6 +156,10 @@ class Sandbox:
             try:
                 async with asyncio.timeout(START_TIMEOUT_S):
                     await engine.started()
+                    if not engine.seeded:
+                        if self._memory_json != "{}":
+                            await engine.call(("S", "memory", self._memory_json))
+                        engine.seeded = True
             except TimeoutError:
                 return None, error("runtime", "The sandbox process did not start within "
                                    f"{START_TIMEOUT_S:g} s.")
@@ -190,4 +194,6 @@ class Sandbox:
             self._engine = None
 
     def _prelude(self) -> str:
-        return prelude(self._limits, self._memory_json, self._middleware)
+        # the `memory` seed is set after the prelude (in _attempt): every run of the same limits
+        # posts the same prelude, so the warm spare (pool.py) fits runs whatever their args
+        return prelude(self._limits, "{}", self._middleware)

@@ -8,10 +8,10 @@ at once, so the next run finds one ready. (The first agent run of a host starts
 its own; a host that never runs an agent never starts one.)
 
 A spare is used once and only once: before it is taken it has run nothing but the prelude (the
-bridge, with the limits and `memory` seed the last run asked for: a run that asks for the same
-takes the spare; another one gets a new process, and the spare is replaced by one for it), and a
-Sandbox never hands its process back. So
-every run still gets a fresh isolate in a fresh process, and nothing of one run or client can be
+bridge, with the limits the last run asked for: a run that asks for the same takes the spare,
+whatever its args, as the run's `memory` seed is set after it is taken; another one gets a new
+process, and the spare is replaced by one for it), and a Sandbox never hands its process back.
+So every run still gets a fresh isolate in a fresh process, and nothing of one run or client can be
 seen by the next. Spares die with the host like any sandbox process (death signal, socket hang-up,
 and a finalizer).
 """

@@ -323,5 +323,8 @@ if (typeof __TimerManager !== 'undefined') { __TimerManager = undefined; }
   defineProperty(bridge, 'deliver', { set: deliver });
   defineProperty(bridge, 'poll', { get: poll });
   defineProperty(bridge, 'final', { get: final });
+  // the run's `memory` seed, set once before its first snippet (the prelude itself is the same
+  // for every run of the same limits, so a warm spare started before the run can serve it)
+  defineProperty(bridge, 'memory', { set: function (text) { G.memory = parse(text); } });
   return freeze(bridge);
 })(__AGENTAPPS_CONFIG__);

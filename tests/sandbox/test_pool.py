@@ -59,16 +59,18 @@ def test_without_keep_warm_no_spare_is_started():
     assert pool.spare() is None
 
 
-def test_a_run_with_another_memory_seed_gets_a_new_process_and_the_spare_follows_it(warm):
+def test_runs_with_other_memory_seeds_take_the_spare_and_each_sees_only_its_own(warm):
+    # the seed is set after the spare is taken: runs whose args differ (a server's, a worker's)
+    # still find a process ready, and none sees another's memory
     with Sandbox() as first:
-        run(first, "return 1")
-    stale = pool.spare()
-    with Sandbox(memory={"seed": 1}) as seeded:
-        assert seeded.pid != stale.pid and run(seeded, "return memory.seed") == 1
-    assert stale.proc.wait(5) is not None  # killed: it had evaluated another prelude
-    follower = pool.spare()
-    with Sandbox(memory={"seed": 1}) as again:
-        assert again.pid == follower.pid and run(again, "return memory.seed") == 1
+        run(first, "memory.left = 'by the first run'; return 1")
+    for seed in (1, 2):
+        spare = pool.spare()
+        with Sandbox(memory={"seed": seed}) as seeded:
+            assert seeded.pid == spare.pid
+            assert run(seeded, "return [memory.seed, memory.left === undefined]") == [seed, True]
+    with Sandbox() as unseeded:
+        assert run(unseeded, "return JSON.stringify(memory)") == "{}"
 
 
 def test_a_spare_that_died_waiting_is_never_handed_out(warm):
