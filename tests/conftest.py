@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -63,6 +64,14 @@ class Project:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # A suite started as a background job of a script (`.ci/run &`, nohup) inherits SIGINT and
+    # SIGQUIT ignored, and nohup adds SIGHUP; every process a test starts would inherit that too, and
+    # the tests that press Ctrl-C or stop a server with SIGINT would see nothing happen. The suite
+    # gives its processes the dispositions of a shell in the foreground (each xdist worker runs this).
+    for number, handler in ((signal.SIGINT, signal.default_int_handler), (signal.SIGQUIT, signal.SIG_DFL),
+                            (signal.SIGHUP, signal.SIG_DFL)):
+        if signal.getsignal(number) == signal.SIG_IGN:
+            signal.signal(number, handler)
     config.addinivalue_line("markers", "cold_cache: the test's HOME starts without the user cache a first run "
                                        "writes (the index of the bundled skills), as a new user's does")
 
