@@ -22,6 +22,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from agentapps.errors import ArgsError
+from agentapps.sandbox import pool
 from agentapps.sandbox.engine import Engine, IsolateDied, IsolateFault, IsolateMemoryError
 from agentapps.sandbox.results import InvokeFn, SandboxLimits, SnippetResult, error
 from agentapps.sandbox.snippet import Snippet
@@ -75,7 +76,9 @@ class Sandbox:
         self._busy = False
         self._closed = False
         self._dead: list[Engine] = []  # killed, not yet reaped
-        self._engine: Engine | None = Engine(limits, self._prelude())
+        # started now, to overlap the caller's first model call; in a host that keeps a spare
+        # ready, taken at the first snippet instead (a run that answers without code takes none)
+        self._engine: Engine | None = None if pool.warm() else Engine(limits, self._prelude())
 
     @property
     def memory(self) -> Any:

@@ -39,6 +39,12 @@ def keep_warm(on: bool = True) -> None:
         _swap(None)
 
 
+def warm() -> bool:
+    """Whether this process keeps a spare (a long-lived host): a Sandbox then takes it only when
+    its first snippet runs, as the spare is ready at once and a run may never run a snippet."""
+    return _warm
+
+
 def spare() -> Child | None:
     """The spare waiting now, if any (for tests and benchmarks)."""
     with _lock:

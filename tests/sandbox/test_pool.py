@@ -38,8 +38,18 @@ def test_a_spare_process_is_ready_before_the_next_sandbox_is_made(warm):
     assert spare is not None
     assert spare.proc.poll() is None and spare.pid != first.pid
     with Sandbox() as second:
-        assert second.pid == spare.pid
         assert run(second, "return 2") == 2
+        assert second.pid == spare.pid
+
+
+def test_in_a_warm_host_a_run_without_snippets_takes_no_process(warm):
+    with Sandbox() as first:
+        run(first, "return 1")
+    spare = pool.spare()
+    for _ in range(3):  # an agent that answers without code, three times
+        with Sandbox(memory={"n": 1}) as unused:
+            assert unused.pid is None
+    assert pool.spare() is spare and spare.proc.poll() is None
 
 
 def test_nothing_of_one_run_is_visible_to_the_next(warm):
@@ -67,8 +77,8 @@ def test_runs_with_other_memory_seeds_take_the_spare_and_each_sees_only_its_own(
     for seed in (1, 2):
         spare = pool.spare()
         with Sandbox(memory={"seed": seed}) as seeded:
-            assert seeded.pid == spare.pid
             assert run(seeded, "return [memory.seed, memory.left === undefined]") == [seed, True]
+            assert seeded.pid == spare.pid
     with Sandbox() as unseeded:
         assert run(unseeded, "return JSON.stringify(memory)") == "{}"
 
