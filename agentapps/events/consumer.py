@@ -95,6 +95,11 @@ class Worker:
         return len(self._flying)
 
     @property
+    def read_ahead(self) -> int:
+        """Events taken and not started yet: what a stop gives back at once."""
+        return len(self._waiting)
+
+    @property
     def unacknowledged(self) -> int:
         """Events taken and not acknowledged: being handled, read ahead, or handled and waiting to be
         acknowledged with the next read (what a stop that cannot wait leaves to be redelivered)."""
