@@ -83,6 +83,7 @@ class RedisLink:
         self.services: dict[str, Any] = {}  # per-link helpers their modules make (callback heartbeat)
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._held = threading.local()  # per thread: the connection scripts are sent on, and its process
         import redis as redis_module
         from redis.backoff import ExponentialBackoff, NoBackoff
         from redis.retry import Retry
@@ -122,22 +123,49 @@ class RedisLink:
 
     def script(self, text: str) -> Callable[..., Any]:
         """A Lua script as a function `run(keys, *args)`: EVALSHA, loading it again when the server
-        lost it (a restart). Leaner than redis-py's Script, which matters on the hot path."""
+        lost it (a restart), sent on this thread's own connection (see `_round_trip`)."""
         import hashlib
 
         import redis as redis_module
 
         sha = hashlib.sha1(text.encode("utf-8"), usedforsecurity=False).hexdigest()
-        execute: Callable[..., Any] = self.client.execute_command
+        round_trip = self._round_trip
 
         def run(keys: list[str], *args: Any) -> Any:
             try:
-                return execute("EVALSHA", sha, len(keys), *keys, *args)
+                return round_trip("EVALSHA", sha, len(keys), *keys, *args)
             except redis_module.exceptions.NoScriptError:
-                execute("SCRIPT", "LOAD", text)
-                return execute("EVALSHA", sha, len(keys), *keys, *args)
+                round_trip("SCRIPT", "LOAD", text)
+                return round_trip("EVALSHA", sha, len(keys), *keys, *args)
 
         return run
+
+    def _round_trip(self, *command: Any) -> Any:
+        """One command and its reply on a connection this thread keeps, with the client's retries.
+
+        redis-py's `execute_command` takes a connection from the pool and gives it back for every
+        command, and taking one polls its socket (a system call) to make sure no stale reply waits
+        on it. A connection this thread keeps needs no such look: any failure between sending and
+        reading the reply (an interrupt included) closes it, so a reply is never read as another's.
+        This halves what a script call costs on top of the round trip (`benchmarks/redis_state.py`;
+        pinned by tests/stores/test_link.py)."""
+        held = self._held
+        conn = getattr(held, "conn", None)
+        if conn is None or held.pid != os.getpid():  # a forked child takes its own
+            conn = held.conn = self.client.connection_pool.get_connection()
+            held.pid = os.getpid()
+
+        def once() -> Any:
+            conn.send_command(*command)
+            return conn.read_response()
+
+        try:
+            return conn.retry.call_with_retry(once, lambda error: conn.disconnect())
+        except self._answered:
+            raise  # the reply was read whole: the connection is in step
+        except BaseException:
+            conn.disconnect()  # the next command reconnects
+            raise
 
     def names(self, head: str, prefix: str = "") -> list[str]:
         """The sorted names after `head` of the keys that start with `head + prefix` (SCAN, which
