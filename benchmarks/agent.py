@@ -604,7 +604,7 @@ class Reps:
     @classmethod
     def of(cls, quick: bool) -> Reps:
         if quick:
-            return cls(3, 10, 50, 2, 5, 5, 5, 2, 200, 1, 1)
+            return cls(2, 10, 50, 2, 3, 3, 3, 2, 200, 1, 1)
         return cls(10, 50, 200, 5, 20, 20, 20, 5, 1000, 3, 3)
 
 

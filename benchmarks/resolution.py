@@ -16,7 +16,9 @@ cache is trusted by what changed on disk, not by its age, so a "warm" command is
 after any idle time. `check` keeps each skill's findings beside the index (agentapps/check/cache.py),
 so besides the warm `check` (nothing changed) two more rows show its other cases: one skill edited
 before each run (a folder's head, so the 1% of skills inheriting from it are checked again too),
-and nothing kept (the kept findings deleted before each run, as on the very first check).
+and nothing kept (the kept findings deleted before each run, as on the very first check). With
+--quick every count is smaller, and the rows without a target are timed fewer times still (`which`
+3 times, the two other `check` cases once).
 
 Targets: warm `run` at 10 000 / at 1 000 <= 1.3x, warm `list` 10 000 / 1 000 <= 2.5x, warm `check`
 at 10 000 <= 1 s (issues 10 and 23); a repeated lookup <= 5 ms at 10 000 (issue 2); at 50 000
@@ -199,16 +201,18 @@ def before(key: str, project: Path, home: Path, rep: int) -> None:
 
 
 def as_processes(
-    projects: dict[int, tuple[Path, list[str]]], home: Path, reps: int, check_reps: int
+    projects: dict[int, tuple[Path, list[str]]], home: Path, reps: dict[str, int]
 ) -> dict[int, dict[str, list[float]]]:
     """Fresh processes with a warm index cache (HOME is shared; the first run of each command
-    fills the cache), the sizes taking turns so drift in load hits all alike."""
+    fills the cache), the sizes taking turns so drift in load hits all alike. `reps`: how many
+    timed runs of each command."""
     script = str(console_script())
     env = clean_env(home)
     out: dict[int, dict[str, list[float]]] = {}
     for n, (project, names) in projects.items():
         out[n] = {key: [] for key in process_commands(names)}
-        for args, expect in process_commands(names).values():
+        commands = {tuple(args): expect for args, expect in process_commands(names).values()}
+        for args, expect in commands.items():  # each command once (the three checks are one)
             check = subprocess.run(
                 [script, *args], check=False, cwd=project, env=env, capture_output=True, text=True
             )
@@ -217,10 +221,10 @@ def as_processes(
                     f"error: agentapps {' '.join(args)} at {n} skills: rc={check.returncode}, "
                     f"{expect!r} not in {check.stdout[-300:]!r}; stderr {check.stderr[-300:]!r}"
                 )
-    for rep in range(max(reps, check_reps)):
+    for rep in range(max(reps.values())):
         for n, (project, names) in projects.items():
             for key, (args, _) in process_commands(names).items():
-                if rep < (check_reps if key.startswith("check") else reps):
+                if rep < reps[key]:
                     before(key, project, home, rep)
                     out[n][key].append(time_process([script, *args], cwd=project, env=env))
     return out
@@ -263,6 +267,11 @@ def main() -> None:
     cold_reps, lookups, list_reps, proc_reps, check_reps = (
         (1, 200, 2, 7, 3) if opts.quick else (3, 1000, 5, 10, 5)
     )
+    # the rows without a target (which, and check after an edit or with nothing kept) are run fewer
+    # times with --quick
+    info_reps, info_checks = (3, 1) if opts.quick else (proc_reps, check_reps)
+    reps = {"which": info_reps, "list": proc_reps, "run": proc_reps, "check": check_reps,
+            "check-edited": info_checks, "check-cold": info_checks}
 
     header("resolution at scale: lookup, which, list, run and check")
     for key in [k for k in os.environ if k.startswith("AGENTAPPS_")]:
@@ -281,7 +290,7 @@ def main() -> None:
             projects[n] = (project, generate(project, n))
             print(f"generated {n} skills in {time.perf_counter() - start:.1f} s", flush=True)
             results[n] = in_process(project, projects[n][1], cold_reps, lookups, list_reps)
-        procs = as_processes(projects, home, proc_reps, check_reps)
+        procs = as_processes(projects, home, reps)
 
     def col(n: int, key: str, stat: str = "median") -> str:
         values = results[n][key] if key in results[n] else procs[n][key]  # type: ignore[assignment]
@@ -301,7 +310,7 @@ def main() -> None:
         [f"repeated catalog.which (force_check), median of {lookups}"]
         + [col(n, "whiches") for n in sizes],
         [f"lookup.list_all(), median of {list_reps}"] + [col(n, "lists") for n in sizes],
-        [f"process: agentapps which NAME, median of {proc_reps}"]
+        [f"process: agentapps which NAME, median of {info_reps}"]
         + [col(n, "which") for n in sizes],
         [f"process: agentapps list, median of {proc_reps}"] + [col(n, "list") for n in sizes],
         [f"process: agentapps run CODE-SKILL --x 3, median of {proc_reps}"]
@@ -309,9 +318,9 @@ def main() -> None:
         [f"process: agentapps run CODE-SKILL --x 3, max of {proc_reps}"]
         + [col(n, "run", "max") for n in sizes],
         [f"process: agentapps check, median of {check_reps}"] + [col(n, "check") for n in sizes],
-        [f"process: agentapps check, one skill edited, median of {check_reps}"]
+        [f"process: agentapps check, one skill edited, median of {info_checks}"]
         + [col(n, "check-edited") for n in sizes],
-        [f"process: agentapps check, nothing kept, median of {check_reps}"]
+        [f"process: agentapps check, nothing kept, median of {info_checks}"]
         + [col(n, "check-cold") for n in sizes],
     ]
     table(["measure (processes: warm index cache)"] + [f"{n} skills" for n in sizes], rows)

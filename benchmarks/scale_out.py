@@ -267,11 +267,11 @@ def throughput(b: Bench, topic: str, workers: int, count: int) -> dict[str, floa
     return {"rate": count / (ended - started), "seconds": ended - started, "acked": acked}
 
 
-def crash(b: Bench, topic: str, count: int) -> dict[str, Any]:
+def crash(b: Bench, topic: str, count: int, visibility: float) -> dict[str, Any]:
     (b.root / "handled.txt").unlink(missing_ok=True)
     ids = b.emit(topic, count)
-    common = (topic, "--group", "g", "--handler", "record", "--concurrency", "4", "--visibility-timeout", "2",
-              "--json")
+    common = (topic, "--group", "g", "--handler", "record", "--concurrency", "4", "--visibility-timeout",
+              f"{visibility:g}", "--json")
     procs = b.workers(4, *common)
     victim = procs[0]
     wait_until(lambda: len(read_handled(b)) >= count // 4)
@@ -381,7 +381,7 @@ def main() -> None:
             s = set_ratio(b, rounds, batch)
             one = throughput(b, "noop-1", 1, events)
             two = throughput(b, "noop-2", 2, events)
-            k = crash(b, "crash", events)
+            k = crash(b, "crash", events, 1.0 if opts.quick else 2.0)  # what the killed worker held: back after it
         finally:
             b.drop()
         r = restart(tmp, 2_000 if not opts.quick else 1_000)

@@ -121,9 +121,9 @@ def measure(argv: list[str], cwd: Path, env: dict[str, str], clients: int, secon
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=10.0, help="load per server and client count")
-    parser.add_argument("--quick", action="store_true", help="3 s of load each")
+    parser.add_argument("--quick", action="store_true", help="2.5 s of load each")
     opts = parser.parse_args()
-    seconds = 3.0 if opts.quick else opts.seconds
+    seconds = 2.5 if opts.quick else opts.seconds
     header(f"agentapps serve vs a bare Starlette app: 10 and 50 clients x {seconds:g} s of POST /invocations")
     results: dict[tuple[str, int], dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
