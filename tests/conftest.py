@@ -84,6 +84,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: item.path not in slow)  # stable: each module's own order stays
 
 
+@pytest.fixture(autouse=True)
+def _no_spare_sandbox_left_behind() -> Iterator[None]:
+    """A test that served runs in this process (a `serve` app, say) leaves it keeping a spare
+    sandbox process (agentapps.sandbox.pool); the next test starts as a fresh process would."""
+    yield
+    pool = sys.modules.get("agentapps.sandbox.pool")
+    if pool is not None and pool.warm():
+        pool.keep_warm(False)
+
+
 def _environment(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("AGENTAPPS_", "AWS_", "OPENAI_", "ANTHROPIC_", "OTEL_")) and k != "XDG_STATE_HOME"}

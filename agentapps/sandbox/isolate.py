@@ -100,6 +100,7 @@ class Sandbox:
         self._closed = True
         self._discard()
         self._dead = [engine for engine in self._dead if not engine.reap(CLOSE_WAIT_S)]
+        pool.replenish()  # a process taken for a snippet that never ran (a warm host's spare)
 
     def __enter__(self) -> Self:
         return self
@@ -140,6 +141,7 @@ class Sandbox:
             raise
         finally:
             snippet.cancel_invokes()
+            pool.replenish()  # the spare this run took (if it took one), now that its snippet is done
         if failure is None:
             if final is not None and final["memory"] is not None:
                 self._memory_json = final["memory"]

@@ -34,7 +34,7 @@ def run(sandbox: Sandbox, code: str) -> Any:
 def test_a_spare_process_is_ready_before_the_next_sandbox_is_made(warm):
     with Sandbox() as first:
         assert run(first, "return 1") == 1
-    spare = pool.spare()  # started when the first sandbox took its process
+    spare = pool.spare(wait=10)  # started once the snippet that took the first process had finished
     assert spare is not None
     assert spare.proc.poll() is None and spare.pid != first.pid
     with Sandbox() as second:
@@ -42,10 +42,29 @@ def test_a_spare_process_is_ready_before_the_next_sandbox_is_made(warm):
         assert second.pid == spare.pid
 
 
+def test_the_taken_spare_is_replaced_after_the_snippet_that_took_it_not_while_it_runs(warm):
+    # a process starting beside the first snippet competes with it for the CPU: it waits for the end
+    with Sandbox() as first:
+        run(first, "return 1")
+    taken = pool.spare(wait=10)
+    seen: list[Any] = []
+
+    async def look(name: str, args: Any) -> Any:
+        seen.append(pool.spare())  # while the snippet runs
+        return None
+
+    with Sandbox() as second:
+        result = asyncio.run(second.run("await ctx.manager.invoke('look', {}); return 2", look))
+        assert result.error is None and result.value == 2, result.error
+        assert second.pid == taken.pid and seen == [None]
+        after = pool.spare(wait=10)
+        assert after is not None and after.pid not in (taken.pid, None) and after.proc.poll() is None
+
+
 def test_in_a_warm_host_a_run_without_snippets_takes_no_process(warm):
     with Sandbox() as first:
         run(first, "return 1")
-    spare = pool.spare()
+    spare = pool.spare(wait=10)
     for _ in range(3):  # an agent that answers without code, three times
         with Sandbox(memory={"n": 1}) as unused:
             assert unused.pid is None
@@ -75,7 +94,7 @@ def test_runs_with_other_memory_seeds_take_the_spare_and_each_sees_only_its_own(
     with Sandbox() as first:
         run(first, "memory.left = 'by the first run'; return 1")
     for seed in (1, 2):
-        spare = pool.spare()
+        spare = pool.spare(wait=10)
         with Sandbox(memory={"seed": seed}) as seeded:
             assert run(seeded, "return [memory.seed, memory.left === undefined]") == [seed, True]
             assert seeded.pid == spare.pid
@@ -86,7 +105,7 @@ def test_runs_with_other_memory_seeds_take_the_spare_and_each_sees_only_its_own(
 def test_a_spare_that_died_waiting_is_never_handed_out(warm):
     with Sandbox() as first:
         run(first, "return 1")
-    spare = pool.spare()
+    spare = pool.spare(wait=10)
     assert spare is not None
     spare.kill()
     spare.proc.wait(5)
