@@ -187,15 +187,18 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="aa-bench-mcp-") as tmp:
         project = make_project(Path(tmp))
         times = asyncio.run(measure(project, project / "bench_server.py", batches, opts.calls))
-        cold_ours, cold_sdk = cold(project, Path(tmp), 1 if opts.quick else 5)  # no target: once with --quick
+        cold_ours, cold_sdk = (None, None) if opts.quick else cold(project, Path(tmp), 5)  # no target: not with --quick
     direct, client, server = (median(times[k]) for k in ("direct", "client", "server"))
     table(["per call (median of batches)", "time", "ratio to direct"], [
         ["direct: SDK client -> minimal SDK server", us(direct), "1.00x"],
         ["client: skill -> pipeline -> agentapps session -> same server", us(client), f"{client / direct:.2f}x"],
         ["server: SDK client -> agentapps mcp-server -> code skill", us(server), f"{server / direct:.2f}x"],
     ])
-    print(f"cold one-call process: agentapps run {cold_ours:.2f} s, SDK client script {cold_sdk:.2f} s "
-          f"({cold_ours / cold_sdk:.2f}x; no target)")
+    if cold_ours is None or cold_sdk is None:
+        print("cold one-call process: not with --quick (no target)")
+    else:
+        print(f"cold one-call process: agentapps run {cold_ours:.2f} s, SDK client script {cold_sdk:.2f} s "
+              f"({cold_ours / cold_sdk:.2f}x; no target)")
     client_ok, server_ok = client / direct <= CLIENT_TARGET, server / direct <= SERVER_TARGET
     print(f"client ratio {client / direct:.2f}x (target <= {CLIENT_TARGET}x): {'met' if client_ok else 'missed'}")
     print(f"server ratio {server / direct:.2f}x (target <= {SERVER_TARGET}x): {'met' if server_ok else 'missed'}")
