@@ -181,9 +181,9 @@ def main() -> None:
     parser.add_argument("--first", type=int, default=1000)
     parser.add_argument("--then", type=int, default=5000)
     parser.add_argument("--slack", type=float, default=5.0, help="MB the second reading may exceed the first")
-    parser.add_argument("--quick", action="store_true", help="after 300 and 1500 runs")
+    parser.add_argument("--quick", action="store_true", help="after 200 and 1000 runs")
     opts = parser.parse_args()
-    first, then = (300, 1500) if opts.quick else (opts.first, opts.then)
+    first, then = (200, 1000) if opts.quick else (opts.first, opts.then)
     header(f"soak: RSS of serve and worker after {first} and after {then} agent runs")
     rows, ok, parts = [], True, []
     for door, soak in (("serve", soak_serve), ("worker", soak_worker)):
