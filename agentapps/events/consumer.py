@@ -158,6 +158,9 @@ class Worker:
         try:
             taken: list[Delivery] = []
             if now >= self._next_reclaim and want > 0:
+                # what was handled goes first: unacknowledged, an event whose handler held the loop
+                # past the visibility timeout is overdue, and this worker would take it again
+                self._flush()
                 taken, dead = self.group.claim(want)
                 self.tally.dead_lettered += dead
                 # as many as asked for: more may be overdue (a stopped worker's, given back), so look again
