@@ -15,6 +15,7 @@ from itertools import combinations
 from typing import Any
 
 from tests.serve.conftest import start
+from tests.support.hourly import hourly_missed
 from tests.support.redis_server import redis_project, redis_url  # noqa: F401 - fixtures
 from tests.support.waiting import wait_for
 
@@ -127,10 +128,9 @@ def test_workers_and_a_server_run_each_missed_time_once(redis_project):  # noqa:
 
     project = redis_project.project
     project.write("note.skill.py", NOTE)
-    hour = 3600
-    created = (time.time() // hour) * hour - 5 * hour + 1  # hourly, made 5 hours ago: 5 due times missed
-    create(store_for(project.boot().globals), "note", "0 * * * *", args={"word": "missed"},
-           catch_up="each", schedule_id="hourly", now=created)
+    cron, made, last = hourly_missed(5)  # 5 due times missed
+    create(store_for(project.boot().globals), "note", cron, args={"word": "missed"},
+           catch_up="each", schedule_id="hourly", now=made)
     env = {"AGENTAPPS_REDIS_URL": redis_project.url}
     workers = [worker(project, "--schedules", "-q", env=env), worker(project, "--schedules", "-q", env=env)]
     served = start(project, env=env)  # all three see the schedule first at about the same time
@@ -143,7 +143,7 @@ def test_workers_and_a_server_run_each_missed_time_once(redis_project):  # noqa:
     assert codes == [143, 143]
     assert [word for _, _, word in lines(project)] == ["missed"] * 5
     kept = store_for(project.boot().globals).get("schedule:hourly")
-    assert kept["lastDue"] == (time.time() // hour) * hour  # the newest missed time, written back
+    assert kept["lastDue"] == last  # the newest missed time, written back
 
 
 def test_a_worker_needs_a_topic_or_schedules_and_topic_options_need_a_topic(project):

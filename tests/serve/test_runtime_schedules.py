@@ -10,6 +10,7 @@ import time
 import pytest
 
 from tests.serve.conftest import start
+from tests.support.hourly import hourly_missed
 from tests.support.waiting import wait_for
 
 NOTE = """
@@ -56,12 +57,9 @@ def test_times_missed_while_no_server_ran_follow_catch_up(project, catch_up, run
     from agentapps.stores.state import store_for
 
     project.write("note.skill.py", NOTE)
-    hour = 3600
-    now = time.time()
-    # made three hours and a bit ago, hourly: three due times passed while nothing ran
-    created = (now // hour) * hour - 3 * hour + 1
-    create(store_for(project.boot().globals), "note", "0 * * * *", args={"word": catch_up},
-           catch_up=catch_up, schedule_id="hourly", now=created)
+    cron, made, _ = hourly_missed(3)  # three due times passed while nothing ran
+    create(store_for(project.boot().globals), "note", cron, args={"word": catch_up},
+           catch_up=catch_up, schedule_id="hourly", now=made)
     served = start(project)
     try:
         if runs:
