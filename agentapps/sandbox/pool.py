@@ -6,7 +6,7 @@ short runs pays it at every first snippet. Once `keep_warm()` is called, the pro
 spare started, its prelude already evaluated: a new Sandbox takes the spare, and a replacement
 starts once the snippet that took it has finished (`replenish`), so the next run finds one ready.
 It starts on a thread of its own: starting a process blocked the caller 0.4 to 3 ms, which made a
-warm first snippet 1.7 to 4.5 ms instead of 1.7 (benchmarks/warm_sandbox.py, 2026-11-28). A run
+warm first snippet 1.7 to 4.5 ms instead of 1.7 (instrumented, 2026-11-28). A run
 that overlaps a long first snippet of another starts its own process, as the first agent run of
 a host does; a host that never runs an agent never starts one.
 

@@ -147,8 +147,8 @@ class RedisLink:
         command, and taking one polls its socket (a system call) to make sure no stale reply waits
         on it. A connection this thread keeps needs no such look: any failure between sending and
         reading the reply (an interrupt included) closes it, so a reply is never read as another's.
-        This halves what a script call costs on top of the round trip (`benchmarks/redis_state.py`;
-        pinned by tests/stores/test_link.py)."""
+        `execute_command` took 1.6 to 1.7x this path's CPU per call (measured 2026-11-28;
+        tests/stores/test_link.py fails below 1.25x)."""
         held = self._held
         conn = getattr(held, "conn", None)
         if conn is None or held.pid != os.getpid():  # a forked child takes its own

@@ -28,20 +28,32 @@ def link(redis_url: str) -> Iterator[RedisLink]:
         made.close()
 
 
-def test_a_round_trip_cut_between_sending_and_the_reply_never_hands_that_reply_to_the_next(link, monkeypatch):
+def _timed_out() -> BaseException:
+    import redis
+
+    return redis.TimeoutError("Timeout reading from socket")
+
+
+# the command went out and its reply is left on the socket: the caller was interrupted, or gave up
+# waiting (no retry left to read it)
+@pytest.mark.parametrize("cut_by", [KeyboardInterrupt, _timed_out], ids=["interrupt", "timeout"])
+def test_a_round_trip_cut_between_sending_and_the_reply_never_hands_that_reply_to_the_next(link, monkeypatch,
+                                                                                          cut_by):
+    link.set_reconnect(0)  # a timeout reaches the caller at once
     echo = link.script(ECHO)
     assert echo([], "first") == b"first"
     conn = link._held.conn
     real = conn.read_response
     cut = iter([True])
+    raised = cut_by()
 
     def interrupted(*args, **kwargs):
-        if next(cut, False):  # the command went out; its reply is left on the socket
-            raise KeyboardInterrupt
+        if next(cut, False):
+            raise raised
         return real(*args, **kwargs)
 
     monkeypatch.setattr(conn, "read_response", interrupted)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(type(raised)):
         echo([], "lost")
     assert echo([], "next") == b"next"  # not "lost"
     assert echo([], "and on") == b"and on"
