@@ -176,9 +176,9 @@ class Bench:
                 sys.exit(f"error: a worker did not start: {line}{proc.communicate()[1][-800:]}")
         return procs
 
-    def group_done(self, topic: str, group: str, count: int) -> bool:
+    def group_done(self, topic: str, group: str, count: int, client: Any = None) -> bool:
         try:
-            info = {g["name"].decode(): g for g in self.client().xinfo_groups(self.stream(topic))}
+            info = {g["name"].decode(): g for g in (client or self.client()).xinfo_groups(self.stream(topic))}
         except Exception:  # noqa: BLE001 - not created yet, or the server restarting
             return False
         found = info.get(group)
