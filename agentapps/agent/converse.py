@@ -73,7 +73,7 @@ def _bedrock_client(ctx: Context, config: Mapping[str, Any], skill: str, attempt
     # AWS credentials sign requests only to an endpoint the project chose (the main skill's
     # model.endpointUrl, AWS_ENDPOINT_URL_BEDROCK_RUNTIME, or the default): a skill's own endpoint is
     # reached unsigned, so it never sees the access key id or the session token
-    signed = endpoint is None or endpoint in _project_endpoints(ctx)
+    signed = endpoint is None or any(same_endpoint(endpoint, chosen) for chosen in _project_endpoints(ctx))
     cache = ctx.globals.cache_for("bedrock.clients")
     key = (region, endpoint, attempts, signed)
     if key not in cache:
@@ -87,6 +87,27 @@ def _project_endpoints(ctx: Context) -> tuple[str, ...]:
     chosen = model.get("endpointUrl") if isinstance(model, Mapping) else None
     from_env = os.environ.get("AWS_ENDPOINT_URL_BEDROCK_RUNTIME") or os.environ.get("AWS_ENDPOINT_URL")
     return tuple(u for u in (chosen, from_env) if isinstance(u, str) and u)
+
+
+def same_endpoint(one: str, other: str) -> bool:
+    """Whether two endpoint URLs name the same server and path: scheme and host in any case, a
+    default port written or not, a trailing slash or not. A URL with user info, a query or a
+    fragment, or one that does not parse, matches only itself as written."""
+    return one == other or (_endpoint_key(one) or one) == (_endpoint_key(other) or other)
+
+
+def _endpoint_key(url: str) -> tuple[str, str, int, str] | None:
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or not parts.hostname or "@" in parts.netloc or parts.query or parts.fragment:
+        return None
+    return scheme, parts.hostname.rstrip("."), port or (443 if scheme == "https" else 80), parts.path.rstrip("/")
 
 
 def _bedrock_turn(client: Any, config: Mapping[str, Any], skill: str, *, model_id: str,

@@ -5,18 +5,33 @@ and once-only claims (a scheduled run, a webhook delivery). `Local` keeps it in 
 
 Decisions, cancellations and messages to a running agent (steering, follow-ups) are *delivered*:
 the coordinator calls the `Deliver` function of the process that holds the stream (with Redis,
-whichever process that is), which resumes, stops or tells it.
+whichever process that is), which resumes, stops or tells it. For a message, the holder's answer
+(taken, or why not) comes back to the replica the client asked, so every replica answers alike.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 Signal = dict[str, str]  # {"kind": "decision"|"cancel"|"steer"|"follow-up", "stream", "approval"?,
 #                           "decision"?, "text"?}
-Deliver = Callable[[Signal], None]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the holder of a stream did with a message: 202 taken; 409 it can never be taken (`why`
+    says so); 429 too many wait; 404 the stream has ended; 503 no replica answered in time."""
+
+    status: int
+    why: str = ""
+
+
+TAKEN = Answer(202)
+# called by the coordinator in the process that may hold the signal's stream; None: not held here
+Deliver = Callable[[Signal], Answer | None]
 Thread = dict[str, Any]  # {id, owner, skill, created, updated, runs, status}
 MAX_CLAIMS = 100_000  # remembered once-only keys (a bound, not a promise: they also expire)
 
@@ -32,8 +47,9 @@ class Coordinator(Protocol):
     async def decide(self, stream: str, approval: str, decision: str) -> bool:
         """Deliver `decision` if the approval is still pending (the first decision wins)."""
     async def cancel(self, stream: str) -> None: ...
-    async def message(self, stream: str, kind: str, text: str) -> None:
-        """Deliver a message for the stream's agent: `kind` is "steer" or "follow-up"."""
+    async def message(self, stream: str, kind: str, text: str) -> Answer:
+        """Deliver a message for the stream's agent (`kind` is "steer" or "follow-up") held by
+        another process, and return what its holder did with it."""
     async def save_thread(self, thread: Thread) -> None: ...
     async def thread(self, thread_id: str) -> Thread | None: ...
     async def threads(self, owner: str) -> list[Thread]: ...
@@ -86,8 +102,9 @@ class Local:
     async def cancel(self, stream: str) -> None:
         self.deliver({"kind": "cancel", "stream": stream})
 
-    async def message(self, stream: str, kind: str, text: str) -> None:
-        self.deliver({"kind": kind, "stream": stream, "text": text})
+    async def message(self, stream: str, kind: str, text: str) -> Answer:
+        found = self.deliver({"kind": kind, "stream": stream, "text": text})
+        return found if found is not None else Answer(404, f"No open stream '{stream}'.")
 
     async def save_thread(self, thread: Thread) -> None:
         self.saved[thread["id"]] = dict(thread)

@@ -72,9 +72,10 @@ def document() -> dict[str, Any]:
             "/approve": {"post": _op("Decide a pending approval", DECISION, OK, codes=(400, 401, 403, 404, 409))},
             "/cancel": {"post": _op("Cancel a stream", STREAM, OK, codes=(400, 401, 403, 404))},
             "/steer": {"post": _op("Steer a stream's agent: stop its running tool calls, the message is "
-                                   "its next step's", MESSAGE, QUEUED, codes=(400, 401, 403, 404, 409), success="202")},
+                                   "its next step's", MESSAGE, QUEUED, codes=(400, 401, 403, 404, 409, 429, 503),
+                                success="202")},
             "/follow-up": {"post": _op("Queue the next user turn of a stream's agent", MESSAGE, QUEUED,
-                                       codes=(400, 401, 403, 404, 409), success="202")},
+                                       codes=(400, 401, 403, 404, 409, 429, 503), success="202")},
             "/threads": {"get": _op("Your threads", None, ANY, codes=(401, 403))},
             "/threads/{thread}": {"get": _op("A thread and its entries", None, ANY, codes=(401, 403, 404),
                                              param="thread"),

@@ -3,8 +3,10 @@
 Keys live under `agentapps:serve:{namespace}:` (the project's name, as for the other stores):
 `stream:{id}` (owner, with a time-to-live), `pending:{id}` (the set of approvals waiting),
 `thread:{id}` (JSON) and `threads:{owner}` (a sorted set by last use), `claim:{key}` (SET NX EX).
-Decisions, cancellations and messages for a running agent go out on one channel, `signals`, that every replica listens to;
-the one holding the stream acts on them. This module is the only one here that imports redis.
+Decisions, cancellations and messages for a running agent go out on one channel, `signals`, that
+every replica listens to; the one holding the stream acts on them. A message carries a reply token:
+the holder pushes its answer (taken, or why not) to `reply:{token}`, which the sending replica waits
+on (BLPOP) for up to REPLY_WAIT seconds. This module is the only one here that imports redis.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import secrets
 import time
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,10 +24,12 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from agentapps.errors import UsageError
-from agentapps.serve.coord import Deliver, Thread
+from agentapps.serve.coord import Answer, Deliver, Thread
 
 log = logging.getLogger("agentapps.serve")
 RETRY_SECONDS = 1.0
+REPLY_WAIT = 2.0  # seconds a replica waits for the holder's answer to a message it passed on
+REPLY_TTL = 30  # seconds an answer nobody took (its sender gave up) stays on the server
 
 
 def where(url: str) -> str:
@@ -76,8 +81,11 @@ class RedisCoordinator:
                 ready.set()
                 async for message in pubsub.listen():
                     if message.get("type") == "message":
-                        with contextlib.suppress(ValueError, TypeError):
-                            deliver(json.loads(message["data"]))
+                        with contextlib.suppress(ValueError, TypeError, AttributeError):
+                            signal = json.loads(message["data"])
+                            answer = deliver(signal)
+                            if answer is not None and isinstance(signal.get("reply"), str):
+                                await self._answer(signal["reply"], answer)
             except (RedisError, OSError):
                 log.warning("lost the Redis channel at %s; reconnecting", where(self.url))
                 await asyncio.sleep(RETRY_SECONDS)
@@ -122,8 +130,21 @@ class RedisCoordinator:
     async def cancel(self, stream: str) -> None:
         await self._signal({"kind": "cancel", "stream": stream})
 
-    async def message(self, stream: str, kind: str, text: str) -> None:
-        await self._signal({"kind": kind, "stream": stream, "text": text})
+    async def message(self, stream: str, kind: str, text: str) -> Answer:
+        token = secrets.token_hex(12)
+        await self._signal({"kind": kind, "stream": stream, "text": text, "reply": token})
+        found = await self.redis.blpop([self.key("reply", token)], timeout=REPLY_WAIT)
+        if found is None:  # the holder is gone (its stream record outlives it until its time-to-live) or stuck
+            return Answer(503, f"No server holding stream '{stream}' answered within {REPLY_WAIT:g} s; the "
+                               "message was not taken.")
+        said = json.loads(found[1])
+        return Answer(int(said["status"]), str(said.get("why", "")))
+
+    async def _answer(self, token: str, answer: Answer) -> None:
+        key = self.key("reply", token)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            await pipe.rpush(key, json.dumps({"status": answer.status, "why": answer.why})).expire(
+                key, REPLY_TTL).execute()
 
     async def save_thread(self, thread: Thread) -> None:
         owner = str(thread.get("owner"))

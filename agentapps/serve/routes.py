@@ -12,9 +12,15 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from agentapps.agent.steering import MAX_WAITING, checked_message
+from agentapps.agent.steering import checked_message
 from agentapps.core.jsontext import encoder
-from agentapps.errors import DeniedError, LimitError, UsageError
+from agentapps.errors import (
+    AgentAppsError,
+    DeniedError,
+    LimitError,
+    StoreUnavailableError,
+    UsageError,
+)
 from agentapps.serve.calls import (
     admit,
     checked_args,
@@ -149,20 +155,21 @@ async def cancel(request: Request) -> Response:
     return JSONResponse({"ok": True, "streamId": stream})
 
 
+# a message's refusal (coord.Answer) as the error the client is told of; other statuses: UsageError
+REFUSALS: dict[int, type[AgentAppsError]] = {429: LimitError, 503: StoreUnavailableError}
+
+
 async def _message(request: Request, kind: str) -> Response:
     server, data, stream = await _owned_stream(request)
     try:
         text = checked_message(kind, data.get("message"))
     except UsageError as exc:
         raise Refused(400, exc) from None
-    held = server.live.get(stream)  # a stream another replica holds is told there, unchecked
-    untaken = None if held is None else held.inbox.untaken(held.runs_agent)
-    if untaken is not None:
-        raise Refused(409, UsageError(f"Stream '{stream}' cannot take the message: {untaken}."))
-    if held is not None and held.inbox.full(kind):  # (with Redis, another replica drops what it cannot keep)
-        raise Refused(429, LimitError(f"{MAX_WAITING} {kind} messages already wait for the agent of stream "
-                                      f"'{stream}'; send more once it has taken them."))
-    await server.coord.message(stream, kind, text)
+    held = server.live.get(stream)
+    # a stream another replica holds answers there; the answer comes back here
+    answer = held.take(kind, text) if held is not None else await server.coord.message(stream, kind, text)
+    if answer.status != 202:
+        raise Refused(answer.status, REFUSALS.get(answer.status, UsageError)(answer.why))
     return JSONResponse({"ok": True, "streamId": stream, "queued": kind}, status_code=202)
 
 

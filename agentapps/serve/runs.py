@@ -17,13 +17,14 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
-from agentapps.agent.steering import INBOX, Inbox
+from agentapps.agent.steering import INBOX, MAX_WAITING, Inbox
 from agentapps.errors import AgentAppsError, InterruptedError_, LimitError
 from agentapps.lifecycle import served
 from agentapps.lifecycle.outcome import outcome
 from agentapps.lifecycle.results import json_result
 from agentapps.lifecycle.streaming import StreamRedactor
 from agentapps.runlog import entry_for
+from agentapps.serve.coord import TAKEN, Answer
 from agentapps.serve.events import stream_event
 from agentapps.trust import ASK
 
@@ -157,6 +158,21 @@ class LiveRun:
         """Its skill is an agent skill: the agent reads the inbox once the run gets to it."""
         offer = self.server.exposure.offers.get(self.skill)
         return offer is not None and offer.agent
+
+    def take(self, kind: str, text: str) -> Answer:
+        """A message for the run's agent (`kind` "steer" or "follow-up"), taken or refused: the one
+        answer every replica gives, whichever the client asked."""
+        untaken = self.inbox.untaken(self.runs_agent)
+        if untaken is not None:
+            return Answer(409, f"Stream '{self.id}' cannot take the message: {untaken}.")
+        if self.inbox.full(kind):
+            return Answer(429, f"{MAX_WAITING} {kind} messages already wait for the agent of stream "
+                               f"'{self.id}'; send more once it has taken them.")
+        if kind == "steer":
+            self.steer(text)
+        else:
+            self.inbox.follow_up(text)
+        return TAKEN
 
     def steer(self, text: str) -> None:
         """Steer the run's agent: its running tool calls stop, so the approvals they wait for are

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from agentapps.context.context import Globals
     from agentapps.mcp.exposed import Exposure
     from agentapps.runlog.batch import Batcher
-    from agentapps.serve.coord import Coordinator, Signal
+    from agentapps.serve.coord import Answer, Coordinator, Signal
     from agentapps.serve.deadlines import Deadlines
     from agentapps.serve.runs import LiveRun
     from agentapps.types import ToolDef
@@ -85,19 +85,20 @@ class Server:
             self._run_log.append(batcher_for(self.g.internals, self.g.config.log_dir) if enabled() else None)
         return self._run_log[0]
 
-    def deliver(self, signal: Signal) -> None:
-        """A decision, cancellation or message for a stream; ignored unless this process holds it."""
+    def deliver(self, signal: Signal) -> Answer | None:
+        """A decision, cancellation or message for a stream; ignored (None) unless this process holds
+        it. A message's answer goes back to the replica the client asked."""
         run = self.live.get(signal.get("stream", ""))
         if run is None:
-            return
-        if signal.get("kind") == "decision":
+            return None
+        kind = signal.get("kind")
+        if kind == "decision":
             run.resolve(signal.get("approval", ""), signal.get("decision", "deny"))
-        elif signal.get("kind") == "cancel":
+        elif kind == "cancel":
             run.cancel("Cancelled by the client.")
-        elif signal.get("kind") == "steer":
-            run.steer(signal.get("text", ""))
-        elif signal.get("kind") == "follow-up":
-            run.inbox.follow_up(signal.get("text", ""))
+        elif kind in ("steer", "follow-up"):
+            return run.take(kind, signal.get("text", ""))
+        return None
 
     def tool(self, name: str) -> ToolDef | None:
         """The offered skill `name` (None when it is not offered: hidden, middleware, bundled...)."""

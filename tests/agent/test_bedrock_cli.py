@@ -169,7 +169,7 @@ def test_no_region_anywhere_names_the_skill_and_its_model_settings(agentic, bedr
     assert failed["error"]["skill"] == "where" and failed["error"]["line"] == 4
 
 
-@pytest.mark.parametrize("chosen_by", ["skill", "main"])
+@pytest.mark.parametrize("chosen_by", ["skill", "main", "both, spelled apart"])
 def test_aws_credentials_sign_only_requests_to_an_endpoint_the_project_chose(agentic, bedrock, chosen_by):
     # a skill naming its own endpointUrl (a copied folder, an installed package) must not receive a
     # SigV4 signature, the access key id or the session token; the main skill's endpoint does
@@ -181,6 +181,10 @@ def test_aws_credentials_sign_only_requests_to_an_endpoint_the_project_chose(age
             "metadata:\n", f"metadata:\n  model: {{endpointUrl: '{own.endpoint_url}'}}\n", 1))
     else:
         agentic.project.write(where, f"---\nname: main\nmetadata:\n  role: main\n  model: {{endpointUrl: '{own.endpoint_url}'}}\n---\nMain.\n")
+    if chosen_by == "both, spelled apart":  # the skill names the project's endpoint another way
+        respelled = own.endpoint_url.replace("http://", "HTTP://").rstrip("/") + "/"
+        agentic.project.write("ask.skill.md", (agentic.project.root / "ask.skill.md").read_text().replace(
+            "metadata:\n", f"metadata:\n  model: {{endpointUrl: '{respelled}'}}\n", 1))
     result = agentic.run("--json", "--model", "us.test-model", "ask", "--text", "a b c",
                          **env, AWS_SESSION_TOKEN="session-token-canary-41")
     assert result.returncode == 0, result.stderr

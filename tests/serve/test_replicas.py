@@ -115,6 +115,18 @@ def test_a_steer_posted_to_one_replica_reaches_the_agent_of_a_stream_held_by_ano
     assert "Interrupted: the user steered the run" in json.dumps(got["tool-error"])
 
 
+def test_a_message_the_holder_cannot_take_is_refused_alike_through_another_replica(replicas):
+    holder, other = replicas
+    stream = Stream(holder, "slow", {"seconds": 3})  # a code skill: no agent ever reads a message
+    for path in ("/steer", "/follow-up"):
+        with other.client(ALICE) as alice:
+            refused = alice.post(path, json={"streamId": stream.id, "message": "hurry"})
+        assert refused.status_code == 409, refused.text  # the holder's answer, not a blind 202
+        assert refused.json()["error"]["message"] == \
+            f"Stream '{stream.id}' cannot take the message: it runs no agent."
+    assert dict(stream.finish())["result"]["result"] == "slept"
+
+
 def test_a_thread_started_on_one_replica_continues_on_another(replicas):
     first, second = replicas
     with first.client(ALICE) as alice:
