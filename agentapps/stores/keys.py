@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from functools import lru_cache
 from typing import Any, Final
 from urllib.parse import unquote_to_bytes
 
+from agentapps.core.jsontext import encoder
 from agentapps.errors import ConflictError, LimitError, UsageError
 
 MAX_KEY_CHARS: Final = 256
@@ -72,22 +72,39 @@ def decode_name(name: str) -> str | None:
 
 def dump(value: Any, what: str = "value") -> str:
     try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        return _DUMP(value)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"State {what} is not JSON-serialisable ({exc}).") from None
+    except RecursionError:  # (the encoder made once keeps no record of what it saw: a cycle ends here)
+        raise UsageError(f"State {what} is not JSON-serialisable (it is nested too deep, or holds "
+                         "itself).") from None
+
+
+_DUMP: Final = encoder(sort_keys=True, separators=(",", ":"), allow_nan=False)
+_PLAIN: Final = frozenset({str, int, bool, type(None)})
 
 
 def numbers_as_json(value: Any) -> Any:
-    """JSON has one number type: make 1.0 compare equal to 1 (but keep true distinct from 1)."""
-    kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
+    """JSON has one number type: make 1.0 compare equal to 1 (but keep true distinct from 1). A
+    container holding no integral float comes back as it is, not copied (the text is the same)."""
+    if type(value) in _PLAIN:
         return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else value
     if isinstance(value, dict):
-        return {k: numbers_as_json(v) for k, v in value.items()}
+        copy: Any = None
+        for key, item in value.items():
+            if type(item) not in _PLAIN and (new := numbers_as_json(item)) is not item:
+                copy = dict(value) if copy is None else copy
+                copy[key] = new
+        return value if copy is None else copy
     if isinstance(value, list | tuple):
-        return [numbers_as_json(v) for v in value]
+        copy = None
+        for i, item in enumerate(value):
+            if type(item) not in _PLAIN and (new := numbers_as_json(item)) is not item:
+                copy = list(value) if copy is None else copy
+                copy[i] = new
+        return value if copy is None else copy
     return value
 
 
@@ -110,4 +127,9 @@ def timed_out(key: str, timeout: float) -> LimitError:
 
 def canonical(value: Any, what: str = "value") -> str:
     """The one text of a JSON value that equal values share (sorted keys, 1.0 written as 1)."""
-    return dump(numbers_as_json(value), what)
+    try:
+        plain = numbers_as_json(value)
+    except RecursionError:
+        raise UsageError(f"State {what} is not JSON-serialisable (it is nested too deep, or holds "
+                         "itself).") from None
+    return dump(plain, what)

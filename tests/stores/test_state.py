@@ -139,6 +139,8 @@ def test_list_is_sorted_and_filtered_by_prefix(store: StateStore) -> None:
         (5, 4, False),
         ({"a": 2, "b": [1]}, {"b": [1], "a": 2}, True),  # key order is not JSON equality
         (1.0, 1, True),  # JSON has a single number type
+        ({"a": [1.0, {"b": 2.0, "c": 2.5}]}, {"a": [1, {"b": 2, "c": 2.5}]}, True),  # at any depth
+        ([2.5, "x"], [2.5, "x"], True),
         (1, True, False),  # but true is not 1
         ("1", 1, False),
         (None, 0, False),
@@ -170,7 +172,13 @@ def test_a_time_to_live_makes_the_key_vanish(store: StateStore) -> None:
     assert store.get("lease") == "you"  # a write without ttl stays
 
 
-@pytest.mark.parametrize("value", [object(), {1, 2}, float("nan"), {"x": float("inf")}, b"raw"])
+def _holds_itself() -> dict[str, Any]:
+    value: dict[str, Any] = {"n": 1.0}
+    value["self"] = [value]
+    return value
+
+
+@pytest.mark.parametrize("value", [object(), {1, 2}, float("nan"), {"x": float("inf")}, b"raw", _holds_itself()])
 def test_non_json_values_are_refused(store: StateStore, value: Any) -> None:
     with pytest.raises(UsageError, match="JSON"):
         store.set("k", value)
