@@ -91,7 +91,8 @@ def _project_endpoints(ctx: Context) -> tuple[str, ...]:
 
 def same_endpoint(one: str, other: str) -> bool:
     """Whether two endpoint URLs name the same server and path: scheme and host in any case, a
-    default port written or not, a trailing slash or not. A URL with user info, a query or a
+    default port written or not, a trailing slash or not (a host's trailing dot is kept: `name.`
+    and `name` may resolve apart). A URL with user info, a query or a
     fragment, or one that does not parse, matches only itself as written."""
     return one == other or (_endpoint_key(one) or one) == (_endpoint_key(other) or other)
 
@@ -107,7 +108,7 @@ def _endpoint_key(url: str) -> tuple[str, str, int, str] | None:
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https") or not parts.hostname or "@" in parts.netloc or parts.query or parts.fragment:
         return None
-    return scheme, parts.hostname.rstrip("."), port or (443 if scheme == "https" else 80), parts.path.rstrip("/")
+    return scheme, parts.hostname, port or (443 if scheme == "https" else 80), parts.path.rstrip("/")
 
 
 def _bedrock_turn(client: Any, config: Mapping[str, Any], skill: str, *, model_id: str,

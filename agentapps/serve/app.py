@@ -53,7 +53,7 @@ def build(server: Server) -> Any:
     """The ASGI app: Guard in front of the Starlette routes."""
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        await server.coord.start(server.deliver)
+        await server.coord.start(server.deliver, server.live.__contains__)
         scheduler = asyncio.ensure_future(run_schedules(server))
         try:
             yield

@@ -37,7 +37,8 @@ MAX_CLAIMS = 100_000  # remembered once-only keys (a bound, not a promise: they 
 
 
 class Coordinator(Protocol):
-    async def start(self, deliver: Deliver) -> None: ...
+    async def start(self, deliver: Deliver, holds: Callable[[str], bool] = ...) -> None:
+        """Listen for signals; `holds(stream)` says whether this process holds a stream."""
     async def close(self) -> None: ...
     async def open_stream(self, stream: str, owner: str, ttl: float) -> None: ...
     async def close_stream(self, stream: str) -> None: ...
@@ -68,7 +69,7 @@ class Local:
         self.saved: dict[str, Thread] = {}
         self.claims: dict[str, float] = {}
 
-    async def start(self, deliver: Deliver) -> None:
+    async def start(self, deliver: Deliver, holds: Callable[[str], bool] = lambda stream: False) -> None:
         self.deliver = deliver
 
     async def close(self) -> None:

@@ -4,9 +4,12 @@ Keys live under `agentapps:serve:{namespace}:` (the project's name, as for the o
 `stream:{id}` (owner, with a time-to-live), `pending:{id}` (the set of approvals waiting),
 `thread:{id}` (JSON) and `threads:{owner}` (a sorted set by last use), `claim:{key}` (SET NX EX).
 Decisions, cancellations and messages for a running agent go out on one channel, `signals`, that
-every replica listens to; the one holding the stream acts on them. A message carries a reply token:
-the holder pushes its answer (taken, or why not) to `reply:{token}`, which the sending replica waits
-on (BLPOP) for up to REPLY_WAIT seconds. This module is the only one here that imports redis.
+every replica listens to; the one holding the stream acts on them. A message carries a reply token.
+Whoever first sets `claim:{token}` (SET NX) decides its fate: the holder, which then takes or refuses
+the message and pushes its answer to `reply:{token}` (the sender waits there, BLPOP); or the sender,
+once REPLY_WAIT seconds passed without an answer, and then the message is never taken (503). So a
+503 always means "not taken". At most MAX_RELAYED messages wait for answers at once per replica,
+each holding a connection. This module is the only one here that imports redis.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import json
 import logging
 import secrets
 import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -30,6 +34,7 @@ log = logging.getLogger("agentapps.serve")
 RETRY_SECONDS = 1.0
 REPLY_WAIT = 2.0  # seconds a replica waits for the holder's answer to a message it passed on
 REPLY_TTL = 30  # seconds an answer nobody took (its sender gave up) stays on the server
+MAX_RELAYED = 32  # messages one replica relays and waits on at once (each holds a pooled connection)
 
 
 def where(url: str) -> str:
@@ -50,7 +55,9 @@ class RedisCoordinator:
     def __init__(self, url: str, space: str) -> None:
         self.url, self.prefix = url, f"agentapps:serve:{space}:"
         self.redis: Any = aioredis.from_url(url, decode_responses=True)
+        self.channel: Any = aioredis.from_url(url)  # signals as bytes: one that is not UTF-8 is dropped alone
         self.listener: asyncio.Task[None] | None = None
+        self.relaying = asyncio.Semaphore(MAX_RELAYED)
 
     def check(self) -> None:
         """Before serving: an unreachable Redis is one line and exit 2 (host and port, never a password)."""
@@ -67,25 +74,23 @@ class RedisCoordinator:
     def key(self, *parts: str) -> str:
         return self.prefix + ":".join(parts)
 
-    async def start(self, deliver: Deliver) -> None:
+    async def start(self, deliver: Deliver, holds: Callable[[str], bool] = lambda stream: False) -> None:
+        """`holds(stream)`: whether this process holds the stream (it answers relayed messages)."""
         ready = asyncio.Event()
-        self.listener = asyncio.ensure_future(self._listen(deliver, ready))
+        self.listener = asyncio.ensure_future(self._listen(deliver, holds, ready))
         await asyncio.wait_for(ready.wait(), 10)
 
-    async def _listen(self, deliver: Deliver, ready: asyncio.Event) -> None:
-        """Every signal on the channel to `deliver`; reconnects after a failure."""
+    async def _listen(self, deliver: Deliver, holds: Callable[[str], bool], ready: asyncio.Event) -> None:
+        """Every signal on the channel to `deliver`; reconnects after a failure. Nothing a signal
+        holds (whoever could publish it) ends the listening."""
         while True:
-            pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+            pubsub = self.channel.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(self.key("signals"))
                 ready.set()
                 async for message in pubsub.listen():
                     if message.get("type") == "message":
-                        with contextlib.suppress(ValueError, TypeError, AttributeError):
-                            signal = json.loads(message["data"])
-                            answer = deliver(signal)
-                            if answer is not None and isinstance(signal.get("reply"), str):
-                                await self._answer(signal["reply"], answer)
+                        await self._one(message["data"], deliver, holds)
             except (RedisError, OSError):
                 log.warning("lost the Redis channel at %s; reconnecting", where(self.url))
                 await asyncio.sleep(RETRY_SECONDS)
@@ -99,6 +104,28 @@ class RedisCoordinator:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.listener
         await self.redis.aclose()
+        await self.channel.aclose()
+
+    async def _one(self, data: Any, deliver: Deliver, holds: Callable[[str], bool]) -> None:
+        try:
+            signal = json.loads(data)
+            if not isinstance(signal, dict):
+                return
+            token = signal.get("reply")
+            if not isinstance(token, str):
+                deliver(signal)
+                return
+            stream = signal.get("stream")
+            if not isinstance(stream, str) or not holds(stream):
+                return
+            if not await self.redis.set(self.key("claim", token), "holder", nx=True, ex=REPLY_TTL):
+                return  # its sender gave up waiting and told its client so: never taken
+            answer = deliver(signal) or Answer(404, f"No open stream '{stream}'.")
+            await self._answer(token, answer)
+        except (ValueError, TypeError, AttributeError, RecursionError):
+            log.warning("dropped a malformed signal on the Redis channel at %s", where(self.url))
+        except RedisError as exc:  # the answer is lost, not the channel: its sender says it may be taken
+            log.warning("could not answer a relayed message at %s: %s", where(self.url), type(exc).__name__)
 
     async def _signal(self, signal: dict[str, str]) -> None:
         await self.redis.publish(self.key("signals"), json.dumps(signal))
@@ -131,12 +158,23 @@ class RedisCoordinator:
         await self._signal({"kind": "cancel", "stream": stream})
 
     async def message(self, stream: str, kind: str, text: str) -> Answer:
-        token = secrets.token_hex(12)
-        await self._signal({"kind": kind, "stream": stream, "text": text, "reply": token})
-        found = await self.redis.blpop([self.key("reply", token)], timeout=REPLY_WAIT)
-        if found is None:  # the holder is gone (its stream record outlives it until its time-to-live) or stuck
-            return Answer(503, f"No server holding stream '{stream}' answered within {REPLY_WAIT:g} s; the "
-                               "message was not taken.")
+        if self.relaying.locked():
+            return Answer(503, f"{MAX_RELAYED} messages already wait for other replicas' answers here; the "
+                               f"message for stream '{stream}' was not sent. Try again shortly.")
+        async with self.relaying:
+            token = secrets.token_hex(12)
+            await self._signal({"kind": kind, "stream": stream, "text": text, "reply": token})
+            found = await self.redis.blpop([self.key("reply", token)], timeout=REPLY_WAIT)
+            if found is None:
+                if await self.redis.set(self.key("claim", token), "sender", nx=True, ex=REPLY_TTL):
+                    # the holder is gone (its stream record outlives it until its time-to-live) or stuck;
+                    # having claimed the message, it can never take it now
+                    return Answer(503, f"No server holding stream '{stream}' answered within {REPLY_WAIT:g} s; "
+                                       "the message was not taken.")
+                found = await self.redis.blpop([self.key("reply", token)], timeout=REPLY_WAIT)  # it is deciding
+                if found is None:
+                    return Answer(503, f"The server holding stream '{stream}' took up the message but its "
+                                       "answer did not come back; it may have been taken.")
         said = json.loads(found[1])
         return Answer(int(said["status"]), str(said.get("why", "")))
 

@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentapps.errors import AgentAppsError
+from agentapps.serve.coord import Answer
 
 if TYPE_CHECKING:
     from agentapps.context.context import Globals
     from agentapps.mcp.exposed import Exposure
     from agentapps.runlog.batch import Batcher
-    from agentapps.serve.coord import Answer, Coordinator, Signal
+    from agentapps.serve.coord import Coordinator, Signal
     from agentapps.serve.deadlines import Deadlines
     from agentapps.serve.runs import LiveRun
     from agentapps.types import ToolDef
@@ -97,7 +98,14 @@ class Server:
         elif kind == "cancel":
             run.cancel("Cancelled by the client.")
         elif kind in ("steer", "follow-up"):
-            return run.take(kind, signal.get("text", ""))
+            from agentapps.agent.steering import checked_message
+            from agentapps.errors import UsageError
+
+            try:  # as the replica that relayed it checked it (anyone who can publish could send it)
+                text = checked_message(kind, signal.get("text"))
+            except UsageError as exc:
+                return Answer(400, exc.message)
+            return run.take(kind, text)
         return None
 
     def tool(self, name: str) -> ToolDef | None:

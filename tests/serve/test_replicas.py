@@ -127,6 +127,24 @@ def test_a_message_the_holder_cannot_take_is_refused_alike_through_another_repli
     assert dict(stream.finish())["result"]["result"] == "slept"
 
 
+def test_a_relayed_message_is_checked_again_by_the_replica_holding_the_stream(replicas):
+    holder, _ = replicas
+    stream = Stream(holder, "pauser")
+    stream.wait_for("tool-call")
+    client = redis_or_skip()
+    [key] = client.scan_iter(f"agentapps:serve:*:stream:{stream.id}")
+    prefix = key[: -len(f"stream:{stream.id}")]
+    token = secrets.token_hex(8)  # whoever can publish on the channel, not only a replica that checked it
+    client.publish(prefix + "signals", json.dumps({"kind": "steer", "stream": stream.id, "text": "x" * 40_000,
+                                                   "reply": token}))
+    _, said = client.blpop([prefix + f"reply:{token}"], timeout=5)
+    assert json.loads(said)["status"] == 400 and "'message'" in json.loads(said)["why"]
+    with holder.client(ALICE) as alice:
+        assert alice.post("/cancel", json={"streamId": stream.id}).status_code == 200
+    assert "steer" not in dict(stream.finish())
+    client.delete(prefix + f"claim:{token}")
+
+
 def test_a_thread_started_on_one_replica_continues_on_another(replicas):
     first, second = replicas
     with first.client(ALICE) as alice:
